@@ -1,0 +1,248 @@
+"""Subcommands of ``memflow`` (store, datasets, structured memory). Each registers itself."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from memflow.cli import command, emit, open_memory
+from memflow.errors import InvalidInput
+
+CommonAdder = Any
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: CommonAdder) -> None:
+    p = sub.add_parser("init", help="create or upgrade the store (starts the embedded server if needed)")
+    common(p, dataset=False)
+    p.set_defaults(handler="init")
+
+    db = sub.add_parser("db", help="database: upgrade, current, url, psql, start, stop")
+    dbsub = db.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+    for name, text in (
+        ("upgrade", "apply Alembic migrations up to head (== alembic upgrade head)"),
+        ("current", "print the schema revision of the database and the head of this memflow"),
+        ("url", "print the database URL (psql \"$(memflow db url)\" works)"),
+        ("psql", "open the psql shipped with the embedded server on this store"),
+        ("start", "start the embedded server"),
+        ("stop", "stop the embedded server"),
+    ):
+        dp = dbsub.add_parser(name, help=text, description=text)
+        common(dp, dataset=False)
+        if name == "upgrade":
+            dp.add_argument("--embedding-dim", type=int, default=None, help="dimension for a new store (default: the embedder's)")
+        dp.set_defaults(handler=f"db_{name}")
+
+    p = sub.add_parser("datasets", help="list datasets with their episode and document counts")
+    common(p, dataset=False)
+    p.add_argument("--drop", metavar="NAME", default=None, help="delete dataset NAME and everything in it")
+    p.set_defaults(handler="datasets")
+
+    p = sub.add_parser("add-episode", help="store structured episode drafts from a JSON file (one draft or a list)")
+    common(p)
+    p.add_argument("file", help="JSON file ('-' for stdin)")
+    p.set_defaults(handler="add_episode")
+
+    p = sub.add_parser("stats", help="counts of episodes, facets, facet_points, entities, edges, documents")
+    common(p)
+    p.set_defaults(handler="stats")
+
+    p = sub.add_parser("show", help="print an episode as a tree with its edge texts")
+    common(p)
+    p.add_argument("episode_id", nargs="?", help="episode id (omit to list the dataset's episodes)")
+    p.set_defaults(handler="show")
+
+    for extra in _extra_registrations():
+        extra(sub, common)
+
+
+def _extra_registrations() -> list[Any]:
+    """Command groups that live in their own modules (memorize, search, demo...)."""
+    import importlib
+
+    out = []
+    for mod in ("memflow.ingest.cli", "memflow.recall.cli", "memflow.demo"):
+        try:
+            module = importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+            continue
+        out.append(module.register)
+    return out
+
+
+def _server(args: argparse.Namespace) -> Any:
+    from memflow import config as mfconfig
+    from memflow.db.embedded import EmbeddedServer
+    from memflow.errors import ConfigurationError
+
+    if mfconfig.database_url(args.database_url):
+        raise ConfigurationError("this command controls the embedded server; unset --database-url / MEMFLOW_DATABASE_URL")
+    return EmbeddedServer(mfconfig.memflow_home(args.home))
+
+
+@command("init")
+def _init(args: argparse.Namespace) -> None:
+    from memflow import config as mfconfig
+
+    with open_memory(args, auto_upgrade=True) as mem:
+        url = mfconfig.libpq_url(mem.url)
+        emit(args, {"url": url, "embedder": mem.embedder.name, "dim": mem.embedder.dim}, f"memflow store ready at {url}\nembedder: {mem.embedder.name} ({mem.embedder.dim} dims)")
+
+
+@command("db_upgrade")
+def _db_upgrade(args: argparse.Namespace) -> None:
+    from memflow.db import engine as dbe
+    from memflow.db import migrate
+
+    url = migrate.resolve_url(args.database_url)
+    dim = args.embedding_dim
+    if dim is None:
+        from memflow.embed.factory import make_embedder
+
+        dim = make_embedder(args.embedder).dim
+    eng = dbe.make_engine(url)
+    try:
+        with dbe.transaction(eng) as conn:
+            dbe.check_server(conn)
+            migrate.upgrade(conn, embedding_dim=dim)
+            rev = migrate.current_revision(conn)
+    finally:
+        eng.dispose()
+    emit(args, {"revision": rev}, f"memflow schema at revision {rev}")
+
+
+@command("db_current")
+def _db_current(args: argparse.Namespace) -> None:
+    from memflow.db import engine as dbe
+    from memflow.db import migrate
+
+    eng = dbe.make_engine(migrate.resolve_url(args.database_url))
+    try:
+        with dbe.transaction(eng) as conn:
+            rev = migrate.current_revision(conn)
+    finally:
+        eng.dispose()
+    head = migrate.head_revision()
+    emit(args, {"current": rev, "head": head, "up_to_date": rev == head}, f"current: {rev or 'none'}  head: {head}{'' if rev == head else '  (run `memflow db upgrade`)'}")
+
+
+@command("db_url")
+def _db_url(args: argparse.Namespace) -> None:
+    from memflow import config as mfconfig
+    from memflow.db import migrate
+
+    url = mfconfig.libpq_url(migrate.resolve_url(args.database_url))
+    emit(args, {"url": url}, url)
+
+
+@command("db_psql")
+def _db_psql(args: argparse.Namespace) -> int:
+    import shutil
+
+    from memflow import config as mfconfig
+    from memflow.db import migrate
+    from memflow.db.embedded import bin_dir
+
+    url = mfconfig.libpq_url(migrate.resolve_url(args.database_url))
+    psql = str(bin_dir() / "psql") if (bin_dir() / "psql").exists() else shutil.which("psql")
+    if psql is None:
+        raise InvalidInput("no psql found: install the PostgreSQL client")
+    sys.stdout.flush()
+    os.execv(psql, [psql, url])
+    return 0  # pragma: no cover
+
+
+@command("db_start")
+def _db_start(args: argparse.Namespace) -> None:
+    from memflow import config as mfconfig
+
+    server = _server(args)
+    server.start()
+    emit(args, {"running": True, "url": mfconfig.libpq_url(server.url()), "pgdata": str(server.pgdata)}, f"embedded server running: {mfconfig.libpq_url(server.url())}")
+
+
+@command("db_stop")
+def _db_stop(args: argparse.Namespace) -> None:
+    stopped = _server(args).stop()
+    emit(args, {"stopped": stopped}, "embedded server stopped" if stopped else "embedded server was not running")
+
+
+@command("datasets")
+def _datasets(args: argparse.Namespace) -> None:
+    with open_memory(args) as mem:
+        if args.drop:
+            dropped = mem.drop_dataset(args.drop)
+            emit(args, {"dropped": args.drop if dropped else None}, f"dropped {args.drop}" if dropped else f"no dataset {args.drop!r}")
+            return
+        rows = mem.datasets()
+    payload = [{"id": str(d.id), "name": d.name, "episodes": d.episodes, "documents": d.documents, "created_at": d.created_at.isoformat()} for d in rows]
+    lines = [f"{d.name}\t{d.episodes} episodes\t{d.documents} documents" for d in rows] or ["(no datasets)"]
+    emit(args, {"datasets": payload}, "\n".join(lines))
+
+
+def _read_json(path: str) -> Any:
+    try:
+        raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInput(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+@command("add_episode")
+def _add_episode(args: argparse.Namespace) -> None:
+    data = _read_json(args.file)
+    drafts = data if isinstance(data, list) else [data]
+    with open_memory(args) as mem:
+        ds = mem.dataset(args.dataset)
+        res = ds.add_episodes(drafts)
+    payload = {
+        "document_id": str(res.document_id),
+        "status": res.status,
+        "episode_ids": [str(e) for e in res.episode_ids],
+        **res.counts,
+        "embeddings": res.embeddings,
+    }
+    if res.status == "skipped":
+        text = f"already stored (document {res.document_id}); nothing written"
+    else:
+        c = res.counts
+        text = (
+            f"stored {c['episodes']} episodes, {c['facets']} facets, {c['facet_points']} points, "
+            f"{c['entities']} entities, {c['edges']} edges ({res.embeddings} new embeddings)\n"
+            + "\n".join(f"  episode {e}" for e in res.episode_ids)
+        )
+    emit(args, payload, text)
+
+
+@command("stats")
+def _stats(args: argparse.Namespace) -> None:
+    with open_memory(args) as mem:
+        stats = mem.dataset(args.dataset, create=False).stats()
+    emit(args, {"dataset": args.dataset, **stats}, "\n".join(f"{k:13} {v}" for k, v in stats.items()))
+
+
+@command("show")
+def _show(args: argparse.Namespace) -> None:
+    with open_memory(args) as mem:
+        ds = mem.dataset(args.dataset, create=False)
+        if not args.episode_id:
+            eps = ds.episodes()
+            emit(args, {"episodes": eps}, "\n".join(f"{e['id']}  {e['name']}" for e in eps) or "(no episodes)")
+            return
+        rows = ds.episode_tree(args.episode_id)
+    lines = []
+    for r in rows:
+        lines.append(r["tree"])
+        if r["edge_text"]:
+            lines.append(" " * (4 * r["depth"] + 3) + f"edge: {r['edge_text']}")
+    emit(args, {"episode_id": args.episode_id, "rows": rows}, "\n".join(lines))

@@ -1,0 +1,166 @@
+"""Connections: engine creation, server checks, dataset-scoped transactions, error wrapping."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import sqlalchemy.exc as sa_exc
+from sqlalchemy import Connection, Engine, create_engine, event, text
+
+from memflow.errors import (
+    ConnectionFailed,
+    DatabaseError,
+    EmbeddingDimensionMismatch,
+    ExtensionMissing,
+    MemflowError,
+    SchemaOutOfDate,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_RETRYABLE = {"40001", "40P01"}  # serialization_failure, deadlock_detected
+MIN_PGVECTOR = (0, 8)
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    orig = getattr(exc, "orig", None)
+    return getattr(orig, "sqlstate", None) or getattr(exc, "sqlstate", None)
+
+
+def wrap_db_error(exc: BaseException) -> MemflowError:
+    """Turn a driver/SQLAlchemy error into a memflow error (the caller raises it ``from exc``)."""
+    if isinstance(exc, MemflowError):
+        return exc
+    state = _sqlstate(exc)
+    first = str(getattr(exc, "orig", exc) or exc).strip().splitlines()
+    detail = first[0] if first else exc.__class__.__name__
+    if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError) or (state or "").startswith("08") or (
+        state in {"57P01", "57P02", "57P03"}
+    ):
+        return ConnectionFailed(f"lost or could not open the database connection: {detail}; retry the call")
+    return DatabaseError(f"database error{f' [{state}]' if state else ''}: {detail}")
+
+
+def _register_vector(dbapi_conn: object, _record: object) -> None:
+    from pgvector.psycopg import register_vector
+
+    try:
+        register_vector(dbapi_conn)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - the extension may not exist yet (before `db upgrade`)
+        log.debug("pgvector type not registered on this connection")
+
+
+APP_ROLE = "memflow_app"
+
+
+def _use_app_role(dbapi_conn: Any, _record: object) -> None:
+    """Switch to the role row-level security applies to (superusers and owners would bypass it)."""
+    with dbapi_conn.cursor() as cur:
+        cur.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s)"
+            " AND (pg_has_role(current_user, %s, 'MEMBER')"
+            "      OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user))",
+            (APP_ROLE, APP_ROLE),
+        )
+        row = cur.fetchone()
+        if row and row[0]:
+            cur.execute(f"SET ROLE {APP_ROLE}")
+    dbapi_conn.commit()  # SET is transactional: keep it past the pool's reset-on-return rollback
+
+
+def make_engine(url: str, *, pool_size: int = 5, app_role: bool = False) -> Engine:
+    """An engine; with ``app_role`` its connections run as ``memflow_app`` (subject to RLS)."""
+    engine = create_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=10,
+        pool_pre_ping=True,
+        pool_recycle=1800,
+        connect_args={"connect_timeout": 10, "application_name": "memflow"},
+    )
+    event.listen(engine, "connect", _register_vector)
+    if app_role:
+        event.listen(engine, "connect", _use_app_role)
+    return engine
+
+
+def pgvector_version(conn: Connection) -> tuple[int, ...] | None:
+    row = conn.execute(
+        text(
+            "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'vector'),"
+            " (SELECT default_version FROM pg_available_extensions WHERE name = 'vector'))"
+        )
+    ).scalar()
+    if row is None:
+        return None
+    return tuple(int(p) for p in str(row).split(".") if p.isdigit())
+
+
+def check_server(conn: Connection) -> None:
+    version = pgvector_version(conn)
+    if version is None or version[:2] < MIN_PGVECTOR:
+        found = ".".join(map(str, version)) if version else "not installed"
+        raise ExtensionMissing(
+            f"this PostgreSQL server has pgvector {found}; memflow needs pgvector >= 0.8. Install it "
+            "(the pgvector/pgvector Docker image, or the postgresql-<version>-pgvector package) "
+            "and run `CREATE EXTENSION vector`"
+        )
+
+
+def check_schema(conn: Connection, *, auto_upgrade: bool, embedding_dim: int) -> None:
+    """Bring an embedded store up to date, or refuse an external one that is behind."""
+    from memflow.db import migrate
+
+    current = migrate.current_revision(conn)
+    head = migrate.head_revision()
+    if current != head:
+        if not auto_upgrade:
+            raise SchemaOutOfDate(
+                f"the memflow schema is at revision {current or 'none'}, this memflow needs {head}: "
+                "run `memflow db upgrade` (or `alembic upgrade head`) against this database"
+            )
+        migrate.upgrade(conn, embedding_dim=embedding_dim)
+    stored = migrate.stored_dim(conn)
+    if stored is not None and stored != embedding_dim:
+        raise EmbeddingDimensionMismatch(
+            f"the store holds {stored}-dim embeddings but the configured embedder produces "
+            f"{embedding_dim}-dim vectors: open it with a {stored}-dim embedder, or use another database"
+        )
+
+
+@contextmanager
+def transaction(engine: Engine, dataset_id: uuid.UUID | None = None) -> Iterator[Connection]:
+    """One transaction, bound to ``dataset_id`` (the setting row-level security keys on)."""
+    try:
+        with engine.begin() as conn:
+            if dataset_id is not None:
+                conn.execute(
+                    text("SELECT set_config('memflow.dataset_id', :d, true)"), {"d": str(dataset_id)}
+                )
+            yield conn
+    except MemflowError:
+        raise
+    except sa_exc.SQLAlchemyError as exc:
+        raise wrap_db_error(exc) from exc
+
+
+def run_with_retry(fn: Callable[[], T], *, attempts: int = 6, base_delay: float = 0.05) -> T:
+    """Run ``fn`` (one whole transaction) again on serialization failures and deadlocks."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except (MemflowError, sa_exc.SQLAlchemyError) as exc:
+            cause = exc.__cause__ if isinstance(exc, MemflowError) else exc
+            state = _sqlstate(cause) if cause is not None else None
+            if state not in _RETRYABLE or attempt == attempts - 1:
+                if isinstance(exc, MemflowError):
+                    raise
+                raise wrap_db_error(exc) from exc
+            time.sleep(base_delay * (2**attempt) * (0.5 + random.random()))
+    raise AssertionError("unreachable")

@@ -1,0 +1,232 @@
+"""The entry object: ``Memory.open()`` -> ``mem.dataset(name)`` -> add, memorize, search, forget."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Engine, text
+
+from memflow import config as mfconfig
+from memflow.db import engine as dbe
+from memflow.db.queries import q
+from memflow.drafts import EpisodeDraft
+from memflow.embed.base import Embedder
+from memflow.errors import DatabaseError, InvalidInput, NotFound
+from memflow.ids import content_hash
+from memflow.store.plan import plan_drafts
+from memflow.store.writer import DocumentInfo, FaultHook, WriteResult, Writer, document_id
+
+if TYPE_CHECKING:
+    from memflow.db.embedded import EmbeddedServer
+
+_DATASET_NS = uuid.UUID("2b0f3a4e-8d1c-4f57-9a55-6d656d666c6f")
+STAT_KEYS = ("episodes", "facets", "facet_points", "entities", "edges", "documents")
+
+
+def dataset_uuid(name: str) -> uuid.UUID:
+    return uuid.uuid5(_DATASET_NS, name)
+
+
+def validate_dataset_name(name: str) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput("dataset name is empty: pass a non-empty name such as --dataset notes")
+    if "\x00" in name:
+        raise InvalidInput("dataset name contains a NUL character: remove it")
+    if len(name) > 200:
+        raise InvalidInput(f"dataset name is {len(name)} characters long: use at most 200")
+    return name
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    id: uuid.UUID
+    name: str
+    created_at: datetime
+    episodes: int
+    documents: int
+
+
+class Memory:
+    """A memflow store: one PostgreSQL database (external or embedded) and one embedder."""
+
+    def __init__(
+        self, engine: Engine, embedder: Embedder, *, url: str, server: EmbeddedServer | None = None
+    ) -> None:
+        self.engine = engine
+        self.embedder = embedder
+        self.url = url
+        self.server = server
+        self.fault: FaultHook | None = None
+
+    @classmethod
+    def open(
+        cls,
+        database_url: str | None = None,
+        *,
+        home: str | Path | None = None,
+        embedder: Embedder | str | None = None,
+        auto_upgrade: bool | None = None,
+    ) -> Memory:
+        """Open a store.
+
+        The database is ``database_url``, else ``MEMFLOW_DATABASE_URL``, else the embedded server
+        under ``home`` / ``MEMFLOW_HOME`` (started if needed). The embedded store upgrades its
+        schema itself; an external one must be upgraded with ``memflow db upgrade`` unless
+        ``auto_upgrade=True``.
+        """
+        from memflow.embed.factory import make_embedder
+
+        emb = make_embedder(embedder)
+        url = mfconfig.database_url(database_url)
+        server = None
+        if url is None:
+            from memflow.db.embedded import EmbeddedServer
+
+            server = EmbeddedServer(mfconfig.memflow_home(home))
+            server.start()
+            url = server.url()
+            upgrade = True if auto_upgrade is None else auto_upgrade
+        else:
+            url = mfconfig.sqlalchemy_url(url)
+            upgrade = bool(auto_upgrade)
+        admin = dbe.make_engine(url, pool_size=1)
+        try:
+            with dbe.transaction(admin) as conn:
+                dbe.check_server(conn)
+                dbe.check_schema(conn, auto_upgrade=upgrade, embedding_dim=emb.dim)
+        finally:
+            admin.dispose()
+        return cls(dbe.make_engine(url, app_role=True), emb, url=url, server=server)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- datasets -------------------------------------------------------------------------------
+    def dataset(self, name: str, *, create: bool = True) -> Dataset:
+        """The dataset ``name``; created unless ``create=False`` (then NotFound if absent)."""
+        validate_dataset_name(name)
+        with dbe.transaction(self.engine) as conn:
+            row = conn.execute(q("dataset_get"), {"name": name}).first()
+            if row is None:
+                if not create:
+                    raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
+                conn.execute(q("dataset_create"), {"id": dataset_uuid(name), "name": name})
+                row = conn.execute(q("dataset_get"), {"name": name}).first()
+        if row is None:  # pragma: no cover - created above
+            raise DatabaseError(f"dataset {name!r} could not be created")
+        return Dataset(self, row.id, row.name)
+
+    def datasets(self) -> list[DatasetInfo]:
+        out = []
+        with dbe.transaction(self.engine) as conn:
+            for r in conn.execute(q("dataset_list")).all():
+                # Row-level security: counts are visible only with the transaction bound to r.id.
+                conn.execute(text("SELECT set_config('memflow.dataset_id', :d, true)"), {"d": str(r.id)})
+                c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
+                out.append(DatasetInfo(r.id, r.name, r.created_at, int(c.episodes), int(c.documents)))
+        return out
+
+    def drop_dataset(self, name: str) -> bool:
+        """Delete a dataset and everything in it; returns False if it did not exist."""
+        validate_dataset_name(name)
+        with dbe.transaction(self.engine) as conn:
+            row = conn.execute(q("dataset_get"), {"name": name}).first()
+        if row is None:
+            return False
+        with dbe.transaction(self.engine, row.id) as conn:
+            conn.execute(q("dataset_drop"), {"dataset_id": row.id})
+        return True
+
+
+class Dataset:
+    """One tenant of a store. Every read and write is scoped to it."""
+
+    def __init__(self, memory: Memory, id: uuid.UUID, name: str) -> None:
+        self.memory = memory
+        self.id = id
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Dataset(name={self.name!r}, id={self.id})"
+
+    def _writer(self) -> Writer:
+        return Writer(self.memory.engine, self.memory.embedder, fault=self.memory.fault)
+
+    # -- structured memory in -------------------------------------------------------------------
+    def add_episode(self, draft: EpisodeDraft | dict[str, Any]) -> WriteResult:
+        return self.add_episodes([draft])
+
+    def add_episodes(self, drafts: Sequence[EpisodeDraft | dict[str, Any]]) -> WriteResult:
+        """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
+        parsed = [_as_draft(d) for d in drafts]
+        if not parsed:
+            raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
+        payload = json.dumps([d.model_dump(mode="json") for d in parsed], sort_keys=True, ensure_ascii=False)
+        chash = content_hash(payload)
+        doc = DocumentInfo(
+            id=document_id(self.id, chash),
+            source="add_episode",
+            title=parsed[0].name,
+            content_type="draft",
+            content_hash=chash,
+            reference_time=None,
+        )
+        plan = plan_drafts(self.id, parsed)
+        return self._writer().write(self.id, doc, plan)
+
+    # -- inspection ------------------------------------------------------------------------------
+    def stats(self) -> dict[str, int]:
+        with dbe.transaction(self.memory.engine, self.id) as conn:
+            row = conn.execute(q("dataset_stats"), {"dataset_id": self.id}).one()
+        return {k: int(v) for k, v in row._mapping.items()}
+
+    def episodes(self, limit: int = 1000) -> list[dict[str, Any]]:
+        with dbe.transaction(self.memory.engine, self.id) as conn:
+            rows = conn.execute(q("episode_list"), {"dataset_id": self.id, "limit": limit}).all()
+        return [dict(r._mapping) for r in rows]
+
+    def episode_tree(self, episode_id: uuid.UUID | str) -> list[dict[str, Any]]:
+        eid = _as_uuid(episode_id)
+        with dbe.transaction(self.memory.engine, self.id) as conn:
+            rows = conn.execute(q("episode_tree"), {"dataset_id": self.id, "episode_id": eid}).all()
+        if not rows:
+            raise NotFound(f"no episode {eid} in dataset {self.name!r}: list them with `memflow stats`")
+        return [dict(r._mapping) for r in rows]
+
+
+def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise InvalidInput(f"{value!r} is not an id: pass the UUID printed by memflow") from None
+
+
+def _as_draft(d: EpisodeDraft | dict[str, Any]) -> EpisodeDraft:
+    if isinstance(d, EpisodeDraft):
+        return d
+    from pydantic import ValidationError
+
+    try:
+        return EpisodeDraft.model_validate(d)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(f"invalid episode draft at {where or 'top level'}: {first['msg']}") from exc

@@ -1,0 +1,263 @@
+"""Pure: turn drafts into the rows one document writes (nodes, edges, embeddings, provenance).
+
+Ids are deterministic (uuid5 over dataset, kind, parent and normalised text), so planning the same
+drafts twice gives the same rows. Edge texts follow architecture.md (m_flow's formats).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, TimeSpan
+from memflow.ids import canonical_name, make_id, normalise_text, text_hash
+
+
+@dataclass
+class NodeRow:
+    id: uuid.UUID
+    kind: str
+    name: str
+    summary: str | None = None
+    search_text: str | None = None
+    anchor_text: str | None = None
+    description: str | None = None
+    facet_type: str | None = None
+    canonical_name: str | None = None
+    entity_type: str | None = None
+    memory_type: str | None = None
+    status: str | None = None
+    time: TimeSpan | None = None
+    sources: list[str] = field(default_factory=list)
+
+    def params(self, dataset_id: uuid.UUID) -> dict[str, Any]:
+        return {
+            "dataset_id": dataset_id,
+            "id": self.id,
+            "kind": self.kind,
+            "name": self.name,
+            "summary": self.summary,
+            "search_text": self.search_text,
+            "anchor_text": self.anchor_text,
+            "description": self.description,
+            "facet_type": self.facet_type,
+            "canonical_name": self.canonical_name,
+            "entity_type": self.entity_type,
+            "memory_type": self.memory_type,
+            "status": self.status,
+            "time_start": self.time.start if self.time else None,
+            "time_end": self.time.end if self.time else None,
+            "time_confidence": self.time.confidence if self.time else None,
+            "time_text": self.time.text if self.time else None,
+            "sources": sorted(set(self.sources)),
+        }
+
+
+@dataclass
+class EdgeRow:
+    id: uuid.UUID
+    src: uuid.UUID
+    relationship: str
+    dst: uuid.UUID
+    edge_text: str
+
+    @property
+    def text_hash(self) -> bytes:
+        return text_hash(self.edge_text)
+
+
+@dataclass
+class EmbedRow:
+    collection: str
+    node_id: uuid.UUID
+    text: str
+
+
+@dataclass
+class WritePlan:
+    nodes: dict[uuid.UUID, NodeRow] = field(default_factory=dict)
+    edges: dict[uuid.UUID, EdgeRow] = field(default_factory=dict)
+    embeds: list[EmbedRow] = field(default_factory=list)
+    episode_ids: list[uuid.UUID] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        kinds = [n.kind for n in self.nodes.values()]
+        return {
+            "episodes": kinds.count("Episode"),
+            "facets": kinds.count("Facet"),
+            "facet_points": kinds.count("FacetPoint"),
+            "entities": kinds.count("Entity"),
+            "edges": len(self.edges),
+        }
+
+    def edge_texts(self) -> dict[bytes, str]:
+        return {e.text_hash: e.edge_text for e in self.edges.values()}
+
+
+def episode_id(dataset_id: uuid.UUID, draft: EpisodeDraft) -> uuid.UUID:
+    return make_id(dataset_id, "Episode", normalise_text(draft.name), normalise_text(draft.summary))
+
+
+def facet_id(dataset_id: uuid.UUID, episode: uuid.UUID, search_text: str) -> uuid.UUID:
+    return make_id(dataset_id, "Facet", episode, normalise_text(search_text))
+
+
+def entity_id(dataset_id: uuid.UUID, name: str) -> uuid.UUID:
+    return make_id(dataset_id, "Entity", canonical_name(name) or normalise_text(name))
+
+
+def _clip(text: str | None, n: int) -> str:
+    return (text or "").strip()[:n]
+
+
+def has_facet_text(f: FacetDraft) -> str:
+    detail = _clip(f.description or f.anchor_text, 300)
+    return f"{f.search_text}: {detail}" if detail else f.search_text
+
+
+def has_point_text(f: FacetDraft, point_text: str, description: str | None) -> str:
+    base = f"{f.search_text} -> {point_text}"
+    return f"{base}: {_clip(description, 200)}" if description else base
+
+
+def _role(e: EntityDraft) -> str:
+    return e.role or e.description or e.entity_type or "mentioned"
+
+
+def episode_entity_text(e: EntityDraft) -> str:
+    return f"{e.name} | {_clip(_role(e), 200)}"
+
+
+def facet_entity_text(e: EntityDraft, f: FacetDraft) -> str:
+    return f"{e.name} | {_clip(_role(e), 180)} (in: {f.search_text[:50]})"
+
+
+class Planner:
+    """Accumulates the rows of one write (one document's drafts)."""
+
+    def __init__(self, dataset_id: uuid.UUID) -> None:
+        self.ds = dataset_id
+        self.plan = WritePlan()
+
+    def _edge(self, src: uuid.UUID, rel: str, dst: uuid.UUID, edge_text: str) -> None:
+        eid = make_id(self.ds, "edge", src, rel, dst)
+        if eid not in self.plan.edges:
+            self.plan.edges[eid] = EdgeRow(eid, src, rel, dst, edge_text)
+
+    def _entity(self, e: EntityDraft, sources: list[str]) -> uuid.UUID:
+        eid = entity_id(self.ds, e.name)
+        row = self.plan.nodes.get(eid)
+        if row is None:
+            row = NodeRow(
+                id=eid,
+                kind="Entity",
+                name=e.name,
+                description=e.description,
+                canonical_name=canonical_name(e.name) or normalise_text(e.name),
+                entity_type=e.entity_type,
+            )
+            self.plan.nodes[eid] = row
+            self.plan.embeds.append(EmbedRow("Entity_name", eid, e.name))
+        else:
+            row.description = row.description or e.description
+            row.entity_type = row.entity_type or e.entity_type
+        row.sources.extend(sources)
+        for alias in e.aliases:
+            if canonical_name(alias) == row.canonical_name or not alias.strip():
+                continue
+            other = self._entity(EntityDraft(name=alias, entity_type=e.entity_type), sources)
+            a, b = sorted([eid, other], key=str)
+            na, nb = self.plan.nodes[a].name, self.plan.nodes[b].name
+            self._edge(a, "same_entity_as", b, f"{na} = {nb}")
+        return eid
+
+    def add_episode(self, draft: EpisodeDraft, *, ep_id: uuid.UUID | None = None) -> uuid.UUID:
+        ep = ep_id or episode_id(self.ds, draft)
+        self.plan.episode_ids.append(ep)
+        all_sources = list(draft.sources)
+        for f in draft.facets:
+            all_sources += f.sources
+            for p in f.points:
+                all_sources += p.sources
+        self.plan.nodes[ep] = NodeRow(
+            id=ep,
+            kind="Episode",
+            name=draft.name,
+            summary=draft.summary,
+            memory_type=draft.memory_type,
+            status="open",
+            time=draft.time,
+            sources=all_sources,
+        )
+        self.plan.embeds.append(EmbedRow("Episode_summary", ep, draft.summary))
+        for f in draft.facets:
+            self._facet(ep, f)
+        for e in draft.entities:
+            en = self._entity(e, list(draft.sources))
+            self._edge(ep, "involves_entity", en, episode_entity_text(e))
+        return ep
+
+    def _facet(self, ep: uuid.UUID, f: FacetDraft) -> None:
+        fid = facet_id(self.ds, ep, f.search_text)
+        srcs = list(f.sources) + [s for p in f.points for s in p.sources]
+        existing = self.plan.nodes.get(fid)
+        anchor = f.anchor_text or f.search_text
+        if existing is not None:  # same handle twice in one episode: absorb the text
+            if anchor not in (existing.anchor_text or ""):
+                existing.anchor_text = f"{existing.anchor_text}\n{anchor}".strip()
+            existing.sources.extend(srcs)
+        else:
+            self.plan.nodes[fid] = NodeRow(
+                id=fid,
+                kind="Facet",
+                name=f.name or f.search_text,
+                search_text=f.search_text,
+                anchor_text=anchor,
+                description=f.description,
+                facet_type=f.facet_type,
+                time=f.time,
+                sources=srcs,
+            )
+        self._edge(ep, "has_facet", fid, has_facet_text(f))
+        for p in f.points:
+            pid = make_id(self.ds, "FacetPoint", fid, normalise_text(p.search_text))
+            if pid not in self.plan.nodes:
+                self.plan.nodes[pid] = NodeRow(
+                    id=pid,
+                    kind="FacetPoint",
+                    name=p.name or p.search_text[:120],
+                    search_text=p.search_text,
+                    description=p.description,
+                    sources=list(p.sources),
+                )
+            else:
+                self.plan.nodes[pid].sources.extend(p.sources)
+            self._edge(fid, "has_point", pid, has_point_text(f, p.search_text, p.description))
+        for e in f.entities:
+            en = self._entity(e, srcs)
+            self._edge(fid, "involves_entity", en, facet_entity_text(e, f))
+
+    def finish(self) -> WritePlan:
+        # Embeddings of facet texts are added once per facet, after absorption.
+        for node in self.plan.nodes.values():
+            if node.kind == "Facet":
+                self.plan.embeds.append(EmbedRow("Facet_search_text", node.id, node.search_text or ""))
+                self.plan.embeds.append(EmbedRow("Facet_anchor_text", node.id, node.anchor_text or ""))
+            elif node.kind == "FacetPoint":
+                self.plan.embeds.append(EmbedRow("FacetPoint_search_text", node.id, node.search_text or ""))
+        return self.plan
+
+
+def plan_drafts(dataset_id: uuid.UUID, drafts: list[EpisodeDraft]) -> WritePlan:
+    planner = Planner(dataset_id)
+    for d in drafts:
+        planner.add_episode(d)
+    return planner.finish()
+
+
+def utc_now() -> datetime:
+    from datetime import UTC
+
+    return datetime.now(UTC)

@@ -1,0 +1,206 @@
+"""The write path: embed what is missing, then write one document in one transaction."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, Engine
+
+from memflow.db.engine import run_with_retry, transaction
+from memflow.db.queries import q
+from memflow.db.schema import COLLECTION_BY_NAME
+from memflow.embed.base import Embedder
+from memflow.ids import make_id, text_hash
+from memflow.ingest.document import Chunk
+from memflow.store.plan import WritePlan
+
+# Fault-injection points (tests/reliability): a callable receiving the stage name may raise.
+STAGES = ("embedding", "before_write", "after_document", "after_nodes", "after_edges", "mid_embeddings", "before_commit")
+FaultHook = Callable[[str], None]
+
+
+@dataclass
+class DocumentInfo:
+    id: uuid.UUID
+    source: str
+    title: str
+    content_type: str
+    content_hash: str
+    reference_time: datetime | None
+    chunks: list[Chunk] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class WriteResult:
+    document_id: uuid.UUID
+    status: str  # written | skipped
+    counts: dict[str, int]
+    embeddings: int
+    seconds: float
+    episode_ids: list[uuid.UUID] = field(default_factory=list)
+
+
+def document_id(dataset_id: uuid.UUID, content_hash: str) -> uuid.UUID:
+    return make_id(dataset_id, "document", content_hash)
+
+
+def document_exists(conn: Connection, dataset_id: uuid.UUID, doc_id: uuid.UUID) -> bool:
+    return conn.execute(q("document_get"), {"dataset_id": dataset_id, "id": doc_id}).first() is not None
+
+
+class Writer:
+    def __init__(self, engine: Engine, embedder: Embedder, *, fault: FaultHook | None = None) -> None:
+        self.engine = engine
+        self.embedder = embedder
+        self.fault = fault or (lambda _stage: None)
+
+    # -- embeddings (outside the transaction) ---------------------------------------------------
+    def _cached_vectors(self, dataset_id: uuid.UUID, hashes: list[bytes]) -> dict[bytes, Any]:
+        if not hashes:
+            return {}
+        with transaction(self.engine, dataset_id) as conn:
+            rows = conn.execute(q("embedded_hashes"), {"dataset_id": dataset_id, "hashes": hashes}).all()
+        return {bytes(r.text_hash): r.embedding for r in rows}
+
+    def compute_vectors(self, dataset_id: uuid.UUID, plan: WritePlan) -> tuple[dict[bytes, Any], int]:
+        """Vectors for every text of the plan, by text hash; returns (vectors, newly embedded)."""
+        texts: dict[bytes, str] = {text_hash(e.text): e.text for e in plan.embeds}
+        texts.update(plan.edge_texts())
+        vectors = self._cached_vectors(dataset_id, list(texts))
+        missing = [h for h in texts if h not in vectors]
+        if missing:
+            self.fault("embedding")
+            out = self.embedder.embed_passages([texts[h] for h in missing])
+            for h, vec in zip(missing, out, strict=True):
+                vectors[h] = np.asarray(vec, dtype=np.float32)
+        return vectors, len(missing)
+
+    # -- the transaction --------------------------------------------------------------------------
+    def write(self, dataset_id: uuid.UUID, doc: DocumentInfo, plan: WritePlan) -> WriteResult:
+        started = time.perf_counter()
+        with transaction(self.engine, dataset_id) as conn:
+            if document_exists(conn, dataset_id, doc.id):
+                return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
+        vectors, embedded = self.compute_vectors(dataset_id, plan)
+
+        def attempt() -> None:
+            with transaction(self.engine, dataset_id) as conn:
+                self.fault("before_write")
+                if document_exists(conn, dataset_id, doc.id):
+                    raise _AlreadyWritten
+                self._write_rows(conn, dataset_id, doc, plan, vectors)
+                self.fault("before_commit")
+
+        try:
+            run_with_retry(attempt)
+        except _AlreadyWritten:
+            return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
+        return WriteResult(
+            doc.id, "written", plan.counts(), embedded, time.perf_counter() - started, list(plan.episode_ids)
+        )
+
+    def _write_rows(
+        self, conn: Connection, ds: uuid.UUID, doc: DocumentInfo, plan: WritePlan, vectors: dict[bytes, Any]
+    ) -> None:
+        conn.execute(
+            q("document_insert"),
+            {
+                "dataset_id": ds,
+                "id": doc.id,
+                "source": doc.source,
+                "title": doc.title,
+                "content_type": doc.content_type,
+                "content_hash": doc.content_hash,
+                "reference_time": doc.reference_time,
+                "meta": json.dumps(doc.meta),
+            },
+        )
+        chunk_ids: dict[str, uuid.UUID] = {}
+        chunk_rows = []
+        for c in doc.chunks:
+            cid = make_id(ds, "chunk", doc.id, c.index)
+            chunk_ids.setdefault(c.key, cid)
+            chunk_rows.append(
+                {
+                    "dataset_id": ds,
+                    "id": cid,
+                    "document_id": doc.id,
+                    "idx": c.index,
+                    "key": c.key,
+                    "text": c.text,
+                    "speaker": c.speaker,
+                    "ts": c.timestamp,
+                }
+            )
+        if chunk_rows:
+            conn.execute(q("chunk_insert"), chunk_rows)
+        self.fault("after_document")
+        # Sorted by id so concurrent writers lock shared rows (entities) in the same order.
+        nodes = sorted(plan.nodes.values(), key=lambda n: n.id)
+        if nodes:
+            conn.execute(q("node_upsert"), [n.params(ds) for n in nodes])
+            conn.execute(
+                q("node_source_insert"), [{"dataset_id": ds, "node_id": n.id, "document_id": doc.id} for n in nodes]
+            )
+            links = [
+                {"dataset_id": ds, "node_id": n.id, "chunk_id": chunk_ids[k]}
+                for n in nodes
+                for k in sorted(set(n.sources))
+                if k in chunk_ids
+            ]
+            if links:
+                conn.execute(q("node_chunk_insert"), links)
+        self.fault("after_nodes")
+        edges = sorted(plan.edges.values(), key=lambda e: e.id)
+        if edges:
+            conn.execute(
+                q("edge_upsert"),
+                [
+                    {
+                        "dataset_id": ds,
+                        "id": e.id,
+                        "src": e.src,
+                        "relationship": e.relationship,
+                        "dst": e.dst,
+                        "edge_text": e.edge_text,
+                        "text_hash": e.text_hash,
+                    }
+                    for e in edges
+                ],
+            )
+            conn.execute(
+                q("edge_source_insert"), [{"dataset_id": ds, "edge_id": e.id, "document_id": doc.id} for e in edges]
+            )
+        self.fault("after_edges")
+        by_collection: dict[str, list[dict[str, Any]]] = {}
+        for emb in sorted(plan.embeds, key=lambda r: (r.collection, r.node_id)):
+            h = text_hash(emb.text)
+            by_collection.setdefault(emb.collection, []).append(
+                {"dataset_id": ds, "node_id": emb.node_id, "text_hash": h, "text": emb.text, "embedding": vectors[h]}
+            )
+        for i, (name, rows) in enumerate(sorted(by_collection.items())):
+            conn.execute(q(f"embed_upsert_{COLLECTION_BY_NAME[name].table}"), rows)
+            if i == 1:
+                self.fault("mid_embeddings")
+        edge_texts = sorted(plan.edge_texts().items())
+        if edge_texts:
+            conn.execute(
+                q("embed_upsert_edge_text"),
+                [{"dataset_id": ds, "text_hash": h, "text": t, "embedding": vectors[h]} for h, t in edge_texts],
+            )
+
+
+class _AlreadyWritten(Exception):
+    """Another writer committed the same document while this one was embedding."""
+
+
+def _zero() -> dict[str, int]:
+    return {"episodes": 0, "facets": 0, "facet_points": 0, "entities": 0, "edges": 0}

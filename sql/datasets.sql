@@ -1,0 +1,53 @@
+-- Datasets (tenants) and counts. Parameters are :name style (psql variables / SQLAlchemy).
+
+-- name: dataset_get
+SELECT id, name, created_at FROM memflow.dataset WHERE name = :name;
+
+-- name: dataset_create
+INSERT INTO memflow.dataset (id, name) VALUES (:id, :name)
+ON CONFLICT (name) DO NOTHING;
+
+-- name: dataset_list
+SELECT id, name, created_at FROM memflow.dataset ORDER BY name;
+
+-- name: dataset_counts
+SELECT (SELECT count(*) FROM memflow.node WHERE dataset_id = :dataset_id AND kind = 'Episode') AS episodes,
+       (SELECT count(*) FROM memflow.document WHERE dataset_id = :dataset_id) AS documents;
+
+-- name: dataset_drop
+DELETE FROM memflow.dataset WHERE id = :dataset_id;
+
+-- name: dataset_stats
+SELECT
+  (SELECT count(*) FROM memflow.node WHERE dataset_id = :dataset_id AND kind = 'Episode') AS episodes,
+  (SELECT count(*) FROM memflow.node WHERE dataset_id = :dataset_id AND kind = 'Facet') AS facets,
+  (SELECT count(*) FROM memflow.node WHERE dataset_id = :dataset_id AND kind = 'FacetPoint') AS facet_points,
+  (SELECT count(*) FROM memflow.node WHERE dataset_id = :dataset_id AND kind = 'Entity') AS entities,
+  (SELECT count(*) FROM memflow.edge WHERE dataset_id = :dataset_id) AS edges,
+  (SELECT count(*) FROM memflow.document WHERE dataset_id = :dataset_id) AS documents,
+  (SELECT count(*) FROM memflow.chunk WHERE dataset_id = :dataset_id) AS chunks,
+  (SELECT count(*) FROM memflow.edge_text WHERE dataset_id = :dataset_id)
+  + (SELECT count(*) FROM memflow.episode_summary WHERE dataset_id = :dataset_id)
+  + (SELECT count(*) FROM memflow.facet_search_text WHERE dataset_id = :dataset_id)
+  + (SELECT count(*) FROM memflow.facet_anchor_text WHERE dataset_id = :dataset_id)
+  + (SELECT count(*) FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id)
+  + (SELECT count(*) FROM memflow.entity_name WHERE dataset_id = :dataset_id) AS embeddings;
+
+-- name: episode_tree
+-- The rows of one episode as `memflow show` prints them.
+SELECT tree, edge_text, depth, kind
+FROM memflow.episode_tree
+WHERE dataset_id = :dataset_id AND episode_id = :episode_id;
+
+-- name: episode_list
+SELECT id, name, time_start, created_at
+FROM memflow.node
+WHERE dataset_id = :dataset_id AND kind = 'Episode'
+ORDER BY coalesce(time_start, created_at), name
+LIMIT :limit;
+
+-- name: node_get
+SELECT id, kind, name, summary, search_text, anchor_text, description, facet_type,
+       canonical_name, entity_type, time_start, time_end, time_text, sources, created_at
+FROM memflow.node
+WHERE dataset_id = :dataset_id AND id = :id;

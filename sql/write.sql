@@ -1,0 +1,103 @@
+-- The write path: one transaction per document, upserts on deterministic ids.
+
+-- name: document_get
+SELECT id, source, content_type, created_at FROM memflow.document
+WHERE dataset_id = :dataset_id AND id = :id;
+
+-- name: document_insert
+INSERT INTO memflow.document (dataset_id, id, source, title, content_type, content_hash, reference_time, meta)
+VALUES (:dataset_id, :id, :source, :title, :content_type, :content_hash, :reference_time, CAST(:meta AS jsonb));
+
+-- name: chunk_insert
+INSERT INTO memflow.chunk (dataset_id, id, document_id, idx, key, text, speaker, ts)
+VALUES (:dataset_id, :id, :document_id, :idx, :key, :text, :speaker, :ts)
+ON CONFLICT (dataset_id, id) DO NOTHING;
+
+-- name: node_upsert
+-- Entities are shared: an existing entity keeps its name and gains a description if it had none.
+-- `sources` accumulates chunk keys. Unchanged rows are not rewritten (updated_at stays).
+INSERT INTO memflow.node AS n (dataset_id, id, kind, name, summary, search_text, anchor_text, description,
+                               facet_type, canonical_name, entity_type, memory_type, status,
+                               time_start, time_end, time_confidence, time_text, sources)
+VALUES (:dataset_id, :id, :kind, :name, :summary, :search_text, :anchor_text, :description,
+        :facet_type, :canonical_name, :entity_type, :memory_type, :status,
+        :time_start, :time_end, :time_confidence, :time_text, :sources)
+ON CONFLICT (dataset_id, id) DO UPDATE SET
+  summary = coalesce(EXCLUDED.summary, n.summary),
+  anchor_text = coalesce(EXCLUDED.anchor_text, n.anchor_text),
+  description = coalesce(n.description, EXCLUDED.description),
+  entity_type = coalesce(n.entity_type, EXCLUDED.entity_type),
+  time_start = coalesce(n.time_start, EXCLUDED.time_start),
+  time_end = coalesce(n.time_end, EXCLUDED.time_end),
+  time_confidence = coalesce(n.time_confidence, EXCLUDED.time_confidence),
+  time_text = coalesce(n.time_text, EXCLUDED.time_text),
+  sources = ARRAY(SELECT DISTINCT s FROM unnest(n.sources || EXCLUDED.sources) AS s ORDER BY s),
+  updated_at = now()
+WHERE (n.summary, n.anchor_text, n.sources) IS DISTINCT FROM
+      (coalesce(EXCLUDED.summary, n.summary), coalesce(EXCLUDED.anchor_text, n.anchor_text),
+       ARRAY(SELECT DISTINCT s FROM unnest(n.sources || EXCLUDED.sources) AS s ORDER BY s))
+   OR (n.description IS NULL AND EXCLUDED.description IS NOT NULL);
+
+-- name: edge_upsert
+INSERT INTO memflow.edge (dataset_id, id, src, relationship, dst, edge_text, text_hash)
+VALUES (:dataset_id, :id, :src, :relationship, :dst, :edge_text, :text_hash)
+ON CONFLICT (dataset_id, id) DO NOTHING;
+
+-- name: node_source_insert
+INSERT INTO memflow.node_source (dataset_id, node_id, document_id)
+VALUES (:dataset_id, :node_id, :document_id)
+ON CONFLICT DO NOTHING;
+
+-- name: edge_source_insert
+INSERT INTO memflow.edge_source (dataset_id, edge_id, document_id)
+VALUES (:dataset_id, :edge_id, :document_id)
+ON CONFLICT DO NOTHING;
+
+-- name: node_chunk_insert
+INSERT INTO memflow.node_chunk (dataset_id, node_id, chunk_id)
+VALUES (:dataset_id, :node_id, :chunk_id)
+ON CONFLICT DO NOTHING;
+
+-- name: embedded_hashes
+-- Which texts of this dataset are already embedded (any collection): the embedding cache.
+SELECT text_hash, embedding FROM memflow.episode_summary WHERE dataset_id = :dataset_id AND text_hash = ANY(:hashes)
+UNION ALL SELECT text_hash, embedding FROM memflow.facet_search_text WHERE dataset_id = :dataset_id AND text_hash = ANY(:hashes)
+UNION ALL SELECT text_hash, embedding FROM memflow.facet_anchor_text WHERE dataset_id = :dataset_id AND text_hash = ANY(:hashes)
+UNION ALL SELECT text_hash, embedding FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id AND text_hash = ANY(:hashes)
+UNION ALL SELECT text_hash, embedding FROM memflow.entity_name WHERE dataset_id = :dataset_id AND text_hash = ANY(:hashes)
+UNION ALL SELECT text_hash, embedding FROM memflow.edge_text WHERE dataset_id = :dataset_id AND text_hash = ANY(:hashes);
+
+-- name: embed_upsert_episode_summary
+INSERT INTO memflow.episode_summary AS t (dataset_id, node_id, text_hash, text, embedding)
+VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
+  embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;
+
+-- name: embed_upsert_facet_search_text
+INSERT INTO memflow.facet_search_text AS t (dataset_id, node_id, text_hash, text, embedding)
+VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
+  embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;
+
+-- name: embed_upsert_facet_anchor_text
+INSERT INTO memflow.facet_anchor_text AS t (dataset_id, node_id, text_hash, text, embedding)
+VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
+  embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;
+
+-- name: embed_upsert_facetpoint_search_text
+INSERT INTO memflow.facetpoint_search_text AS t (dataset_id, node_id, text_hash, text, embedding)
+VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
+  embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;
+
+-- name: embed_upsert_entity_name
+INSERT INTO memflow.entity_name AS t (dataset_id, node_id, text_hash, text, embedding)
+VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
+  embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;
+
+-- name: embed_upsert_edge_text
+INSERT INTO memflow.edge_text (dataset_id, text_hash, text, embedding)
+VALUES (:dataset_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, text_hash) DO NOTHING;

