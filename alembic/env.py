@@ -21,7 +21,9 @@ def _include_name(name: str | None, type_: str, parent_names: object) -> bool:
     return type_ != "schema" or name == SCHEMA
 
 
-def _include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+def _include_object(
+    obj: object, name: str | None, type_: str, reflected: bool, compare_to: object
+) -> bool:
     # Views and the alembic version table are managed outside the metadata.
     return not (type_ == "table" and name == "alembic_version")
 
@@ -54,5 +56,7 @@ def run_migrations_online() -> None:
 
 
 if context.is_offline_mode():
-    raise SystemExit("memflow migrations run online only: give a database (-x url=... or MEMFLOW_DATABASE_URL)")
+    raise SystemExit(
+        "memflow migrations run online only: give a database (-x url=... or MEMFLOW_DATABASE_URL)"
+    )
 run_migrations_online()

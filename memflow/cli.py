@@ -18,11 +18,28 @@ _COMMANDS: dict[str, Handler] = {}
 def _common(p: argparse.ArgumentParser, *, dataset: bool = True) -> None:
     g = p.add_argument_group("common options")
     g.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    g.add_argument("--database-url", default=None, help="PostgreSQL URL (default: MEMFLOW_DATABASE_URL, else the embedded server)")
-    g.add_argument("--home", default=None, help="embedded server home (default: MEMFLOW_HOME or the user data dir)")
-    g.add_argument("--embedder", default=None, help="local (default) | hash | openai[:model] | sentence-transformers:PATH")
+    g.add_argument(
+        "--database-url",
+        default=None,
+        help="PostgreSQL URL (default: MEMFLOW_DATABASE_URL, else the embedded server)",
+    )
+    g.add_argument(
+        "--home",
+        default=None,
+        help="embedded server home (default: MEMFLOW_HOME or the user data dir)",
+    )
+    g.add_argument(
+        "--embedder",
+        default=None,
+        help="local (default) | hash | openai[:model] | sentence-transformers:PATH",
+    )
     if dataset:
-        g.add_argument("--dataset", "-d", default=os.environ.get("MEMFLOW_DATASET", "default"), help="dataset name (default: MEMFLOW_DATASET or 'default')")
+        g.add_argument(
+            "--dataset",
+            "-d",
+            default=os.environ.get("MEMFLOW_DATASET", "default"),
+            help="dataset name (default: MEMFLOW_DATASET or 'default')",
+        )
 
 
 def command(name: str) -> Callable[[Handler], Handler]:
@@ -68,7 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(result) if isinstance(result, int) else 0
     except MemflowError as exc:
         if getattr(args, "json", False):
-            print(json.dumps({"error": type(exc).__name__, "message": str(exc)}, ensure_ascii=False))
+            print(
+                json.dumps({"error": type(exc).__name__, "message": str(exc)}, ensure_ascii=False)
+            )
         print(f"memflow: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

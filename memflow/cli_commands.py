@@ -16,7 +16,9 @@ CommonAdder = Any
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: CommonAdder) -> None:
-    p = sub.add_parser("init", help="create or upgrade the store (starts the embedded server if needed)")
+    p = sub.add_parser(
+        "init", help="create or upgrade the store (starts the embedded server if needed)"
+    )
     common(p, dataset=False)
     p.set_defaults(handler="init")
 
@@ -25,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
     for name, text in (
         ("upgrade", "apply Alembic migrations up to head (== alembic upgrade head)"),
         ("current", "print the schema revision of the database and the head of this memflow"),
-        ("url", "print the database URL (psql \"$(memflow db url)\" works)"),
+        ("url", 'print the database URL (psql "$(memflow db url)" works)'),
         ("psql", "open the psql shipped with the embedded server on this store"),
         ("start", "start the embedded server"),
         ("stop", "stop the embedded server"),
@@ -33,20 +35,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
         dp = dbsub.add_parser(name, help=text, description=text)
         common(dp, dataset=False)
         if name == "upgrade":
-            dp.add_argument("--embedding-dim", type=int, default=None, help="dimension for a new store (default: the embedder's)")
+            dp.add_argument(
+                "--embedding-dim",
+                type=int,
+                default=None,
+                help="dimension for a new store (default: the embedder's)",
+            )
         dp.set_defaults(handler=f"db_{name}")
 
     p = sub.add_parser("datasets", help="list datasets with their episode and document counts")
     common(p, dataset=False)
-    p.add_argument("--drop", metavar="NAME", default=None, help="delete dataset NAME and everything in it")
+    p.add_argument(
+        "--drop", metavar="NAME", default=None, help="delete dataset NAME and everything in it"
+    )
     p.set_defaults(handler="datasets")
 
-    p = sub.add_parser("add-episode", help="store structured episode drafts from a JSON file (one draft or a list)")
+    p = sub.add_parser(
+        "add-episode", help="store structured episode drafts from a JSON file (one draft or a list)"
+    )
     common(p)
     p.add_argument("file", help="JSON file ('-' for stdin)")
     p.set_defaults(handler="add_episode")
 
-    p = sub.add_parser("stats", help="counts of episodes, facets, facet_points, entities, edges, documents")
+    p = sub.add_parser(
+        "stats", help="counts of episodes, facets, facet_points, entities, edges, documents"
+    )
     common(p)
     p.set_defaults(handler="stats")
 
@@ -81,7 +94,9 @@ def _server(args: argparse.Namespace) -> Any:
     from memflow.errors import ConfigurationError
 
     if mfconfig.database_url(args.database_url):
-        raise ConfigurationError("this command controls the embedded server; unset --database-url / MEMFLOW_DATABASE_URL")
+        raise ConfigurationError(
+            "this command controls the embedded server; unset --database-url / MEMFLOW_DATABASE_URL"
+        )
     return EmbeddedServer(mfconfig.memflow_home(args.home))
 
 
@@ -91,7 +106,11 @@ def _init(args: argparse.Namespace) -> None:
 
     with open_memory(args, auto_upgrade=True) as mem:
         url = mfconfig.libpq_url(mem.url)
-        emit(args, {"url": url, "embedder": mem.embedder.name, "dim": mem.embedder.dim}, f"memflow store ready at {url}\nembedder: {mem.embedder.name} ({mem.embedder.dim} dims)")
+        emit(
+            args,
+            {"url": url, "embedder": mem.embedder.name, "dim": mem.embedder.dim},
+            f"memflow store ready at {url}\nembedder: {mem.embedder.name} ({mem.embedder.dim} dims)",
+        )
 
 
 @command("db_upgrade")
@@ -128,7 +147,11 @@ def _db_current(args: argparse.Namespace) -> None:
     finally:
         eng.dispose()
     head = migrate.head_revision()
-    emit(args, {"current": rev, "head": head, "up_to_date": rev == head}, f"current: {rev or 'none'}  head: {head}{'' if rev == head else '  (run `memflow db upgrade`)'}")
+    emit(
+        args,
+        {"current": rev, "head": head, "up_to_date": rev == head},
+        f"current: {rev or 'none'}  head: {head}{'' if rev == head else '  (run `memflow db upgrade`)'}",
+    )
 
 
 @command("db_url")
@@ -163,13 +186,21 @@ def _db_start(args: argparse.Namespace) -> None:
 
     server = _server(args)
     server.start()
-    emit(args, {"running": True, "url": mfconfig.libpq_url(server.url()), "pgdata": str(server.pgdata)}, f"embedded server running: {mfconfig.libpq_url(server.url())}")
+    emit(
+        args,
+        {"running": True, "url": mfconfig.libpq_url(server.url()), "pgdata": str(server.pgdata)},
+        f"embedded server running: {mfconfig.libpq_url(server.url())}",
+    )
 
 
 @command("db_stop")
 def _db_stop(args: argparse.Namespace) -> None:
     stopped = _server(args).stop()
-    emit(args, {"stopped": stopped}, "embedded server stopped" if stopped else "embedded server was not running")
+    emit(
+        args,
+        {"stopped": stopped},
+        "embedded server stopped" if stopped else "embedded server was not running",
+    )
 
 
 @command("datasets")
@@ -177,11 +208,26 @@ def _datasets(args: argparse.Namespace) -> None:
     with open_memory(args) as mem:
         if args.drop:
             dropped = mem.drop_dataset(args.drop)
-            emit(args, {"dropped": args.drop if dropped else None}, f"dropped {args.drop}" if dropped else f"no dataset {args.drop!r}")
+            emit(
+                args,
+                {"dropped": args.drop if dropped else None},
+                f"dropped {args.drop}" if dropped else f"no dataset {args.drop!r}",
+            )
             return
         rows = mem.datasets()
-    payload = [{"id": str(d.id), "name": d.name, "episodes": d.episodes, "documents": d.documents, "created_at": d.created_at.isoformat()} for d in rows]
-    lines = [f"{d.name}\t{d.episodes} episodes\t{d.documents} documents" for d in rows] or ["(no datasets)"]
+    payload = [
+        {
+            "id": str(d.id),
+            "name": d.name,
+            "episodes": d.episodes,
+            "documents": d.documents,
+            "created_at": d.created_at.isoformat(),
+        }
+        for d in rows
+    ]
+    lines = [f"{d.name}\t{d.episodes} episodes\t{d.documents} documents" for d in rows] or [
+        "(no datasets)"
+    ]
     emit(args, {"datasets": payload}, "\n".join(lines))
 
 
@@ -195,7 +241,9 @@ def _read_json(path: str) -> Any:
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise InvalidInput(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
 
 
 @command("add_episode")
@@ -228,7 +276,9 @@ def _add_episode(args: argparse.Namespace) -> None:
 def _stats(args: argparse.Namespace) -> None:
     with open_memory(args) as mem:
         stats = mem.dataset(args.dataset, create=False).stats()
-    emit(args, {"dataset": args.dataset, **stats}, "\n".join(f"{k:13} {v}" for k, v in stats.items()))
+    emit(
+        args, {"dataset": args.dataset, **stats}, "\n".join(f"{k:13} {v}" for k, v in stats.items())
+    )
 
 
 @command("show")
@@ -237,7 +287,11 @@ def _show(args: argparse.Namespace) -> None:
         ds = mem.dataset(args.dataset, create=False)
         if not args.episode_id:
             eps = ds.episodes()
-            emit(args, {"episodes": eps}, "\n".join(f"{e['id']}  {e['name']}" for e in eps) or "(no episodes)")
+            emit(
+                args,
+                {"episodes": eps},
+                "\n".join(f"{e['id']}  {e['name']}" for e in eps) or "(no episodes)",
+            )
             return
         rows = ds.episode_tree(args.episode_id)
     lines = []

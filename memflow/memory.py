@@ -21,7 +21,7 @@ from memflow.embed.base import Embedder
 from memflow.errors import DatabaseError, InvalidInput, NotFound
 from memflow.ids import content_hash
 from memflow.store.plan import plan_drafts
-from memflow.store.writer import DocumentInfo, FaultHook, WriteResult, Writer, document_id
+from memflow.store.writer import DocumentInfo, FaultHook, Writer, WriteResult, document_id
 
 if TYPE_CHECKING:
     from memflow.db.embedded import EmbeddedServer
@@ -113,7 +113,10 @@ class Memory:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -137,9 +140,13 @@ class Memory:
         with dbe.transaction(self.engine) as conn:
             for r in conn.execute(q("dataset_list")).all():
                 # Row-level security: counts are visible only with the transaction bound to r.id.
-                conn.execute(text("SELECT set_config('memflow.dataset_id', :d, true)"), {"d": str(r.id)})
+                conn.execute(
+                    text("SELECT set_config('memflow.dataset_id', :d, true)"), {"d": str(r.id)}
+                )
                 c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
-                out.append(DatasetInfo(r.id, r.name, r.created_at, int(c.episodes), int(c.documents)))
+                out.append(
+                    DatasetInfo(r.id, r.name, r.created_at, int(c.episodes), int(c.documents))
+                )
         return out
 
     def drop_dataset(self, name: str) -> bool:
@@ -177,7 +184,9 @@ class Dataset:
         parsed = [_as_draft(d) for d in drafts]
         if not parsed:
             raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
-        payload = json.dumps([d.model_dump(mode="json") for d in parsed], sort_keys=True, ensure_ascii=False)
+        payload = json.dumps(
+            [d.model_dump(mode="json") for d in parsed], sort_keys=True, ensure_ascii=False
+        )
         chash = content_hash(payload)
         doc = DocumentInfo(
             id=document_id(self.id, chash),
@@ -206,7 +215,9 @@ class Dataset:
         with dbe.transaction(self.memory.engine, self.id) as conn:
             rows = conn.execute(q("episode_tree"), {"dataset_id": self.id, "episode_id": eid}).all()
         if not rows:
-            raise NotFound(f"no episode {eid} in dataset {self.name!r}: list them with `memflow stats`")
+            raise NotFound(
+                f"no episode {eid} in dataset {self.name!r}: list them with `memflow stats`"
+            )
         return [dict(r._mapping) for r in rows]
 
 
@@ -229,4 +240,6 @@ def _as_draft(d: EpisodeDraft | dict[str, Any]) -> EpisodeDraft:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput(f"invalid episode draft at {where or 'top level'}: {first['msg']}") from exc
+        raise InvalidInput(
+            f"invalid episode draft at {where or 'top level'}: {first['msg']}"
+        ) from exc

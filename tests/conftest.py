@@ -31,7 +31,7 @@ def _docker_answers() -> bool:
         client = docker.from_env(timeout=2)
         client.ping()
         return True
-    except Exception:  # noqa: BLE001 - any failure means "no engine"
+    except Exception:  # any failure means "no engine"
         return False
 
 

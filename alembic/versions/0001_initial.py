@@ -31,9 +31,9 @@ def upgrade() -> None:
     # and tests/migration checks that autogenerate against schema.py finds nothing to do.
     build_metadata(dim).create_all(bind)
     op.execute(
-        sa.text("INSERT INTO memflow.store_meta (key, value) VALUES ('embedding_dim', :dim)").bindparams(
-            dim=str(dim)
-        )
+        sa.text(
+            "INSERT INTO memflow.store_meta (key, value) VALUES ('embedding_dim', :dim)"
+        ).bindparams(dim=str(dim))
     )
     op.execute(_VIEWS.read_text(encoding="utf-8"))
 

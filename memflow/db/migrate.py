@@ -26,10 +26,14 @@ def alembic_dir() -> Path:
     for candidate in (_package_root() / "alembic", _package_root().parent / "alembic"):
         if (candidate / "env.py").exists():
             return candidate
-    raise ConfigurationError("memflow's Alembic scripts are missing from the installation; reinstall memflow")
+    raise ConfigurationError(
+        "memflow's Alembic scripts are missing from the installation; reinstall memflow"
+    )
 
 
-def alembic_config(connection: Connection | None = None, *, embedding_dim: int | None = None) -> Config:
+def alembic_config(
+    connection: Connection | None = None, *, embedding_dim: int | None = None
+) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(alembic_dir()))
     if connection is not None:
@@ -55,7 +59,9 @@ def stored_dim(connection: Connection) -> int | None:
     exists = connection.execute(text("SELECT to_regclass('memflow.store_meta')")).scalar()
     if exists is None:
         return None
-    value = connection.execute(text("SELECT value FROM memflow.store_meta WHERE key = 'embedding_dim'")).scalar()
+    value = connection.execute(
+        text("SELECT value FROM memflow.store_meta WHERE key = 'embedding_dim'")
+    ).scalar()
     return int(value) if value is not None else None
 
 
@@ -64,7 +70,11 @@ def embedding_dim_for(connection: Any, cfg: Config, x_args: dict[str, str]) -> i
     found = stored_dim(connection)
     if found is not None:
         return found
-    raw = cfg.attributes.get("embedding_dim") or x_args.get("embedding_dim") or os.environ.get("MEMFLOW_EMBED_DIM")
+    raw = (
+        cfg.attributes.get("embedding_dim")
+        or x_args.get("embedding_dim")
+        or os.environ.get("MEMFLOW_EMBED_DIM")
+    )
     try:
         return int(raw) if raw else DEFAULT_DIM
     except ValueError as exc:
@@ -85,7 +95,9 @@ def current_revision(connection: Connection) -> str | None:
     return ctx.get_current_revision()
 
 
-def upgrade(connection: Connection, *, embedding_dim: int | None = None, revision: str = "head") -> None:
+def upgrade(
+    connection: Connection, *, embedding_dim: int | None = None, revision: str = "head"
+) -> None:
     from alembic import command
 
     command.upgrade(alembic_config(connection, embedding_dim=embedding_dim), revision)

@@ -22,7 +22,9 @@ def sql_dir() -> Path:
     for candidate in (pkg / "sql", pkg.parent / "sql"):
         if candidate.is_dir():
             return candidate
-    raise ConfigurationError("memflow's sql/ directory is missing from the installation; reinstall memflow")
+    raise ConfigurationError(
+        "memflow's sql/ directory is missing from the installation; reinstall memflow"
+    )
 
 
 def parse_named(source: str) -> dict[str, str]:

@@ -28,6 +28,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
+from sqlalchemy.sql.schema import SchemaItem
 
 SCHEMA = "memflow"
 NODE_KINDS = ("Episode", "Facet", "FacetPoint", "Entity")
@@ -56,7 +57,9 @@ COLLECTION_BY_NAME = {c.name: c for c in COLLECTIONS}
 
 
 def _now() -> Column[object]:
-    return Column("created_at", DateTime(timezone=True), nullable=False, server_default=text("now()"))
+    return Column(
+        "created_at", DateTime(timezone=True), nullable=False, server_default=text("now()")
+    )
 
 
 def build_metadata(dim: int) -> MetaData:
@@ -72,7 +75,12 @@ def build_metadata(dim: int) -> MetaData:
         "dataset",
         md,
         Column("id", UUID(as_uuid=True), primary_key=True),
-        Column("name", Text, nullable=False, comment='The tenant name used by the API and CLI (--dataset).'),
+        Column(
+            "name",
+            Text,
+            nullable=False,
+            comment="The tenant name used by the API and CLI (--dataset).",
+        ),
         _now(),
         Column("meta", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
         UniqueConstraint("name", name="dataset_name_key"),
@@ -86,12 +94,19 @@ def build_metadata(dim: int) -> MetaData:
         Column("source", Text, nullable=False),
         Column("title", Text, nullable=False, server_default=""),
         Column("content_type", Text, nullable=False),
-        Column("content_hash", Text, nullable=False, comment='sha256 of the normalised input; memorizing the same content again is a no-op.'),
+        Column(
+            "content_hash",
+            Text,
+            nullable=False,
+            comment="sha256 of the normalised input; memorizing the same content again is a no-op.",
+        ),
         Column("reference_time", DateTime(timezone=True)),
         _now(),
         Column("meta", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
         PrimaryKeyConstraint("dataset_id", "id", name="document_pkey"),
-        ForeignKeyConstraint(["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="document_dataset_fk"),
+        ForeignKeyConstraint(
+            ["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="document_dataset_fk"
+        ),
         comment="An input that was memorised (file, conversation, or a set of structured drafts).",
     )
     Table(
@@ -101,15 +116,22 @@ def build_metadata(dim: int) -> MetaData:
         Column("id", UUID(as_uuid=True), nullable=False),
         Column("document_id", UUID(as_uuid=True), nullable=False),
         Column("idx", Integer, nullable=False),
-        Column("key", Text, nullable=False, comment='Stable key inside the document: turn id (D1:3), t<n> or s<n>.'),
+        Column(
+            "key",
+            Text,
+            nullable=False,
+            comment="Stable key inside the document: turn id (D1:3), t<n> or s<n>.",
+        ),
         Column("text", Text, nullable=False),
         Column("speaker", Text),
         Column("ts", DateTime(timezone=True)),
         Column("tsv", TSVECTOR, Computed("to_tsvector('simple'::regconfig, text)", persisted=True)),
         PrimaryKeyConstraint("dataset_id", "id", name="chunk_pkey"),
         ForeignKeyConstraint(
-            ["dataset_id", "document_id"], ["memflow.document.dataset_id", "memflow.document.id"],
-            ondelete="CASCADE", name="chunk_document_fk",
+            ["dataset_id", "document_id"],
+            ["memflow.document.dataset_id", "memflow.document.id"],
+            ondelete="CASCADE",
+            name="chunk_document_fk",
         ),  # fmt: skip
         Index("chunk_document_idx", "dataset_id", "document_id", "idx"),
         Index("chunk_tsv_idx", "tsv", postgresql_using="gin"),
@@ -120,14 +142,26 @@ def build_metadata(dim: int) -> MetaData:
         md,
         Column("dataset_id", UUID(as_uuid=True), nullable=False),
         Column("id", UUID(as_uuid=True), nullable=False),
-        Column("kind", Text, nullable=False, comment='Episode | Facet | FacetPoint | Entity'),
+        Column("kind", Text, nullable=False, comment="Episode | Facet | FacetPoint | Entity"),
         Column("name", Text, nullable=False, server_default=""),
         Column("summary", Text),
-        Column("search_text", Text, comment='Facet: short handle; FacetPoint: the atomic statement. Embedded per collection.'),
-        Column("anchor_text", Text, comment='Facet: the detailed text of the aspect (embedded as Facet_anchor_text).'),
+        Column(
+            "search_text",
+            Text,
+            comment="Facet: short handle; FacetPoint: the atomic statement. Embedded per collection.",
+        ),
+        Column(
+            "anchor_text",
+            Text,
+            comment="Facet: the detailed text of the aspect (embedded as Facet_anchor_text).",
+        ),
         Column("description", Text),
         Column("facet_type", Text),
-        Column("canonical_name", Text, comment='Entity: NFKC, casefolded, punctuation removed; unique per dataset.'),
+        Column(
+            "canonical_name",
+            Text,
+            comment="Entity: NFKC, casefolded, punctuation removed; unique per dataset.",
+        ),
         Column("entity_type", Text),
         Column("memory_type", Text),
         Column("status", Text),
@@ -136,7 +170,13 @@ def build_metadata(dim: int) -> MetaData:
         Column("time_end", DateTime(timezone=True)),
         Column("time_confidence", Float),
         Column("time_text", Text),
-        Column("sources", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]"), comment='Chunk keys (turn ids like D1:3, sentence ids like s12) supporting the node.'),
+        Column(
+            "sources",
+            ARRAY(Text),
+            nullable=False,
+            server_default=text("'{}'::text[]"),
+            comment="Chunk keys (turn ids like D1:3, sentence ids like s12) supporting the node.",
+        ),
         Column("props", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
         _now(),
         Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
@@ -150,12 +190,19 @@ def build_metadata(dim: int) -> MetaData:
             ),
         ),
         PrimaryKeyConstraint("dataset_id", "id", name="node_pkey"),
-        ForeignKeyConstraint(["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="node_dataset_fk"),
-        CheckConstraint("kind IN ('Episode', 'Facet', 'FacetPoint', 'Entity')", name="node_kind_check"),
+        ForeignKeyConstraint(
+            ["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="node_dataset_fk"
+        ),
+        CheckConstraint(
+            "kind IN ('Episode', 'Facet', 'FacetPoint', 'Entity')", name="node_kind_check"
+        ),
         Index("node_kind_idx", "dataset_id", "kind"),
         Index(
-            "node_entity_canonical_idx", "dataset_id", "canonical_name",
-            unique=True, postgresql_where=text("kind = 'Entity'"),
+            "node_entity_canonical_idx",
+            "dataset_id",
+            "canonical_name",
+            unique=True,
+            postgresql_where=text("kind = 'Entity'"),
         ),  # fmt: skip
         Index("node_tsv_idx", "tsv", postgresql_using="gin"),
         comment="Graph nodes: Episodes, Facets, FacetPoints and Entities (views per kind).",
@@ -166,19 +213,35 @@ def build_metadata(dim: int) -> MetaData:
         Column("dataset_id", UUID(as_uuid=True), nullable=False),
         Column("id", UUID(as_uuid=True), nullable=False),
         Column("src", UUID(as_uuid=True), nullable=False),
-        Column("relationship", Text, nullable=False, comment='has_facet | has_point | involves_entity | same_entity_as'),
+        Column(
+            "relationship",
+            Text,
+            nullable=False,
+            comment="has_facet | has_point | involves_entity | same_entity_as",
+        ),
         Column("dst", UUID(as_uuid=True), nullable=False),
-        Column("edge_text", Text, nullable=False, comment='The semantic text of the link, embedded once per dataset in memflow.edge_text.'),
+        Column(
+            "edge_text",
+            Text,
+            nullable=False,
+            comment="The semantic text of the link, embedded once per dataset in memflow.edge_text.",
+        ),
         Column("text_hash", LargeBinary, nullable=False),
         Column("weight", Float, nullable=False, server_default=text("1.0")),
         _now(),
         PrimaryKeyConstraint("dataset_id", "id", name="edge_pkey"),
         UniqueConstraint("dataset_id", "src", "relationship", "dst", name="edge_src_rel_dst_key"),
         ForeignKeyConstraint(
-            ["dataset_id", "src"], ["memflow.node.dataset_id", "memflow.node.id"], ondelete="CASCADE", name="edge_src_fk"
+            ["dataset_id", "src"],
+            ["memflow.node.dataset_id", "memflow.node.id"],
+            ondelete="CASCADE",
+            name="edge_src_fk",
         ),
         ForeignKeyConstraint(
-            ["dataset_id", "dst"], ["memflow.node.dataset_id", "memflow.node.id"], ondelete="CASCADE", name="edge_dst_fk"
+            ["dataset_id", "dst"],
+            ["memflow.node.dataset_id", "memflow.node.id"],
+            ondelete="CASCADE",
+            name="edge_dst_fk",
         ),
         CheckConstraint(
             "relationship IN ('has_facet', 'has_point', 'involves_entity', 'same_entity_as')",
@@ -200,12 +263,16 @@ def build_metadata(dim: int) -> MetaData:
             Column("document_id", UUID(as_uuid=True), nullable=False),
             PrimaryKeyConstraint("dataset_id", fk_cols, "document_id", name=f"{name}_pkey"),
             ForeignKeyConstraint(
-                ["dataset_id", fk_cols], [f"memflow.{target}.dataset_id", f"memflow.{target}.id"],
-                ondelete="CASCADE", name=f"{name}_{target}_fk",
+                ["dataset_id", fk_cols],
+                [f"memflow.{target}.dataset_id", f"memflow.{target}.id"],
+                ondelete="CASCADE",
+                name=f"{name}_{target}_fk",
             ),  # fmt: skip
             ForeignKeyConstraint(
-                ["dataset_id", "document_id"], ["memflow.document.dataset_id", "memflow.document.id"],
-                ondelete="CASCADE", name=f"{name}_document_fk",
+                ["dataset_id", "document_id"],
+                ["memflow.document.dataset_id", "memflow.document.id"],
+                ondelete="CASCADE",
+                name=f"{name}_document_fk",
             ),  # fmt: skip
             Index(f"{name}_document_idx", "dataset_id", "document_id"),
             comment=f"Provenance: which documents support each {target}.",
@@ -218,19 +285,23 @@ def build_metadata(dim: int) -> MetaData:
         Column("chunk_id", UUID(as_uuid=True), nullable=False),
         PrimaryKeyConstraint("dataset_id", "node_id", "chunk_id", name="node_chunk_pkey"),
         ForeignKeyConstraint(
-            ["dataset_id", "node_id"], ["memflow.node.dataset_id", "memflow.node.id"],
-            ondelete="CASCADE", name="node_chunk_node_fk",
+            ["dataset_id", "node_id"],
+            ["memflow.node.dataset_id", "memflow.node.id"],
+            ondelete="CASCADE",
+            name="node_chunk_node_fk",
         ),  # fmt: skip
         ForeignKeyConstraint(
-            ["dataset_id", "chunk_id"], ["memflow.chunk.dataset_id", "memflow.chunk.id"],
-            ondelete="CASCADE", name="node_chunk_chunk_fk",
+            ["dataset_id", "chunk_id"],
+            ["memflow.chunk.dataset_id", "memflow.chunk.id"],
+            ondelete="CASCADE",
+            name="node_chunk_chunk_fk",
         ),  # fmt: skip
         Index("node_chunk_chunk_idx", "dataset_id", "chunk_id"),
         comment="Provenance: the chunks (sentences, turns) a node was extracted from.",
     )
     for coll in COLLECTIONS:
         key_col = "node_id" if coll.node_kind else "text_hash"
-        cols: list[object] = [
+        cols: list[SchemaItem] = [
             Column("dataset_id", UUID(as_uuid=True), nullable=False),
         ]
         if coll.node_kind:
@@ -245,7 +316,9 @@ def build_metadata(dim: int) -> MetaData:
             Column("embedding", Vector(dim), nullable=False),
             PrimaryKeyConstraint("dataset_id", key_col, name=f"{coll.table}_pkey"),
             Index(
-                f"{coll.table}_hnsw_idx", "embedding", postgresql_using="hnsw",
+                f"{coll.table}_hnsw_idx",
+                "embedding",
+                postgresql_using="hnsw",
                 postgresql_with={"m": 16, "ef_construction": 64},
                 postgresql_ops={"embedding": "vector_cosine_ops"},
             ),  # fmt: skip
@@ -253,14 +326,21 @@ def build_metadata(dim: int) -> MetaData:
         if coll.node_kind:
             cols += [
                 ForeignKeyConstraint(
-                    ["dataset_id", "node_id"], ["memflow.node.dataset_id", "memflow.node.id"],
-                    ondelete="CASCADE", name=f"{coll.table}_node_fk",
+                    ["dataset_id", "node_id"],
+                    ["memflow.node.dataset_id", "memflow.node.id"],
+                    ondelete="CASCADE",
+                    name=f"{coll.table}_node_fk",
                 ),  # fmt: skip
                 Index(f"{coll.table}_hash_idx", "dataset_id", "text_hash"),
             ]
         else:
             cols.append(
-                ForeignKeyConstraint(["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="edge_text_dataset_fk")
+                ForeignKeyConstraint(
+                    ["dataset_id"],
+                    ["memflow.dataset.id"],
+                    ondelete="CASCADE",
+                    name="edge_text_dataset_fk",
+                )
             )
-        Table(coll.table, md, *cols, comment=f"Embeddings of {coll.name} (cosine HNSW).")  # type: ignore[arg-type]
+        Table(coll.table, md, *cols, comment=f"Embeddings of {coll.name} (cosine HNSW).")
     return md

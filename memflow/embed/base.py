@@ -64,7 +64,9 @@ class BaseEmbedder:
         for i in range(0, len(order), self.batch_size):
             batch = order[i : i + self.batch_size]
             out[i : i + len(batch)] = self._checked(self._embed_batch(batch, False), len(batch))
-        return out[[unique[t] for t in texts]] if texts else out[:0]
+        picked: Matrix = out[[unique[t] for t in texts]] if texts else out[:0]
+        return picked
 
     def embed_query(self, text: str) -> Vector:
-        return self._checked(self._embed_batch([text], True), 1)[0]
+        vec: Vector = self._checked(self._embed_batch([text], True), 1)[0]
+        return vec

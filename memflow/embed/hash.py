@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import unicodedata
 
@@ -24,7 +25,7 @@ class HashEmbedder(BaseEmbedder):
         norm = unicodedata.normalize("NFKC", text).casefold()
         toks = _TOKEN.findall(norm)
         feats = list(toks)
-        feats += [a + b for a, b in zip(toks, toks[1:], strict=False)]
+        feats += [a + b for a, b in itertools.pairwise(toks)]
         return feats or [norm]
 
     def _embed_batch(self, texts: list[str], is_query: bool) -> Matrix:

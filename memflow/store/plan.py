@@ -243,10 +243,16 @@ class Planner:
         # Embeddings of facet texts are added once per facet, after absorption.
         for node in self.plan.nodes.values():
             if node.kind == "Facet":
-                self.plan.embeds.append(EmbedRow("Facet_search_text", node.id, node.search_text or ""))
-                self.plan.embeds.append(EmbedRow("Facet_anchor_text", node.id, node.anchor_text or ""))
+                self.plan.embeds.append(
+                    EmbedRow("Facet_search_text", node.id, node.search_text or "")
+                )
+                self.plan.embeds.append(
+                    EmbedRow("Facet_anchor_text", node.id, node.anchor_text or "")
+                )
             elif node.kind == "FacetPoint":
-                self.plan.embeds.append(EmbedRow("FacetPoint_search_text", node.id, node.search_text or ""))
+                self.plan.embeds.append(
+                    EmbedRow("FacetPoint_search_text", node.id, node.search_text or "")
+                )
         return self.plan
 
 

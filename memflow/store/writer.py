@@ -22,7 +22,15 @@ from memflow.ingest.document import Chunk
 from memflow.store.plan import WritePlan
 
 # Fault-injection points (tests/reliability): a callable receiving the stage name may raise.
-STAGES = ("embedding", "before_write", "after_document", "after_nodes", "after_edges", "mid_embeddings", "before_commit")
+STAGES = (
+    "embedding",
+    "before_write",
+    "after_document",
+    "after_nodes",
+    "after_edges",
+    "mid_embeddings",
+    "before_commit",
+)
 FaultHook = Callable[[str], None]
 
 
@@ -53,11 +61,16 @@ def document_id(dataset_id: uuid.UUID, content_hash: str) -> uuid.UUID:
 
 
 def document_exists(conn: Connection, dataset_id: uuid.UUID, doc_id: uuid.UUID) -> bool:
-    return conn.execute(q("document_get"), {"dataset_id": dataset_id, "id": doc_id}).first() is not None
+    return (
+        conn.execute(q("document_get"), {"dataset_id": dataset_id, "id": doc_id}).first()
+        is not None
+    )
 
 
 class Writer:
-    def __init__(self, engine: Engine, embedder: Embedder, *, fault: FaultHook | None = None) -> None:
+    def __init__(
+        self, engine: Engine, embedder: Embedder, *, fault: FaultHook | None = None
+    ) -> None:
         self.engine = engine
         self.embedder = embedder
         self.fault = fault or (lambda _stage: None)
@@ -67,10 +80,14 @@ class Writer:
         if not hashes:
             return {}
         with transaction(self.engine, dataset_id) as conn:
-            rows = conn.execute(q("embedded_hashes"), {"dataset_id": dataset_id, "hashes": hashes}).all()
+            rows = conn.execute(
+                q("embedded_hashes"), {"dataset_id": dataset_id, "hashes": hashes}
+            ).all()
         return {bytes(r.text_hash): r.embedding for r in rows}
 
-    def compute_vectors(self, dataset_id: uuid.UUID, plan: WritePlan) -> tuple[dict[bytes, Any], int]:
+    def compute_vectors(
+        self, dataset_id: uuid.UUID, plan: WritePlan
+    ) -> tuple[dict[bytes, Any], int]:
         """Vectors for every text of the plan, by text hash; returns (vectors, newly embedded)."""
         texts: dict[bytes, str] = {text_hash(e.text): e.text for e in plan.embeds}
         texts.update(plan.edge_texts())
@@ -104,11 +121,21 @@ class Writer:
         except _AlreadyWritten:
             return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
         return WriteResult(
-            doc.id, "written", plan.counts(), embedded, time.perf_counter() - started, list(plan.episode_ids)
+            doc.id,
+            "written",
+            plan.counts(),
+            embedded,
+            time.perf_counter() - started,
+            list(plan.episode_ids),
         )
 
     def _write_rows(
-        self, conn: Connection, ds: uuid.UUID, doc: DocumentInfo, plan: WritePlan, vectors: dict[bytes, Any]
+        self,
+        conn: Connection,
+        ds: uuid.UUID,
+        doc: DocumentInfo,
+        plan: WritePlan,
+        vectors: dict[bytes, Any],
     ) -> None:
         conn.execute(
             q("document_insert"),
@@ -126,7 +153,7 @@ class Writer:
         chunk_ids: dict[str, uuid.UUID] = {}
         chunk_rows = []
         for c in doc.chunks:
-            cid = make_id(ds, "chunk", doc.id, c.index)
+            cid = make_id(ds, "chunk", doc.id, str(c.index))
             chunk_ids.setdefault(c.key, cid)
             chunk_rows.append(
                 {
@@ -148,7 +175,8 @@ class Writer:
         if nodes:
             conn.execute(q("node_upsert"), [n.params(ds) for n in nodes])
             conn.execute(
-                q("node_source_insert"), [{"dataset_id": ds, "node_id": n.id, "document_id": doc.id} for n in nodes]
+                q("node_source_insert"),
+                [{"dataset_id": ds, "node_id": n.id, "document_id": doc.id} for n in nodes],
             )
             links = [
                 {"dataset_id": ds, "node_id": n.id, "chunk_id": chunk_ids[k]}
@@ -177,14 +205,21 @@ class Writer:
                 ],
             )
             conn.execute(
-                q("edge_source_insert"), [{"dataset_id": ds, "edge_id": e.id, "document_id": doc.id} for e in edges]
+                q("edge_source_insert"),
+                [{"dataset_id": ds, "edge_id": e.id, "document_id": doc.id} for e in edges],
             )
         self.fault("after_edges")
         by_collection: dict[str, list[dict[str, Any]]] = {}
         for emb in sorted(plan.embeds, key=lambda r: (r.collection, r.node_id)):
             h = text_hash(emb.text)
             by_collection.setdefault(emb.collection, []).append(
-                {"dataset_id": ds, "node_id": emb.node_id, "text_hash": h, "text": emb.text, "embedding": vectors[h]}
+                {
+                    "dataset_id": ds,
+                    "node_id": emb.node_id,
+                    "text_hash": h,
+                    "text": emb.text,
+                    "embedding": vectors[h],
+                }
             )
         for i, (name, rows) in enumerate(sorted(by_collection.items())):
             conn.execute(q(f"embed_upsert_{COLLECTION_BY_NAME[name].table}"), rows)
@@ -194,7 +229,10 @@ class Writer:
         if edge_texts:
             conn.execute(
                 q("embed_upsert_edge_text"),
-                [{"dataset_id": ds, "text_hash": h, "text": t, "embedding": vectors[h]} for h, t in edge_texts],
+                [
+                    {"dataset_id": ds, "text_hash": h, "text": t, "embedding": vectors[h]}
+                    for h, t in edge_texts
+                ],
             )
 
 

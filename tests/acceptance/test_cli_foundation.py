@@ -13,8 +13,19 @@ from ..conftest import REPO
 SEED = REPO / "examples" / "seed_episodes.json"
 
 
-def run(db_url: str, *args: str, ok: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "memflow.cli", *args, "--database-url", db_url, "--embedder", "hash"]
+def run(
+    db_url: str, *args: str, ok: bool = True, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "memflow.cli",
+        *args,
+        "--database-url",
+        db_url,
+        "--embedder",
+        "hash",
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, input=stdin)
     if ok:
         assert res.returncode == 0, res.stderr
@@ -45,7 +56,9 @@ def test_add_episode_stats_show_round_trip(db_url: str) -> None:
 
 def test_add_episode_from_stdin_single_draft(db_url: str) -> None:
     draft = {"name": "stdin episode", "summary": "came through a pipe"}
-    out = js(run(db_url, "add-episode", "-", "--dataset", "pipe", "--json", stdin=json.dumps(draft)))
+    out = js(
+        run(db_url, "add-episode", "-", "--dataset", "pipe", "--json", stdin=json.dumps(draft))
+    )
     assert out["episodes"] == 1
 
 
@@ -77,9 +90,16 @@ def test_db_current_and_url(db_url: str) -> None:
 
 
 def test_help_for_every_command() -> None:
-    res = subprocess.run([sys.executable, "-m", "memflow.cli", "--help"], capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "memflow.cli", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 0
     for cmd in ("init", "db", "datasets", "add-episode", "stats", "show"):
         assert cmd in res.stdout
-        sub = subprocess.run([sys.executable, "-m", "memflow.cli", cmd, "--help"], capture_output=True, text=True, timeout=60)
-        assert sub.returncode == 0 and "--json" in sub.stdout or cmd == "db"
+        sub = subprocess.run(
+            [sys.executable, "-m", "memflow.cli", cmd, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (sub.returncode == 0 and "--json" in sub.stdout) or cmd == "db"

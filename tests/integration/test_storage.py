@@ -30,7 +30,9 @@ def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
     return out
 
 
-def test_seed_example_stores_exactly_the_drafted_nodes(mem: Memory, seed_drafts: list[dict[str, Any]]) -> None:
+def test_seed_example_stores_exactly_the_drafted_nodes(
+    mem: Memory, seed_drafts: list[dict[str, Any]]
+) -> None:
     ds = mem.dataset("seed")
     res = ds.add_episodes(seed_drafts)
     assert res.status == "written"
@@ -46,13 +48,20 @@ def test_seed_example_stores_exactly_the_drafted_nodes(mem: Memory, seed_drafts:
     tree = ds.episode_tree(api["id"])
     texts = [(r["kind"], r["tree"].split(": ", 1)[1], r["edge_text"]) for r in tree]
     assert ("Facet", "变更边界", "变更边界: 鉴权中间件保持不变，只改响应层和测试。") in texts
-    assert ("FacetPoint", "鉴权中间件不能改", "变更边界 -> 鉴权中间件不能改: 改造期间鉴权逻辑保持原样") in texts
+    assert (
+        "FacetPoint",
+        "鉴权中间件不能改",
+        "变更边界 -> 鉴权中间件不能改: 改造期间鉴权逻辑保持原样",
+    ) in texts
     assert ("Entity", "/chat/completions", "/chat/completions | 要改为流式返回的接口") in texts
     assert ("Entity", "API", "API | 改造对象") in texts
     # The tree is ordered: the episode first, each point right after its facet.
     assert tree[0]["kind"] == "Episode"
     kinds = [r["kind"] for r in tree]
-    assert kinds.index("FacetPoint") == kinds.index("Facet") + 1 or texts[kinds.index("FacetPoint") - 1][1] == "变更边界"
+    assert (
+        kinds.index("FacetPoint") == kinds.index("Facet") + 1
+        or texts[kinds.index("FacetPoint") - 1][1] == "变更边界"
+    )
 
 
 def test_adding_the_same_drafts_again_changes_nothing(
@@ -67,7 +76,9 @@ def test_adding_the_same_drafts_again_changes_nothing(
     assert snapshot(db_url) == before
 
 
-def test_ids_are_deterministic_across_stores(db_url: str, seed_drafts: list[dict[str, Any]]) -> None:
+def test_ids_are_deterministic_across_stores(
+    db_url: str, seed_drafts: list[dict[str, Any]]
+) -> None:
     with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
         a = m.dataset("one").add_episodes(seed_drafts)
         b = m.dataset("one").add_episodes(list(reversed(seed_drafts)))
@@ -78,54 +89,83 @@ def test_ids_are_deterministic_across_stores(db_url: str, seed_drafts: list[dict
 
 def test_shared_entity_is_one_node_per_dataset(mem: Memory) -> None:
     ds = mem.dataset("people")
-    ds.add_episode({"name": "Mon", "summary": "Maria argued about the DB", "entities": [{"name": "Maria", "role": "argued"}]})
-    ds.add_episode({"name": "Tue", "summary": "Maria shipped it", "entities": [{"name": " maria ", "role": "shipped"}]})
+    ds.add_episode(
+        {
+            "name": "Mon",
+            "summary": "Maria argued about the DB",
+            "entities": [{"name": "Maria", "role": "argued"}],
+        }
+    )
+    ds.add_episode(
+        {
+            "name": "Tue",
+            "summary": "Maria shipped it",
+            "entities": [{"name": " maria ", "role": "shipped"}],
+        }
+    )
     assert ds.stats()["entities"] == 1
     assert ds.stats()["edges"] == 2
 
 
-def test_a_second_dataset_never_appears_in_the_first(mem: Memory, db_url: str, seed_drafts: list[dict[str, Any]]) -> None:
+def test_a_second_dataset_never_appears_in_the_first(
+    mem: Memory, db_url: str, seed_drafts: list[dict[str, Any]]
+) -> None:
     a = mem.dataset("a")
     b = mem.dataset("b")
     a.add_episodes(seed_drafts)
-    b.add_episode({"name": "Only in B", "summary": "something only B knows", "entities": [{"name": "API"}]})
+    b.add_episode(
+        {"name": "Only in B", "summary": "something only B knows", "entities": [{"name": "API"}]}
+    )
     assert a.stats()["episodes"] == 2
     assert b.stats()["episodes"] == 1
     assert b.stats()["entities"] == 1
     assert {e["name"] for e in a.episodes()} == {"API 流式返回改造", "首页文案交付"}
     with psycopg.connect(libpq_url(db_url)) as conn:
-        rows = conn.execute("SELECT DISTINCT episode_id FROM memflow.episode_tree WHERE dataset = 'a'").fetchall()
+        rows = conn.execute(
+            "SELECT DISTINCT episode_id FROM memflow.episode_tree WHERE dataset = 'a'"
+        ).fetchall()
         assert {r[0] for r in rows} == {e["id"] for e in a.episodes()}
     datasets = {d.name: d for d in mem.datasets()}
     assert datasets["a"].episodes == 2 and datasets["b"].episodes == 1
 
 
-def test_drop_dataset_removes_everything(mem: Memory, db_url: str, seed_drafts: list[dict[str, Any]]) -> None:
+def test_drop_dataset_removes_everything(
+    mem: Memory, db_url: str, seed_drafts: list[dict[str, Any]]
+) -> None:
     mem.dataset("gone").add_episodes(seed_drafts)
     assert mem.drop_dataset("gone") is True
     assert mem.drop_dataset("gone") is False
     assert all(rows == [] for rows in snapshot(db_url).values())
 
 
-def test_views_read_well_in_psql(mem: Memory, db_url: str, seed_drafts: list[dict[str, Any]]) -> None:
+def test_views_read_well_in_psql(
+    mem: Memory, db_url: str, seed_drafts: list[dict[str, Any]]
+) -> None:
     mem.dataset("seed").add_episodes(seed_drafts)
     with psycopg.connect(libpq_url(db_url)) as conn:
         tree = [r[0] for r in conn.execute("SELECT tree FROM memflow.episode_tree").fetchall()]
         assert "Episode: API 流式返回改造" in tree
         assert "        └─ FacetPoint: 鉴权中间件不能改" in tree
         assert conn.execute("SELECT count(*) FROM memflow.facet_points").fetchone() == (1,)
-        assert conn.execute("SELECT name, degree FROM memflow.entities ORDER BY name").fetchall() == [
-            ("/chat/completions", 1), ("API", 1)
-        ]
-        comment = conn.execute("SELECT obj_description('memflow.episode_tree'::regclass)").fetchone()
+        assert conn.execute(
+            "SELECT name, degree FROM memflow.entities ORDER BY name"
+        ).fetchall() == [("/chat/completions", 1), ("API", 1)]
+        comment = conn.execute(
+            "SELECT obj_description('memflow.episode_tree'::regclass)"
+        ).fetchone()
         assert comment is not None and "tree" in comment[0]
 
 
 def test_invalid_drafts_are_rejected_and_nothing_written(mem: Memory, db_url: str) -> None:
     ds = mem.dataset("bad")
     before = snapshot(db_url)
-    with pytest.raises(InvalidInput, match="facets.0.search_text"):
-        ds.add_episodes([{"name": "ok", "summary": "fine"}, {"name": "x", "summary": "y", "facets": [{"search_text": "  "}]}])
+    with pytest.raises(InvalidInput, match=r"facets\.0\.search_text"):
+        ds.add_episodes(
+            [
+                {"name": "ok", "summary": "fine"},
+                {"name": "x", "summary": "y", "facets": [{"search_text": "  "}]},
+            ]
+        )
     with pytest.raises(InvalidInput):
         ds.add_episodes([])
     assert snapshot(db_url) == before
@@ -158,7 +198,9 @@ def test_dimension_is_fixed_at_init_from_the_embedder(fresh_db: str) -> None:
     with Memory.open(fresh_db, embedder=HashEmbedder(64), auto_upgrade=True) as m:
         m.dataset("x").add_episode({"name": "n", "summary": "s"})
     with psycopg.connect(libpq_url(fresh_db)) as conn:
-        assert conn.execute("SELECT value FROM memflow.store_meta WHERE key = 'embedding_dim'").fetchone() == ("64",)
+        assert conn.execute(
+            "SELECT value FROM memflow.store_meta WHERE key = 'embedding_dim'"
+        ).fetchone() == ("64",)
         typ = conn.execute(
             "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
             "WHERE attrelid = 'memflow.episode_summary'::regclass AND attname = 'embedding'"

@@ -44,7 +44,9 @@ def test_autogenerate_against_models_is_empty(db_url: str) -> None:
                 "version_table_schema": "memflow",
                 "include_schemas": True,
                 "include_name": lambda name, type_, parent: type_ != "schema" or name == "memflow",
-                "include_object": lambda obj, name, type_, reflected, compare_to: name != "alembic_version",
+                "include_object": lambda obj, name, type_, reflected, compare_to: (
+                    name != "alembic_version"
+                ),
             },
         )
         diff = compare_metadata(ctx, build_metadata(384))
