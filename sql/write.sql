@@ -14,29 +14,15 @@ VALUES (:dataset_id, :id, :document_id, :idx, :key, :text, :speaker, :ts)
 ON CONFLICT (dataset_id, id) DO NOTHING;
 
 -- name: node_upsert
--- Entities are shared: an existing entity keeps its name and gains a description if it had none.
--- `sources` accumulates chunk keys. Unchanged rows are not rewritten (updated_at stays).
-INSERT INTO memflow.node AS n (dataset_id, id, kind, name, summary, search_text, anchor_text, description,
-                               facet_type, canonical_name, entity_type, memory_type, status,
-                               time_start, time_end, time_confidence, time_text, sources)
+-- Ids are derived from content, so an existing row already holds this content: keep it untouched
+-- (forgetting a later document then restores every table exactly). Merges update explicitly.
+INSERT INTO memflow.node (dataset_id, id, kind, name, summary, search_text, anchor_text, description,
+                          facet_type, canonical_name, entity_type, memory_type, status,
+                          time_start, time_end, time_confidence, time_text)
 VALUES (:dataset_id, :id, :kind, :name, :summary, :search_text, :anchor_text, :description,
         :facet_type, :canonical_name, :entity_type, :memory_type, :status,
-        :time_start, :time_end, :time_confidence, :time_text, :sources)
-ON CONFLICT (dataset_id, id) DO UPDATE SET
-  summary = coalesce(EXCLUDED.summary, n.summary),
-  anchor_text = coalesce(EXCLUDED.anchor_text, n.anchor_text),
-  description = coalesce(n.description, EXCLUDED.description),
-  entity_type = coalesce(n.entity_type, EXCLUDED.entity_type),
-  time_start = coalesce(n.time_start, EXCLUDED.time_start),
-  time_end = coalesce(n.time_end, EXCLUDED.time_end),
-  time_confidence = coalesce(n.time_confidence, EXCLUDED.time_confidence),
-  time_text = coalesce(n.time_text, EXCLUDED.time_text),
-  sources = ARRAY(SELECT DISTINCT s FROM unnest(n.sources || EXCLUDED.sources) AS s ORDER BY s),
-  updated_at = now()
-WHERE (n.summary, n.anchor_text, n.sources) IS DISTINCT FROM
-      (coalesce(EXCLUDED.summary, n.summary), coalesce(EXCLUDED.anchor_text, n.anchor_text),
-       ARRAY(SELECT DISTINCT s FROM unnest(n.sources || EXCLUDED.sources) AS s ORDER BY s))
-   OR (n.description IS NULL AND EXCLUDED.description IS NOT NULL);
+        :time_start, :time_end, :time_confidence, :time_text)
+ON CONFLICT (dataset_id, id) DO NOTHING;
 
 -- name: edge_upsert
 INSERT INTO memflow.edge (dataset_id, id, src, relationship, dst, edge_text, text_hash)

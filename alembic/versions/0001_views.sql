@@ -15,7 +15,10 @@ LEFT JOIN memflow.edge e ON e.dataset_id = n.dataset_id AND e.dst = n.id AND e.r
 WHERE n.kind = 'Facet';
 
 CREATE VIEW memflow.facet_points WITH (security_invoker = true) AS
-SELECT d.name AS dataset, e.src AS facet_id, n.id, n.search_text, n.description, n.sources,
+SELECT d.name AS dataset, e.src AS facet_id, n.id, n.search_text, n.description,
+       ARRAY(SELECT c.key FROM memflow.node_chunk nc JOIN memflow.chunk c
+               ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+             WHERE nc.dataset_id = n.dataset_id AND nc.node_id = n.id ORDER BY c.idx) AS sources,
        n.created_at, n.dataset_id
 FROM memflow.node n JOIN memflow.dataset d ON d.id = n.dataset_id
 LEFT JOIN memflow.edge e ON e.dataset_id = n.dataset_id AND e.dst = n.id AND e.relationship = 'has_point'
@@ -67,6 +70,6 @@ ORDER BY d.name, r.sort_key;
 COMMENT ON SCHEMA memflow IS 'memflow: episodic memory for AI agents (Episodes, Facets, FacetPoints, Entities, typed edges, per-field embeddings).';
 COMMENT ON VIEW memflow.episodes IS 'Episodes: one bounded event each, with its summary and mentioned time.';
 COMMENT ON VIEW memflow.facets IS 'Facets: one aspect of an episode; search_text is the short handle, anchor_text the detail.';
-COMMENT ON VIEW memflow.facet_points IS 'FacetPoints: atomic facts of a facet, with the chunk keys (turns, sentences) that support them.';
+COMMENT ON VIEW memflow.facet_points IS 'FacetPoints: atomic facts of a facet, with the keys of the chunks (turns, sentences) that support them.';
 COMMENT ON VIEW memflow.entities IS 'Entities: one per (dataset, canonical_name), shared across episodes; degree = episodes and facets involving it.';
 COMMENT ON VIEW memflow.episode_tree IS 'Each episode as an indented tree of facets, points and entities, with the edge text of each link. Filter by dataset.';

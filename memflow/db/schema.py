@@ -27,7 +27,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 from sqlalchemy.sql.schema import SchemaItem
 
 SCHEMA = "memflow"
@@ -135,6 +135,7 @@ def build_metadata(dim: int) -> MetaData:
         ),  # fmt: skip
         Index("chunk_document_idx", "dataset_id", "document_id", "idx"),
         Index("chunk_tsv_idx", "tsv", postgresql_using="gin"),
+        Index("chunk_text_trgm_idx", "text", postgresql_using="gin", postgresql_ops={"text": "gin_trgm_ops"}),
         comment="A sentence or dialog turn of a document: provenance and lexical search.",
     )
     Table(
@@ -170,13 +171,6 @@ def build_metadata(dim: int) -> MetaData:
         Column("time_end", DateTime(timezone=True)),
         Column("time_confidence", Float),
         Column("time_text", Text),
-        Column(
-            "sources",
-            ARRAY(Text),
-            nullable=False,
-            server_default=text("'{}'::text[]"),
-            comment="Chunk keys (turn ids like D1:3, sentence ids like s12) supporting the node.",
-        ),
         Column("props", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
         _now(),
         Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),

@@ -51,7 +51,6 @@ class NodeRow:
             "time_end": self.time.end if self.time else None,
             "time_confidence": self.time.confidence if self.time else None,
             "time_text": self.time.text if self.time else None,
-            "sources": sorted(set(self.sources)),
         }
 
 
