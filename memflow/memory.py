@@ -25,6 +25,8 @@ from memflow.store.writer import DocumentInfo, FaultHook, Writer, WriteResult, d
 
 if TYPE_CHECKING:
     from memflow.db.embedded import EmbeddedServer
+    from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+    from memflow.recall.types import SearchResponse
 
 _DATASET_NS = uuid.UUID("2b0f3a4e-8d1c-4f57-9a55-6d656d666c6f")
 STAT_KEYS = ("episodes", "facets", "facet_points", "entities", "edges", "documents")
@@ -198,6 +200,35 @@ class Dataset:
         )
         plan = plan_drafts(self.id, parsed)
         return self._writer().write(self.id, doc, plan)
+
+    # -- search ---------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        mode: SearchMode = "episodic",
+        display: DisplayMode = "summary",
+        budget_tokens: int | None = None,
+        now: datetime | None = None,
+        config: RecallConfig | None = None,
+    ) -> SearchResponse:
+        """Episodes whose evidence chain is cheapest (``mode="episodic"``), or the ``vector`` /
+        ``lexical`` baselines. No LLM is called. ``now`` anchors relative dates in the query."""
+        from memflow.recall.search import search
+
+        return search(
+            self.memory.engine,
+            self.memory.embedder,
+            self.id,
+            query,
+            top_k=top_k,
+            mode=mode,
+            display=display,
+            budget_tokens=budget_tokens,
+            now=now,
+            config=config,
+        )
 
     # -- inspection ------------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:

@@ -19,10 +19,20 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 SCOPED = (
-    "document", "chunk", "node", "edge", "node_source", "edge_source", "node_chunk",
-    "episode_summary", "facet_search_text", "facet_anchor_text", "facetpoint_search_text",
-    "entity_name", "edge_text",
-)  # fmt: skip
+    "document",
+    "chunk",
+    "node",
+    "edge",
+    "node_source",
+    "edge_source",
+    "node_chunk",
+    "episode_summary",
+    "facet_search_text",
+    "facet_anchor_text",
+    "facetpoint_search_text",
+    "entity_name",
+    "edge_text",
+)
 
 
 def upgrade() -> None:

@@ -62,7 +62,7 @@ def _ensure_system_user() -> tuple[int, int]:
 
 def _open_up(path: Path, file_bits: int) -> None:
     """chmod go+rx on directories (recursively) and add ``file_bits`` on files."""
-    for root, dirs, files in os.walk(path):
+    for root, _dirs, files in os.walk(path):
         os.chmod(root, os.stat(root).st_mode | 0o055)
         for name in files:
             fp = os.path.join(root, name)
@@ -220,10 +220,10 @@ class EmbeddedServer:
         target = str(self.pgdata)
         for proc in psutil.process_iter(["name", "cmdline", "pid"]):
             try:
-                if (
-                    proc.info["name"] == "postgres"
-                    and proc.info["cmdline"]
-                    and target in " ".join(proc.info["cmdline"])
+                cmd = proc.info["cmdline"] or []
+                if proc.info["name"] == "postgres" and any(
+                    a == "-D" and i + 1 < len(cmd) and cmd[i + 1] == target
+                    for i, a in enumerate(cmd)
                 ):
                     proc.send_signal(signal.SIGKILL)
             except psutil.Error:
@@ -253,9 +253,17 @@ class EmbeddedServer:
             self._clear_stale()
             self._prepare_permissions()
             args = [
-                "-D", str(self.pgdata), "-w", "-t", "60", "-l", str(self.log_file),
-                "-o", f"-k {self.socket_dir} -p {_PORT}", "start",
-            ]  # fmt: skip
+                "-D",
+                str(self.pgdata),
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                str(self.log_file),
+                "-o",
+                f"-k {self.socket_dir} -p {_PORT}",
+                "start",
+            ]
             res = self._run("pg_ctl", args, timeout=90)
             if res.returncode != 0:
                 tail = self.log_tail()
@@ -273,9 +281,17 @@ class EmbeddedServer:
 
     def _ensure_database(self) -> None:
         psql = [
-            "-h", str(self.socket_dir), "-p", str(_PORT), "-U", SUPERUSER, "-d", "postgres",
-            "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'",
-        ]  # fmt: skip
+            "-h",
+            str(self.socket_dir),
+            "-p",
+            str(_PORT),
+            "-U",
+            SUPERUSER,
+            "-d",
+            "postgres",
+            "-tAc",
+            f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'",
+        ]
         for _ in range(50):
             res = self._run("psql", psql)
             if res.returncode == 0:

@@ -132,10 +132,15 @@ def build_metadata(dim: int) -> MetaData:
             ["memflow.document.dataset_id", "memflow.document.id"],
             ondelete="CASCADE",
             name="chunk_document_fk",
-        ),  # fmt: skip
+        ),
         Index("chunk_document_idx", "dataset_id", "document_id", "idx"),
         Index("chunk_tsv_idx", "tsv", postgresql_using="gin"),
-        Index("chunk_text_trgm_idx", "text", postgresql_using="gin", postgresql_ops={"text": "gin_trgm_ops"}),
+        Index(
+            "chunk_text_trgm_idx",
+            "text",
+            postgresql_using="gin",
+            postgresql_ops={"text": "gin_trgm_ops"},
+        ),
         comment="A sentence or dialog turn of a document: provenance and lexical search.",
     )
     Table(
@@ -197,7 +202,7 @@ def build_metadata(dim: int) -> MetaData:
             "canonical_name",
             unique=True,
             postgresql_where=text("kind = 'Entity'"),
-        ),  # fmt: skip
+        ),
         Index("node_tsv_idx", "tsv", postgresql_using="gin"),
         comment="Graph nodes: Episodes, Facets, FacetPoints and Entities (views per kind).",
     )
@@ -261,13 +266,13 @@ def build_metadata(dim: int) -> MetaData:
                 [f"memflow.{target}.dataset_id", f"memflow.{target}.id"],
                 ondelete="CASCADE",
                 name=f"{name}_{target}_fk",
-            ),  # fmt: skip
+            ),
             ForeignKeyConstraint(
                 ["dataset_id", "document_id"],
                 ["memflow.document.dataset_id", "memflow.document.id"],
                 ondelete="CASCADE",
                 name=f"{name}_document_fk",
-            ),  # fmt: skip
+            ),
             Index(f"{name}_document_idx", "dataset_id", "document_id"),
             comment=f"Provenance: which documents support each {target}.",
         )
@@ -283,13 +288,13 @@ def build_metadata(dim: int) -> MetaData:
             ["memflow.node.dataset_id", "memflow.node.id"],
             ondelete="CASCADE",
             name="node_chunk_node_fk",
-        ),  # fmt: skip
+        ),
         ForeignKeyConstraint(
             ["dataset_id", "chunk_id"],
             ["memflow.chunk.dataset_id", "memflow.chunk.id"],
             ondelete="CASCADE",
             name="node_chunk_chunk_fk",
-        ),  # fmt: skip
+        ),
         Index("node_chunk_chunk_idx", "dataset_id", "chunk_id"),
         comment="Provenance: the chunks (sentences, turns) a node was extracted from.",
     )
@@ -315,7 +320,7 @@ def build_metadata(dim: int) -> MetaData:
                 postgresql_using="hnsw",
                 postgresql_with={"m": 16, "ef_construction": 64},
                 postgresql_ops={"embedding": "vector_cosine_ops"},
-            ),  # fmt: skip
+            ),
         ]
         if coll.node_kind:
             cols += [
@@ -324,7 +329,7 @@ def build_metadata(dim: int) -> MetaData:
                     ["memflow.node.dataset_id", "memflow.node.id"],
                     ondelete="CASCADE",
                     name=f"{coll.table}_node_fk",
-                ),  # fmt: skip
+                ),
                 Index(f"{coll.table}_hash_idx", "dataset_id", "text_hash"),
             ]
         else:

@@ -40,9 +40,17 @@ def test_add_episode_stats_show_round_trip(db_url: str) -> None:
     first = js(run(db_url, "add-episode", str(SEED), "--dataset", "seed", "--json"))
     assert first["status"] == "written" and len(first["episode_ids"]) == 2
     stats = js(run(db_url, "stats", "--dataset", "seed", "--json"))
-    assert {k: stats[k] for k in ("episodes", "facets", "facet_points", "entities", "edges", "documents")} == {
-        "episodes": 2, "facets": 3, "facet_points": 1, "entities": 2, "edges": 6, "documents": 1,
-    }  # fmt: skip
+    assert {
+        k: stats[k]
+        for k in ("episodes", "facets", "facet_points", "entities", "edges", "documents")
+    } == {
+        "episodes": 2,
+        "facets": 3,
+        "facet_points": 1,
+        "entities": 2,
+        "edges": 6,
+        "documents": 1,
+    }
     again = js(run(db_url, "add-episode", str(SEED), "--dataset", "seed", "--json"))
     assert again["status"] == "skipped" and again["document_id"] == first["document_id"]
     assert js(run(db_url, "stats", "--dataset", "seed", "--json")) == stats
@@ -75,9 +83,20 @@ def test_errors_are_one_line_and_nonzero(db_url: str, tmp_path: Path) -> None:
     assert "no such file" in res.stderr
     unreachable = "postgresql://nobody@127.0.0.1:1/none"
     res = subprocess.run(
-        [sys.executable, "-m", "memflow.cli", "stats", "--database-url", unreachable, "--embedder", "hash"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "memflow.cli",
+            "stats",
+            "--database-url",
+            unreachable,
+            "--embedder",
+            "hash",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 1 and "Traceback" not in res.stderr
     assert res.stderr.startswith("memflow: error:") and res.stderr.strip().count("\n") == 0
 

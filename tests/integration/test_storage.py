@@ -14,10 +14,21 @@ from memflow.config import libpq_url
 from memflow.embed.hash import HashEmbedder
 
 TABLES = (
-    "dataset", "document", "chunk", "node", "edge", "node_source", "edge_source", "node_chunk",
-    "episode_summary", "facet_search_text", "facet_anchor_text", "facetpoint_search_text",
-    "entity_name", "edge_text",
-)  # fmt: skip
+    "dataset",
+    "document",
+    "chunk",
+    "node",
+    "edge",
+    "node_source",
+    "edge_source",
+    "node_chunk",
+    "episode_summary",
+    "facet_search_text",
+    "facet_anchor_text",
+    "facetpoint_search_text",
+    "entity_name",
+    "edge_text",
+)
 
 
 def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
@@ -37,11 +48,16 @@ def test_seed_example_stores_exactly_the_drafted_nodes(
     res = ds.add_episodes(seed_drafts)
     assert res.status == "written"
     assert ds.stats() | {} == {
-        "episodes": 2, "facets": 3, "facet_points": 1, "entities": 2,
-        "edges": 3 + 1 + 2, "documents": 1, "chunks": 0,
+        "episodes": 2,
+        "facets": 3,
+        "facet_points": 1,
+        "entities": 2,
+        "edges": 3 + 1 + 2,
+        "documents": 1,
+        "chunks": 0,
         # 2 summaries + 3 facets x 2 fields + 1 point + 2 entity names + 6 distinct edge texts
         "embeddings": 2 + 6 + 1 + 2 + 6,
-    }  # fmt: skip
+    }
     names = {e["name"] for e in ds.episodes()}
     assert names == {"API 流式返回改造", "首页文案交付"}
     api = next(e for e in ds.episodes() if e["name"] == "API 流式返回改造")

@@ -76,9 +76,22 @@ def test_downgrade_upgrade_round_trip_keeps_data(db_url: str) -> None:
 def test_alembic_command_line_equals_memflow_db_upgrade(fresh_db: str) -> None:
     """`alembic upgrade head` from the repository root migrates like `memflow db upgrade`."""
     res = subprocess.run(
-        [sys.executable, "-m", "alembic", "-x", f"url={fresh_db}", "-x", "embedding_dim=384", "upgrade", "head"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "alembic",
+            "-x",
+            f"url={fresh_db}",
+            "-x",
+            "embedding_dim=384",
+            "upgrade",
+            "head",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     with psycopg.connect(libpq_url(fresh_db)) as conn:
         rev = conn.execute("SELECT version_num FROM memflow.alembic_version").fetchone()

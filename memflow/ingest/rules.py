@@ -1,0 +1,494 @@
+"""The ``rules`` extractor: the best structure obtainable without a language model (ingest.md).
+
+One Episode per document or dialog session (long documents: one per top-level section); Facets
+are topic segments (Markdown sections, paragraph groups, windows of turns); FacetPoints are the
+statements themselves, each citing its chunk key; Entities come from :mod:`entities`.
+Deterministic: the same document (and the same embedder) always gives the same drafts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import MutableMapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import numpy as np
+from pydantic import ValidationError
+
+from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft, TimeSpan
+from memflow.embed.base import Embedder, Matrix, Vector
+from memflow.errors import InvalidInput
+from memflow.ids import canonical_name
+from memflow.ingest.document import Chunk, ParsedDocument
+from memflow.ingest.entities import EntityHit, keywords, rank_entities
+from memflow.ingest.segment import segment
+from memflow.ingest.sentences import join_statements, shorten, speaker_label, text_units
+from memflow.recall.timeparse import best_time, resolve_tz
+
+_FACET_TYPES = (
+    (
+        "decision",
+        (
+            "decision",
+            "decided",
+            "conclusion",
+            "outcome",
+            "resolution",
+            "决定",
+            "决策",
+            "结论",
+            "选型",
+        ),
+    ),
+    (
+        "risk",
+        (
+            "risk",
+            "constraint",
+            "caveat",
+            "limitation",
+            "issue",
+            "风险",
+            "约束",
+            "限制",
+            "注意",
+            "问题",
+        ),
+    ),
+    (
+        "plan",
+        (
+            "plan",
+            "next step",
+            "roadmap",
+            "timeline",
+            "milestone",
+            "rollout",
+            "schedule",
+            "todo",
+            "计划",
+            "安排",
+            "下一步",
+            "时间表",
+            "里程碑",
+            "排期",
+        ),
+    ),
+    (
+        "metric",
+        (
+            "metric",
+            "performance",
+            "latency",
+            "benchmark",
+            "result",
+            "numbers",
+            "指标",
+            "性能",
+            "延迟",
+            "数据",
+            "结果",
+        ),
+    ),
+)
+_MIN_TIME_CONFIDENCE = 0.5
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Chunks that become one Facet, with the heading that names it (if any)."""
+
+    chunks: list[Chunk]
+    heading: str | None = None
+
+
+def facet_type_for(heading: str | None) -> str:
+    """decision / risk / plan / metric from heading words, else topic."""
+    text = (heading or "").casefold()
+    for facet_type, cues in _FACET_TYPES:
+        if any(cue in text for cue in cues):
+            return facet_type
+    return "topic"
+
+
+def point_text(chunk: Chunk) -> str:
+    """A turn keeps its speaker (``"Speaker: text"``); a sentence is itself."""
+    return f"{chunk.speaker}: {chunk.text}" if chunk.speaker else chunk.text
+
+
+def _bounded_lines(lines: Sequence[str], limit: int) -> str:
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > limit:
+            if not out:
+                out.append(shorten(line, limit))
+            else:
+                out.append("…")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)
+
+
+class RulesExtractor:
+    """Deterministic extractor; ``embedder`` (optional) only drives dialog/text segmentation.
+
+    Vectors computed for segmentation are kept in ``embedding_cache`` (text -> vector, passages
+    of this embedder) so a writer can reuse them for the FacetPoint texts, which are identical.
+    Pass a shared mapping as ``cache`` to do that; the default cache keeps ``cache_size`` texts.
+    """
+
+    name = "rules"
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        min_facet_turns: int = 3,
+        max_facet_turns: int = 8,
+        window_turns: int = 4,
+        min_facet_sentences: int = 2,
+        max_facet_sentences: int = 8,
+        max_section_sentences: int = 12,
+        long_document_sentences: int = 80,
+        max_entities_per_facet: int = 8,
+        max_entities_per_episode: int = 20,
+        summary_chars: int = 1200,
+        anchor_chars: int = 1000,
+        tz: str = "UTC",
+        cache: MutableMapping[str, Vector] | None = None,
+        cache_size: int = 50_000,
+    ) -> None:
+        self.embedder = embedder
+        self.min_facet_turns = min_facet_turns
+        self.max_facet_turns = max_facet_turns
+        self.window_turns = window_turns
+        self.min_facet_sentences = min_facet_sentences
+        self.max_facet_sentences = max_facet_sentences
+        self.max_section_sentences = max_section_sentences
+        self.long_document_sentences = long_document_sentences
+        self.max_entities_per_facet = max_entities_per_facet
+        self.max_entities_per_episode = max_entities_per_episode
+        self.summary_chars = summary_chars
+        self.anchor_chars = anchor_chars
+        self.tz = resolve_tz(tz)
+        self._lru: OrderedDict[str, Vector] | None = None
+        if cache is None:
+            cache = self._lru = OrderedDict()
+        self.embedding_cache: MutableMapping[str, Vector] = cache
+        self.cache_size = cache_size
+
+    # ------------------------------------------------------------ public
+
+    def extract(self, doc: ParsedDocument) -> list[EpisodeDraft]:
+        if doc.content_type == "draft":
+            return drafts_from_json(doc.text, doc.source)
+        if doc.content_type in ("dialog", "conversation"):
+            return self._dialog(doc)
+        return self._text(doc)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Passage vectors for ``texts`` through the cache (each distinct text embedded once)."""
+        if self.embedder is None:
+            raise InvalidInput("this RulesExtractor has no embedder")
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        cache = self.embedding_cache
+        missing = list(dict.fromkeys(t for t in texts if t not in cache))
+        if missing:
+            for text, vector in zip(missing, self.embedder.embed_passages(missing), strict=True):
+                cache[text] = vector
+        out = np.stack([cache[t] for t in texts])
+        if self._lru is not None:  # least recently used texts leave first
+            for text in texts:
+                self._lru.move_to_end(text)
+            while len(self._lru) > self.cache_size:
+                self._lru.popitem(last=False)
+        return out
+
+    # ------------------------------------------------------------ dialog
+
+    def _dialog(self, doc: ParsedDocument) -> list[EpisodeDraft]:
+        sessions = [(s.started_at, [doc.chunks[i] for i in s.chunk_indexes]) for s in doc.sessions]
+        if not sessions:
+            sessions = [(None, list(doc.chunks))]
+        episodes: list[EpisodeDraft] = []
+        for started_at, chunks in sessions:
+            if not chunks:
+                continue
+            episodes.append(self._session_episode(doc, started_at, chunks))
+        return episodes
+
+    def _session_episode(
+        self, doc: ParsedDocument, started_at: datetime | None, chunks: list[Chunk]
+    ) -> EpisodeDraft:
+        when = (started_at or doc.reference_time).astimezone(self.tz)
+        day = when.replace(hour=0, minute=0, second=0, microsecond=0)
+        date_text = f"{day.day} {day:%B %Y}"
+        span = TimeSpan(
+            start=day,
+            end=day + timedelta(days=1),
+            confidence=0.95 if started_at is not None else 0.7,
+            text=date_text,
+        )
+        texts = [point_text(c) for c in chunks]
+        vectors = None
+        if self.embedder is not None and len(chunks) > self.min_facet_turns:
+            vectors = self.embed(texts)
+        spans = segment(
+            len(chunks),
+            vectors=vectors,
+            min_size=self.min_facet_turns,
+            max_size=self.max_facet_turns,
+            window=self.window_turns,
+        )
+        speakers = list(dict.fromkeys(c.speaker for c in chunks if c.speaker))
+        facets = self._facets([_Group(chunks[a:b]) for a, b in spans], when, speakers)
+        names = speaker_label(speakers)
+        topic = keywords([c.text for c in chunks], exclude=speakers, limit=3)
+        label = ", ".join(topic) if topic else shorten(chunks[0].text, 60)
+        name = shorten(f"{names or doc.title} — {date_text}: {label}", 160)
+        return self._episode(name, facets, chunks, span, speakers)
+
+    # ------------------------------------------------------------ text and markdown
+
+    def _text(self, doc: ParsedDocument) -> list[EpisodeDraft]:
+        chunks = list(doc.chunks)
+        if not chunks:
+            return []
+        breaks = _paragraph_starts(doc)
+        parts = self._episode_parts(chunks, breaks)
+        episodes: list[EpisodeDraft] = []
+        for title, part in parts:
+            groups = self._text_groups(part, breaks, drop=title)
+            facets = self._facets(groups, doc.reference_time, [])
+            body = " ".join(c.text for c in part)
+            found = best_time(body[:6000], doc.reference_time, self.tz)
+            span = found.to_span() if found and found.confidence >= _MIN_TIME_CONFIDENCE else None
+            name = title or (doc.title if len(parts) == 1 else shorten(part[0].text, 80))
+            episodes.append(self._episode(name, facets, part, span, []))
+        return episodes
+
+    def _episode_parts(
+        self, chunks: list[Chunk], breaks: set[int]
+    ) -> list[tuple[str | None, list[Chunk]]]:
+        """The whole document, or one part per top-level section when it is long."""
+        root = _common_root(chunks)
+        if len(chunks) <= self.long_document_sentences:
+            return [(root, chunks)]
+        depth = 1 if root else 0
+        parts: list[tuple[str | None, list[Chunk]]] = []
+        for chunk in chunks:
+            path = (chunk.section or "").split(" > ")
+            top = path[depth] if len(path) > depth and path[depth] else None
+            title = " — ".join(p for p in (root, top) if p) or None
+            if parts and (parts[-1][0] == title or top is None):
+                parts[-1][1].append(chunk)
+            else:
+                parts.append((title, [chunk]))
+        if len(parts) == 1:  # no top-level sections: cut at paragraph breaks
+            return [(root, chunks[a:b]) for a, b in self._long_spans(chunks, breaks)]
+        return parts
+
+    def _long_spans(self, chunks: list[Chunk], breaks: set[int]) -> list[tuple[int, int]]:
+        local = {c.index - chunks[0].index for c in chunks if c.index in breaks}
+        limit = self.long_document_sentences
+        return segment(len(chunks), breaks=local, min_size=limit // 2, max_size=limit, window=limit)
+
+    def _text_groups(self, chunks: list[Chunk], breaks: set[int], drop: str | None) -> list[_Group]:
+        sections: list[list[Chunk]] = []
+        for chunk in chunks:
+            if sections and sections[-1][0].section == chunk.section:
+                sections[-1].append(chunk)
+            else:
+                sections.append([chunk])
+        groups: list[_Group] = []
+        for section in sections:
+            heading = _relative_heading(section[0].section, drop)
+            local = {i for i, c in enumerate(section) if c.index in breaks}
+            if heading is not None and len(section) <= self.max_section_sentences:
+                spans = [(0, len(section))]
+            else:
+                vectors = None
+                if self.embedder is not None and len(section) > self.max_facet_sentences:
+                    vectors = self.embed([c.text for c in section])
+                spans = segment(
+                    len(section),
+                    vectors=vectors,
+                    breaks=local,
+                    min_size=self.min_facet_sentences,
+                    max_size=self.max_facet_sentences,
+                    window=self.max_facet_sentences,
+                )
+            groups += [_Group(section[a:b], heading) for a, b in spans]
+        return groups
+
+    # ------------------------------------------------------------ facets and episodes
+
+    def _facets(self, groups: list[_Group], now: datetime, speakers: list[str]) -> list[FacetDraft]:
+        facets: list[FacetDraft] = []
+        used: set[str] = set()
+        for group in groups:
+            raw = [c.text for c in group.chunks]
+            lines = [point_text(c) for c in group.chunks]
+            group_speakers = [s for s in speakers if any(c.speaker == s for c in group.chunks)]
+            if group.heading:
+                handle = group.heading
+            elif group_speakers:
+                handle = ", ".join(keywords(raw, exclude=speakers, limit=4)) or shorten(raw[0], 80)
+            else:
+                handle = shorten(raw[0], 80)
+            handle = _unique(handle, used)
+            if group_speakers:
+                anchor = _bounded_lines(lines, self.anchor_chars)
+            else:
+                anchor = shorten(join_statements(lines), self.anchor_chars)
+            hits = rank_entities(raw, speakers=group_speakers, limit=self.max_entities_per_facet)
+            found = best_time(" ".join(raw)[:4000], now, self.tz)
+            facets.append(
+                FacetDraft(
+                    name=handle,
+                    facet_type=facet_type_for(group.heading),
+                    search_text=handle,
+                    anchor_text=anchor,
+                    description=shorten(join_statements(lines), 300),
+                    points=[
+                        PointDraft(search_text=t, sources=[c.key])
+                        for t, c in zip(lines, group.chunks, strict=True)
+                    ],
+                    entities=[_facet_entity(h, group.chunks) for h in hits],
+                    time=found.to_span()
+                    if found and found.confidence >= _MIN_TIME_CONFIDENCE
+                    else None,
+                    sources=[c.key for c in group.chunks],
+                )
+            )
+        return facets
+
+    def _episode(
+        self,
+        name: str,
+        facets: list[FacetDraft],
+        chunks: list[Chunk],
+        span: TimeSpan | None,
+        speakers: list[str],
+    ) -> EpisodeDraft:
+        return EpisodeDraft(
+            name=shorten(name, 160),
+            summary=self._summary(facets),
+            facets=facets,
+            entities=self._episode_entities(facets, chunks, speakers),
+            time=span,
+            sources=[c.key for c in chunks],
+        )
+
+    def _summary(self, facets: list[FacetDraft]) -> str:
+        """The seed's sectioned form: one ``【handle】content`` line per facet, bounded."""
+        budget = max(80, self.summary_chars // max(1, len(facets)))
+        lines: list[str] = []
+        used = 0
+        for i, facet in enumerate(facets):
+            content = join_statements([p.search_text for p in facet.points]) or facet.anchor_text
+            head = f"【{shorten(facet.search_text, 40)}】"
+            line = head + shorten(content, max(20, budget - len(head) - 1))
+            if used + len(line) > self.summary_chars:
+                lines.append(f"…(+{len(facets) - i} more)")
+                break
+            lines.append(line)
+            used += len(line) + 1
+        return "\n".join(lines) or "(empty)"
+
+    def _episode_entities(
+        self, facets: list[FacetDraft], chunks: list[Chunk], speakers: list[str]
+    ) -> list[EntityDraft]:
+        turns: dict[str, int] = {}
+        for chunk in chunks:
+            if chunk.speaker:
+                turns[chunk.speaker] = turns.get(chunk.speaker, 0) + 1
+        merged: dict[str, tuple[EntityDraft, list[str], int]] = {}
+        for facet in facets:
+            for entity in facet.entities:
+                key = canonical_name(entity.name)
+                first, where, order = merged.get(key, (entity, [], len(merged)))
+                merged[key] = (first, [*where, facet.search_text], order)
+        out: list[EntityDraft] = []
+        for speaker in speakers:
+            out.append(
+                EntityDraft(
+                    name=speaker,
+                    entity_type="person",
+                    role=f"speaker ({turns.get(speaker, 0)} turns)",
+                )
+            )
+            merged.pop(canonical_name(speaker), None)
+        ranked = sorted(merged.values(), key=lambda v: (-len(v[1]), v[2]))
+        for entity, where, _ in ranked[: max(0, self.max_entities_per_episode - len(out))]:
+            role = shorten("mentioned in: " + "; ".join(shorten(w, 50) for w in where), 200)
+            out.append(EntityDraft(name=entity.name, entity_type=entity.entity_type, role=role))
+        return out
+
+
+def _facet_entity(hit: EntityHit, chunks: list[Chunk]) -> EntityDraft:
+    if hit.entity_type == "person":
+        turns = sum(1 for c in chunks if c.speaker == hit.name)
+        role = f"speaker ({turns} turns)"
+        if hit.count:
+            role += f", also mentioned: {shorten(point_text(chunks[hit.first]), 120)}"
+    else:
+        role = f"mentioned: {shorten(point_text(chunks[hit.first]), 160)}"
+    return EntityDraft(name=hit.name, entity_type=hit.entity_type, role=role)
+
+
+def _unique(handle: str, used: set[str]) -> str:
+    candidate, n = handle, 2
+    while canonical_name(candidate) in used:
+        candidate, n = f"{handle} ({n})", n + 1
+    used.add(canonical_name(candidate))
+    return candidate
+
+
+def _common_root(chunks: list[Chunk]) -> str | None:
+    roots = {(c.section or "").split(" > ")[0] for c in chunks if c.section}
+    return roots.pop() if len(roots) == 1 else None
+
+
+def _relative_heading(section: str | None, drop: str | None) -> str | None:
+    if not section:
+        return None
+    parts = section.split(" > ")
+    dropped = set((drop or "").split(" — "))
+    while len(parts) > 1 and parts[0] in dropped:
+        parts.pop(0)
+    return " > ".join(parts)
+
+
+def _paragraph_starts(doc: ParsedDocument) -> set[int]:
+    """Chunk indexes that open a paragraph, recovered by re-reading the document's text."""
+    units, _ = text_units(doc.text, markdown=doc.content_type == "markdown")
+    if [u.text for u in units] != [c.text for c in doc.chunks]:
+        return set()
+    return {i for i in range(1, len(units)) if units[i].paragraph != units[i - 1].paragraph}
+
+
+def drafts_from_json(text: str, source: str) -> list[EpisodeDraft]:
+    """Episode drafts given as JSON: one draft, a list, or ``{"episodes": [...]}``."""
+    try:
+        obj = json.loads(text)
+        items = obj.get("episodes", [obj]) if isinstance(obj, dict) else obj
+        if not isinstance(items, list):
+            raise InvalidInput(f'{source}: "episodes" must be a list of episode drafts')
+        return [EpisodeDraft.model_validate(item) for item in items]
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{source}: malformed JSON at line {exc.lineno} column {exc.colno}"
+        ) from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(f"{source}: invalid episode draft at {where}: {first['msg']}") from exc
+
+
+__all__ = ["RulesExtractor", "drafts_from_json", "facet_type_for", "point_text"]

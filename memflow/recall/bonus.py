@@ -1,0 +1,155 @@
+"""Score normalisation and the rule-based bonuses on vector hits (retrieval.md sections 3-4).
+
+Scores are distances: every bonus subtracts. Bonuses never touch the ``Edge_text`` collection.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from uuid import UUID
+
+from memflow.recall.config import Normalization, RecallConfig
+from memflow.recall.preprocess import (
+    NumberToken,
+    PreprocessedQuery,
+    extract_numbers,
+    has_cjk,
+    latin_terms,
+)
+from memflow.recall.types import COLLECTIONS, EDGE_COLLECTION, Hit
+
+_MATCH_DROP = re.compile(r"[\s，,。.；;：:！!？?、]")
+_COLLECTION_ORDER = {name: i for i, name in enumerate(COLLECTIONS)}
+
+
+def normalize_scores(hits: Sequence[Hit], mode: Normalization = "minmax") -> list[Hit]:
+    """Set each hit's score from its raw distance: per-collection min-max, or the distance."""
+    if mode == "raw":
+        return [h.model_copy(update={"score": h.distance}) for h in hits]
+    bounds: dict[str, tuple[float, float]] = {}
+    for h in hits:
+        lo, hi = bounds.get(h.collection, (h.distance, h.distance))
+        bounds[h.collection] = (min(lo, h.distance), max(hi, h.distance))
+    out: list[Hit] = []
+    for h in hits:
+        lo, hi = bounds[h.collection]
+        score = (h.distance - lo) / (hi - lo) if hi > lo else 0.0
+        out.append(h.model_copy(update={"score": score}))
+    return out
+
+
+def normalize_for_match(text: str) -> str:
+    """Lower-case, drop whitespace and common punctuation (the keyword-bonus comparison form)."""
+    return _MATCH_DROP.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def keyword_matches(keywords: Iterable[str], text: str) -> bool:
+    norm = normalize_for_match(text)
+    return any(k and k in norm for k in (normalize_for_match(k) for k in keywords))
+
+
+def number_bonus(query_numbers: Sequence[NumberToken], text: str, config: RecallConfig) -> float:
+    """Per query number: same value and unit in the text -> same_unit, same value only ->
+    other_unit; the total is capped at number_bonus_floor."""
+    if not query_numbers:
+        return 0.0
+    found = extract_numbers(text)
+    total = 0.0
+    seen: set[tuple[str, str | None]] = set()
+    for q in query_numbers:
+        if (q.value, q.unit) in seen:
+            continue
+        seen.add((q.value, q.unit))
+        same_value = [t for t in found if t.value == q.value]
+        if any(t.unit == q.unit for t in same_value):
+            total += config.number_same_unit
+        elif same_value:
+            total += config.number_other_unit
+    return min(total, config.number_bonus_floor)
+
+
+def term_bonus(terms: Sequence[str], text: str, config: RecallConfig) -> float:
+    """English terms of a CJK query found as whole tokens in the text, capped."""
+    total = 0.0
+    for term in terms:
+        pattern = rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])"
+        if re.search(pattern, text, re.IGNORECASE):
+            total += config.english_term_bonus
+    return min(total, config.english_term_max)
+
+
+def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConfig) -> list[Hit]:
+    """Keyword bonus (hybrid queries), then the exact-match bonus against the original query
+    for scores still >= exact_match_min_score. Scores never go below 0."""
+    numbers = extract_numbers(pq.original)
+    terms = latin_terms(pq.original) if has_cjk(pq.original) else []
+    out: list[Hit] = []
+    for h in hits:
+        if h.collection == EDGE_COLLECTION:
+            out.append(h)
+            continue
+        score = h.score
+        if pq.use_hybrid and keyword_matches(pq.keywords, h.text):
+            score = max(0.0, score - config.keyword_bonus)
+        if score >= config.exact_match_min_score:
+            bonus = number_bonus(numbers, h.text, config) + term_bonus(terms, h.text, config)
+            score = max(0.0, score - bonus)
+        out.append(h if score == h.score else h.model_copy(update={"score": score}))
+    return out
+
+
+def _better(a: Hit, b: Hit) -> bool:
+    """Deterministic preference between two hits of the same node or edge text."""
+    ka = (a.score, a.distance, _COLLECTION_ORDER.get(a.collection, 99))
+    kb = (b.score, b.distance, _COLLECTION_ORDER.get(b.collection, 99))
+    return ka < kb
+
+
+def best_hits(hits: Iterable[Hit]) -> dict[UUID, Hit]:
+    """The best-scored hit of every node over all node collections."""
+    best: dict[UUID, Hit] = {}
+    for h in hits:
+        if h.collection == EDGE_COLLECTION or h.node_id is None:
+            continue
+        cur = best.get(h.node_id)
+        if cur is None or _better(h, cur):
+            best[h.node_id] = h
+    return best
+
+
+def best_by_id(hits: Iterable[Hit]) -> dict[UUID, float]:
+    """best_by_id[node] = min score over all collections where the node was hit."""
+    return {node: h.score for node, h in best_hits(hits).items()}
+
+
+def edge_best_hits(hits: Iterable[Hit]) -> dict[str, Hit]:
+    """The best ``Edge_text`` hit per edge text."""
+    best: dict[str, Hit] = {}
+    for h in hits:
+        if h.collection != EDGE_COLLECTION:
+            continue
+        cur = best.get(h.text)
+        if cur is None or _better(h, cur):
+            best[h.text] = h
+    return best
+
+
+def edge_hit_map(hits: Iterable[Hit]) -> dict[str, float]:
+    """edge_hit_map[edge_text] = min score over Edge_text hits."""
+    return {text: h.score for text, h in edge_best_hits(hits).items()}
+
+
+__all__ = [
+    "apply_bonuses",
+    "best_by_id",
+    "best_hits",
+    "edge_best_hits",
+    "edge_hit_map",
+    "keyword_matches",
+    "normalize_for_match",
+    "normalize_scores",
+    "number_bonus",
+    "term_bonus",
+]

@@ -1,0 +1,78 @@
+"""Every constant of episodic retrieval (retrieval.md), in one frozen pydantic object.
+
+Defaults follow m_flow v0.3.x unless noted; the LoCoMo benchmark may revise them. Override per call
+with ``RecallConfig(...).model_copy(update={...})`` or by constructing a new object.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DisplayMode = Literal["summary", "highly_related", "detail"]
+SearchMode = Literal["episodic", "vector", "lexical"]
+Normalization = Literal["minmax", "raw"]
+
+
+class RecallConfig(BaseModel):
+    """Knobs of recall, scoring and rendering. Scores are distances: smaller is better."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # --- 2. vector recall
+    wide_search_top_k: int = Field(default=100, ge=1)  # per collection (m_flow default)
+    timed_top_k_max: int = Field(default=300, ge=1)  # with a confident time span: min(2k, this)
+    time_confidence_min: float = Field(default=0.4, ge=0.0, le=1.0)
+    ef_search: int = Field(default=200, ge=1)  # hnsw.ef_search; the SQL layer uses max(this, k)
+
+    # --- 3. normalisation and bonuses
+    normalize: Normalization = "minmax"
+    keyword_bonus: float = 0.15
+    number_same_unit: float = 0.12
+    number_other_unit: float = 0.03
+    number_bonus_floor: float = 0.24  # the number bonus is at most this much in total
+    english_term_bonus: float = 0.08
+    english_term_max: float = 0.16
+    exact_match_min_score: float = 0.10  # exact-match bonuses only apply to scores >= this
+
+    # --- 5. graph projection
+    max_relevant_ids: int = Field(default=300, ge=1)
+    max_projection_nodes: int = Field(default=600, ge=1)
+    hub_fanout: int = Field(default=50, ge=1)
+
+    # --- 6-7. bundle scoring
+    hop_cost: float = 0.05
+    edge_miss_cost: float = 0.9
+    direct_episode_penalty: float = 0.3
+    # m_flow's facet confidence discount (not in the seed article): a facet whose own distance is
+    # below the strong threshold pays a flat facet->episode step, below the weak one a fraction.
+    facet_discount: bool = True
+    facet_discount_strong_below: float = 0.1
+    facet_discount_strong_edge: float = 0.1  # the flat step is this + hop_cost
+    facet_discount_weak_below: float = 0.2
+    facet_discount_weak_factor: float = 0.3
+    time_bonus_max: float = 0.04
+    time_bonus_floor: float = 0.08  # the time bonus never lowers a score below this
+
+    # --- 8. output
+    top_k: int = Field(default=10, ge=1)
+    display: DisplayMode = "summary"
+    budget_tokens: int = Field(default=500, ge=1)  # highly_related context budget
+    episode_prior_lambda: float = 0.05  # highly_related: d(unit) + lambda * EpisodeScore
+    detail_max_facets: int = Field(default=4, ge=0)
+    detail_max_points: int = Field(default=8, ge=0)
+    detail_max_entities: int = Field(default=2, ge=0)
+
+    # --- time parsing
+    timezone: str = "UTC"
+
+    def recall_k(self, time_confidence: float | None) -> int:
+        """Rows per collection: doubled (capped) when the query carries a confident time span."""
+        k = self.wide_search_top_k
+        if time_confidence is not None and time_confidence >= self.time_confidence_min:
+            return max(k, min(2 * k, self.timed_top_k_max))
+        return k
+
+
+__all__ = ["DisplayMode", "Normalization", "RecallConfig", "SearchMode"]

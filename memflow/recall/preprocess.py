@@ -1,0 +1,385 @@
+"""Query preprocessing (retrieval.md section 1): vector query, hybrid trigger, keywords, time.
+
+Also the number-with-unit tokenizer shared with the exact-match bonus (``bonus.py``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from datetime import datetime, tzinfo
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from memflow.errors import InvalidInput
+from memflow.recall.timeparse import TimeMatch, parse_time, resolve_tz
+
+HybridReason = Literal["mixed_lang", "number", "short_query"]
+
+# m_flow's Chinese question words, longest first so "为什么" goes before "什么"-free shorter ones.
+CN_QUESTION_WORDS = (
+    "是什么",
+    "是啥",
+    "什么是",
+    "啥是",
+    "怎么做",
+    "怎样做",
+    "如何做",
+    "为什么",
+    "为啥",
+    "怎么",
+    "怎样",
+    "如何",
+)
+# "吗" / "呢" are only question particles at the end of a clause ("吗啡" is not a question).
+_CN_PARTICLE = re.compile(r"[吗呢](?=\s*(?:[？?！!。，,；;]|$))")
+_QUESTION_MARKS = re.compile(r"[？?]")
+
+# English question and filler words: removed for keyword extraction only (the vector query keeps
+# English words, as m_flow does).
+EN_QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "did",
+        "does",
+        "do",
+        "done",
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "the",
+        "a",
+        "an",
+        "any",
+        "there",
+        "this",
+        "that",
+        "these",
+        "those",
+        "i",
+        "me",
+        "my",
+        "you",
+        "your",
+        "tell",
+        "please",
+        "many",
+        "much",
+    ]
+)
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+_DIGIT = re.compile(r"\d")
+_ALNUM_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-_.+/'][A-Za-z0-9]+)*\+*")
+_SPACES = re.compile(r"\s+")
+
+# Units a number may carry, mapped to one canonical unit so "3天" and "3 days" agree.
+_UNIT_CANON: dict[str, str] = {
+    "%": "%",
+    "％": "%",
+    "percent": "%",
+    "万": "万",
+    "亿": "亿",
+    "千": "千",
+    "百": "百",
+    "k": "k",
+    "m": "m",
+    "b": "b",
+    "bn": "b",
+    "元": "yuan",
+    "块": "yuan",
+    "rmb": "yuan",
+    "yuan": "yuan",
+    "usd": "usd",
+    "dollars": "usd",
+    "次": "times",
+    "times": "times",
+    "倍": "x",
+    "x": "x",
+    "个": "个",
+    "人": "people",
+    "people": "people",
+    "岁": "岁",
+    "条": "条",
+    "篇": "篇",
+    "页": "页",
+    "张": "张",
+    "台": "台",
+    "份": "份",
+    "家": "家",
+    "毫秒": "ms",
+    "ms": "ms",
+    "秒": "s",
+    "s": "s",
+    "sec": "s",
+    "secs": "s",
+    "second": "s",
+    "seconds": "s",
+    "分钟": "min",
+    "min": "min",
+    "mins": "min",
+    "minute": "min",
+    "minutes": "min",
+    "小时": "h",
+    "个小时": "h",
+    "h": "h",
+    "hr": "h",
+    "hrs": "h",
+    "hour": "h",
+    "hours": "h",
+    "天": "day",
+    "day": "day",
+    "days": "day",
+    "周": "week",
+    "个星期": "week",
+    "week": "week",
+    "weeks": "week",
+    "个月": "month",
+    "月": "month",
+    "month": "month",
+    "months": "month",
+    "年": "year",
+    "year": "year",
+    "years": "year",
+    "日": "日",
+    "号": "日",
+    "kb": "kb",
+    "mb": "mb",
+    "gb": "gb",
+    "tb": "tb",
+    "km": "km",
+    "kg": "kg",
+}
+_UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNIT_CANON, key=len, reverse=True))
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_.:\-])(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)"
+    rf"(?:\s?(?P<unit>{_UNIT_ALT}))?(?![A-Za-z0-9]|:\d|\.\d)",
+    re.IGNORECASE,
+)
+
+
+class NumberToken(BaseModel):
+    """A number in a text with its canonical value ("1,000.50" -> "1000.5") and unit."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    value: str
+    unit: str | None
+    pos: tuple[int, int]
+
+
+def _canonical_value(num: str) -> str:
+    try:
+        value = Decimal(num.replace(",", "")).normalize()
+    except InvalidOperation:
+        return num
+    return format(value, "f")
+
+
+def extract_numbers(text: str) -> list[NumberToken]:
+    """Numbers with their unit: "40万", "500ms", "500 ms", "3 次", "20%", bare "2023"."""
+    out: list[NumberToken] = []
+    for m in _NUMBER.finditer(text):
+        unit = m["unit"]
+        out.append(
+            NumberToken(
+                text=m[0],
+                value=_canonical_value(m["num"]),
+                unit=_UNIT_CANON[unit.lower()] if unit else None,
+                pos=(m.start(), m.end()),
+            )
+        )
+    return out
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def latin_terms(text: str) -> list[str]:
+    """Tokens with a Latin letter, kept whole ("GPT-4o", "API", "500ms", "C++"), minus English
+    question words."""
+    return _dedupe(
+        t
+        for t in _ALNUM_TOKEN.findall(text)
+        if _LATIN.search(t) and t.lower() not in EN_QUESTION_WORDS
+    )
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = item.casefold()
+        if key and key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+class PreprocessedQuery(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    original: str
+    vector_query: str
+    keywords: list[str]
+    hybrid_reason: HybridReason | None
+    use_hybrid: bool
+    time: TimeMatch | None = None
+
+
+def strip_cn_question_words(text: str) -> str:
+    for word in CN_QUESTION_WORDS:
+        text = text.replace(word, "")
+    text = _CN_PARTICLE.sub("", text)
+    return _QUESTION_MARKS.sub(" ", text)
+
+
+def _strip_punct(text: str) -> str:
+    return "".join(ch for ch in text if not unicodedata.category(ch).startswith(("P", "S")))
+
+
+def _strip_edge_punct(word: str) -> str:
+    lo, hi = 0, len(word)
+    while lo < hi and unicodedata.category(word[lo]).startswith("P"):
+        lo += 1
+    while hi > lo and unicodedata.category(word[hi - 1]).startswith("P"):
+        hi -= 1
+    return word[lo:hi]
+
+
+def query_core(query: str) -> str:
+    """The query without question words (Chinese and English) and surrounding punctuation."""
+    words = [_strip_edge_punct(w) for w in strip_cn_question_words(query).split()]
+    return " ".join(w for w in words if w and w.lower() not in EN_QUESTION_WORDS)
+
+
+def hybrid_reason(query: str) -> HybridReason | None:
+    """mixed_lang, then number, then short_query (<= 3 characters of core), else None."""
+    if _CJK.search(query) and _LATIN.search(query):
+        return "mixed_lang"
+    if _DIGIT.search(query):
+        return "number"
+    core = _strip_punct(query_core(query)).replace(" ", "")
+    if 0 < len(core) <= 3:
+        return "short_query"
+    return None
+
+
+def extract_keywords(query: str, reason: HybridReason | None) -> list[str]:
+    """Keywords for the keyword bonus, each its own list item (never glued together)."""
+    if reason == "mixed_lang":
+        return _latin_keywords(query)
+    if reason == "number":
+        numbers = extract_numbers(query)
+        covered = [n.pos for n in numbers]
+        codes = [
+            m[0]
+            for m in _ALNUM_TOKEN.finditer(query)
+            if _LATIN.search(m[0])
+            and _DIGIT.search(m[0])
+            and not any(lo <= m.start() < hi for lo, hi in covered)
+        ]
+        return _dedupe([*(n.text for n in numbers), *codes])
+    if reason == "short_query":
+        core = query_core(query)
+        return [core] if core else []
+    return []
+
+
+def _latin_keywords(query: str) -> list[str]:
+    """Latin terms; a Latin unit after a number ("500 ms") stays with its number."""
+    with_unit = [n for n in extract_numbers(query) if n.unit and _LATIN.search(n.text)]
+    out: list[str] = []
+    for m in _ALNUM_TOKEN.finditer(query):
+        if not _LATIN.search(m[0]) or m[0].lower() in EN_QUESTION_WORDS:
+            continue
+        owner = next((n for n in with_unit if n.pos[0] <= m.start() < n.pos[1]), None)
+        out.append(owner.text if owner else m[0])
+    return _dedupe(out)
+
+
+def _remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    for lo, hi in sorted(spans, reverse=True):
+        text = text[:lo] + " " + text[hi:]
+    return text
+
+
+def build_vector_query(query: str, times: list[TimeMatch]) -> str:
+    """Question words and time expressions removed; the original when nothing is left."""
+    text = strip_cn_question_words(_remove_spans(query, [t.pos for t in times]))
+    text = _SPACES.sub(" ", text).strip(" ,，、;；:：")
+    return text if _strip_punct(text).strip() else query.strip()
+
+
+def preprocess(
+    query: str,
+    now: datetime | None = None,
+    tz: str | tzinfo = "UTC",
+    *,
+    time_confidence_min: float = 0.4,
+) -> PreprocessedQuery:
+    """Turn a user query into the vector query, keywords, hybrid reason and time span."""
+    if not query or not query.strip():
+        raise InvalidInput("the query is empty: pass the question to search for")
+    zone = resolve_tz(tz)
+    ref = now or datetime.now(zone)
+    times = [t for t in parse_time(query, ref, zone) if t.confidence >= time_confidence_min]
+    reason = hybrid_reason(query)
+    keywords = extract_keywords(query, reason)
+    return PreprocessedQuery(
+        original=query,
+        vector_query=build_vector_query(query, times),
+        keywords=keywords,
+        hybrid_reason=reason,
+        use_hybrid=reason is not None and bool(keywords),
+        time=min(times, key=lambda t: (-t.confidence, t.pos[0])) if times else None,
+    )
+
+
+__all__ = [
+    "CN_QUESTION_WORDS",
+    "EN_QUESTION_WORDS",
+    "HybridReason",
+    "NumberToken",
+    "PreprocessedQuery",
+    "build_vector_query",
+    "extract_keywords",
+    "extract_numbers",
+    "has_cjk",
+    "hybrid_reason",
+    "latin_terms",
+    "preprocess",
+    "query_core",
+    "strip_cn_question_words",
+]

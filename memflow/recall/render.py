@@ -1,0 +1,251 @@
+"""Output assembly (retrieval.md section 8): results and context text in three display modes.
+
+- ``summary``: ``[<time>] [<name>]\\n<summary>`` per episode, joined by ``\\n\\n---\\n\\n``.
+- ``highly_related``: the evidence units (FacetPoints and facet texts with a score) of the result
+  episodes, ranked by ``d(unit) + lambda * EpisodeScore(episode)``, packed into a token budget and
+  grouped under their episode's header.
+- ``detail``: the episode, its top facets with their points, and its top entities with edge texts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from memflow.recall.config import DisplayMode, RecallConfig
+from memflow.recall.scoring import INF, BundleScorer, RelationshipIndex
+from memflow.recall.types import Bundle, GraphNode, SearchResult, Subgraph
+
+SUMMARY_SEPARATOR = "\n\n---\n\n"
+GROUP_SEPARATOR = "\n\n"
+# CJK punctuation, kana, ideographs, Hangul, compatibility ideographs and full-width forms.
+_CJK_CHAR = re.compile(
+    r"[\u3001-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
+)
+
+
+def count_tokens(text: str) -> int:
+    """Approximate LLM tokens, without a tokenizer: every CJK character (Chinese, Japanese kana,
+    Korean, CJK and full-width punctuation) is half a token, rounded up over the text; every other whitespace-separated word is
+    one token. The count of a text joined from parts by whitespace is at most the sum of the
+    parts' counts, so packing by summed counts never exceeds a budget."""
+    cjk = len(_CJK_CHAR.findall(text))
+    words = len(_CJK_CHAR.sub(" ", text).split())
+    return words + math.ceil(cjk / 2)
+
+
+def _is_midnight(dt: datetime) -> bool:
+    return (dt.hour, dt.minute, dt.second, dt.microsecond) == (0, 0, 0, 0)
+
+
+def format_time(node: GraphNode) -> str | None:
+    """The episode's mentioned time as a day, month, year or day range; else its created date."""
+    start, end = node.time_start, node.time_end
+    if start is None:
+        return node.created_at.date().isoformat() if node.created_at else None
+    if end is None or end <= start:
+        return start.date().isoformat()
+    if _is_midnight(start) and _is_midnight(end):
+        if start.day == 1 and end.day == 1:
+            months = (end.year - start.year) * 12 + end.month - start.month
+            if months == 12 and start.month == 1:
+                return str(start.year)
+            if months == 1:
+                return f"{start.year:04d}-{start.month:02d}"
+        last = (end - timedelta(microseconds=1)).date()
+        if last == start.date():
+            return start.date().isoformat()
+        return f"{start.date().isoformat()} – {last.isoformat()}"
+    if end - start <= timedelta(days=1) and start.date() == end.date():
+        return start.date().isoformat()
+    return f"{start.date().isoformat()} – {end.date().isoformat()}"
+
+
+def header(node: GraphNode | None, fallback: str = "") -> str:
+    name = node.name if node is not None else fallback
+    when = format_time(node) if node is not None else None
+    return f"[{when}] [{name}]" if when else f"[{name}]"
+
+
+def summary_context(node: GraphNode | None) -> str:
+    body = (node.summary or "") if node is not None else ""
+    return f"{header(node)}\n{body}".rstrip()
+
+
+def facet_text(node: GraphNode) -> str:
+    handle = node.search_text or node.name
+    anchor = node.anchor_text or ""
+    return f"{handle}: {anchor}" if anchor and anchor != handle else handle
+
+
+def point_text(node: GraphNode) -> str:
+    return node.search_text or node.name
+
+
+# ------------------------------------------------------------------------------- highly_related
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceUnit:
+    node_id: UUID
+    episode_id: UUID
+    text: str
+    rank_score: float  # d(unit) + lambda * EpisodeScore(episode)
+    is_point: bool
+
+
+def evidence_units(
+    bundles: Sequence[Bundle],
+    index: RelationshipIndex,
+    best_by_id: Mapping[UUID, float],
+    config: RecallConfig,
+) -> list[EvidenceUnit]:
+    """Scored facets and points of the bundles' episodes, best first, one per node and text."""
+    best: dict[UUID, EvidenceUnit] = {}
+    for b in bundles:
+        prior = config.episode_prior_lambda * b.score
+        for f in index.facets_by_episode.get(b.episode_id, []):
+            members = [(f, False), *((p, True) for p in index.points_by_facet.get(f, []))]
+            for node_id, is_point in members:
+                d = best_by_id.get(node_id, INF)
+                node = index.nodes.get(node_id)
+                if d == INF or node is None:
+                    continue
+                text = point_text(node) if is_point else facet_text(node)
+                unit = EvidenceUnit(node_id, b.episode_id, text, d + prior, is_point)
+                cur = best.get(node_id)
+                if cur is None or unit.rank_score < cur.rank_score:
+                    best[node_id] = unit
+    ordered = sorted(
+        best.values(), key=lambda u: (round(u.rank_score, 9), not u.is_point, u.node_id.int)
+    )
+    seen: set[str] = set()
+    out: list[EvidenceUnit] = []
+    for u in ordered:
+        if u.text not in seen:
+            seen.add(u.text)
+            out.append(u)
+    return out
+
+
+def pack_units(
+    units: Sequence[EvidenceUnit], headers: Mapping[UUID, str], budget_tokens: int
+) -> dict[UUID, list[EvidenceUnit]]:
+    """Greedy packing in rank order; an episode's header is paid by its first unit. Units that do
+    not fit are skipped (a later, shorter one may still fit). Insertion order = group order."""
+    groups: dict[UUID, list[EvidenceUnit]] = {}
+    used = 0
+    for u in units:
+        cost = count_tokens(u.text)
+        if u.episode_id not in groups:
+            cost += count_tokens(headers.get(u.episode_id, ""))
+        if used + cost > budget_tokens:
+            continue
+        used += cost
+        groups.setdefault(u.episode_id, []).append(u)
+    return groups
+
+
+# ---------------------------------------------------------------------------------------- detail
+
+
+def _ranked(
+    ids: Sequence[UUID], cost: Mapping[UUID, float], label: Mapping[UUID, str]
+) -> list[UUID]:
+    return sorted(ids, key=lambda i: (round(cost.get(i, INF), 9), label.get(i, ""), i.int))
+
+
+def detail_context(e: UUID, scorer: BundleScorer) -> str:
+    index, config = scorer.index, scorer.config
+    nodes = index.nodes
+    lines = [summary_context(nodes.get(e))]
+    facets = index.facets_by_episode.get(e, [])
+    facet_cost = {f: scorer.facet_cost(f).cost + scorer.facet_step(f, e) for f in facets}
+    labels = {i: (n.search_text or n.name) for i, n in nodes.items()}
+    for f in _ranked(facets, facet_cost, labels)[: config.detail_max_facets]:
+        if f not in nodes:
+            continue
+        lines.append(f"## {facet_text(nodes[f])}")
+        points = index.points_by_facet.get(f, [])
+        point_cost = {p: scorer.d(p) for p in points}
+        for p in _ranked(points, point_cost, labels)[: config.detail_max_points]:
+            if p in nodes:
+                lines.append(f"- {point_text(nodes[p])}")
+    entities = index.entities_by_episode.get(e, [])
+    entity_cost = {en: scorer.d(en) + scorer.hop(e, en) for en in entities}
+    shown = [en for en in _ranked(entities, entity_cost, labels) if en in nodes]
+    if shown and config.detail_max_entities:
+        lines.append("Entities:")
+        for en in shown[: config.detail_max_entities]:
+            _, edge = scorer.edge(e, en)
+            lines.append(f"- {edge.edge_text if edge else nodes[en].name}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------- assembly
+
+
+def render(
+    bundles: Sequence[Bundle],
+    subgraph: Subgraph,
+    display: DisplayMode,
+    config: RecallConfig,
+    *,
+    best_by_id: Mapping[UUID, float],
+    edge_hit_map: Mapping[str, float] | None = None,
+    index: RelationshipIndex | None = None,
+    budget_tokens: int | None = None,
+) -> tuple[list[SearchResult], str]:
+    """SearchResults (in bundle order, ranks from 1) and the response-level context text."""
+    index = index or RelationshipIndex.build(subgraph)
+    nodes = subgraph.nodes
+    contexts: dict[UUID, str]
+    if display == "summary":
+        contexts = {b.episode_id: summary_context(nodes.get(b.episode_id)) for b in bundles}
+        context = SUMMARY_SEPARATOR.join(contexts[b.episode_id] for b in bundles)
+    elif display == "highly_related":
+        headers = {b.episode_id: header(nodes.get(b.episode_id)) for b in bundles}
+        units = evidence_units(bundles, index, best_by_id, config)
+        groups = pack_units(units, headers, budget_tokens or config.budget_tokens)
+        contexts = {
+            e: "\n".join([headers[e], *(u.text for u in group)]) for e, group in groups.items()
+        }
+        context = GROUP_SEPARATOR.join(contexts.values())
+    else:
+        scorer = BundleScorer(index, best_by_id, edge_hit_map or {}, config)
+        contexts = {b.episode_id: detail_context(b.episode_id, scorer) for b in bundles}
+        context = SUMMARY_SEPARATOR.join(contexts[b.episode_id] for b in bundles)
+    results = [
+        SearchResult(
+            rank=i,
+            episode_id=b.episode_id,
+            name=nodes[b.episode_id].name if b.episode_id in nodes else "",
+            score=b.score,
+            best_path=b.best_path,
+            best_facet_id=b.best_facet_id,
+            best_point_id=b.best_point_id,
+            best_entity_id=b.best_entity_id,
+            path=b.path,
+            context=contexts.get(b.episode_id, ""),
+            time=format_time(nodes[b.episode_id]) if b.episode_id in nodes else None,
+        )
+        for i, b in enumerate(bundles, start=1)
+    ]
+    return results, context
+
+
+__all__ = [
+    "EvidenceUnit",
+    "count_tokens",
+    "detail_context",
+    "evidence_units",
+    "format_time",
+    "header",
+    "pack_units",
+    "render",
+    "summary_context",
+]

@@ -1,0 +1,255 @@
+"""Search orchestration: embed the query once, one bound transaction with the recall and
+projection statements, then the pure stages (bonus, index, score, render), each timed."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine
+
+from memflow.db.engine import transaction
+from memflow.embed.base import Embedder
+from memflow.errors import InvalidInput
+from memflow.recall import sqlrecall
+from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+from memflow.recall.pipeline import hit_ids_for_projection, respond
+from memflow.recall.preprocess import preprocess
+from memflow.recall.render import count_tokens
+from memflow.recall.types import PathStep, SearchResponse, SearchResult
+
+MODES: tuple[SearchMode, ...] = ("episodic", "vector", "lexical")
+DISPLAYS: tuple[DisplayMode, ...] = ("summary", "highly_related", "detail")
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+def search(
+    engine: Engine,
+    embedder: Embedder,
+    dataset_id: uuid.UUID,
+    query: str,
+    *,
+    top_k: int = 10,
+    mode: SearchMode = "episodic",
+    display: DisplayMode | None = None,
+    budget_tokens: int | None = None,
+    now: datetime | None = None,
+    config: RecallConfig | None = None,
+) -> SearchResponse:
+    cfg = config or RecallConfig()
+    if mode not in MODES:
+        raise InvalidInput(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
+    shown = display or cfg.display
+    if shown not in DISPLAYS:
+        raise InvalidInput(f"unknown display {shown!r}: use one of {', '.join(DISPLAYS)}")
+    if top_k < 1:
+        raise InvalidInput(f"top_k must be at least 1, got {top_k}")
+    if budget_tokens is not None and budget_tokens < 1:
+        raise InvalidInput(f"budget_tokens must be at least 1, got {budget_tokens}")
+    query = query.replace("\x00", "")
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    pq = preprocess(query, now, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+    timings["preprocess"] = _ms(t)
+    if mode == "lexical":
+        return _lexical(
+            engine,
+            dataset_id,
+            query,
+            top_k,
+            shown,
+            budget_tokens,
+            cfg,
+            timings,
+            pq.model_dump(mode="json"),
+        )
+    t = time.perf_counter()
+    qvec = embedder.embed_query(pq.vector_query)
+    timings["embed"] = _ms(t)
+    if mode == "vector":
+        return _vector(
+            engine,
+            dataset_id,
+            qvec,
+            query,
+            top_k,
+            shown,
+            budget_tokens,
+            cfg,
+            timings,
+            pq.model_dump(mode="json"),
+        )
+    k = cfg.recall_k(pq.time.confidence if pq.time else None)
+    with transaction(engine) as conn:
+        t = time.perf_counter()
+        sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
+        hits = sqlrecall.recall(conn, dataset_id, qvec, k)
+        timings["recall_sql"] = _ms(t)
+        t = time.perf_counter()
+        ids = hit_ids_for_projection(hits, cfg, pq)
+        graph = sqlrecall.project(conn, dataset_id, ids, cfg)
+        timings["projection_sql"] = _ms(t)
+    response = respond(
+        hits,
+        graph,
+        pq,
+        cfg,
+        display=shown,
+        top_k=top_k,
+        budget_tokens=budget_tokens,
+        timings_ms=timings,
+    )
+    response.timings_ms["total"] = round(
+        sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
+    )
+    return response
+
+
+def _unit_header(name: str | None, when: datetime | None) -> str:
+    stamp = when.strftime("%Y-%m-%d") if when else ""
+    return f"[{stamp}] [{name or ''}]" if stamp else f"[{name or ''}]"
+
+
+def _pack(units: Sequence[tuple[str, str]], budget: int) -> str:
+    """Units (header, text) in rank order, greedily packed into ``budget`` tokens."""
+    used = 0
+    out: list[str] = []
+    for head, text in units:
+        line = f"{head} {text}" if head else text
+        cost = count_tokens(line)
+        if used + cost > budget:
+            continue
+        used += cost
+        out.append(line)
+    return "\n".join(out)
+
+
+def _vector(
+    engine: Engine,
+    dataset_id: uuid.UUID,
+    qvec: Any,
+    query: str,
+    top_k: int,
+    display: DisplayMode,
+    budget: int | None,
+    cfg: RecallConfig,
+    timings: dict[str, float],
+    pre: dict[str, Any],
+) -> SearchResponse:
+    k = max(top_k, cfg.wide_search_top_k if display == "highly_related" else top_k)
+    with transaction(engine) as conn:
+        t = time.perf_counter()
+        sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
+        rows = sqlrecall.vector_units(conn, dataset_id, qvec, k)
+        timings["recall_sql"] = _ms(t)
+    t = time.perf_counter()
+    results = []
+    for i, r in enumerate(rows[:top_k], start=1):
+        is_point = r.collection == "FacetPoint_search_text"
+        results.append(
+            SearchResult(
+                rank=i,
+                episode_id=r.episode_id or r.node_id,
+                name=r.episode_name or "",
+                score=float(r.distance),
+                best_path="point" if is_point else "facet",
+                best_point_id=r.node_id if is_point else None,
+                best_facet_id=None if is_point else r.node_id,
+                path=[
+                    PathStep(
+                        kind="node",
+                        node_kind="FacetPoint" if is_point else "Facet",
+                        id=r.node_id,
+                        text=r.text,
+                        collection=r.collection,
+                        distance=float(r.distance),
+                        cost=float(r.distance),
+                    )
+                ],
+                context=r.text,
+                time=r.time_start.date().isoformat() if r.time_start else None,
+            )
+        )
+    units = [(_unit_header(r.episode_name, r.time_start), r.text) for r in rows]
+    context = (
+        _pack(units, budget or cfg.budget_tokens)
+        if display == "highly_related"
+        else "\n".join(res.context for res in results)
+    )
+    timings["render"] = _ms(t)
+    timings["total"] = round(sum(timings.values()), 3)
+    return SearchResponse(
+        query=query,
+        mode="vector",
+        display=display,
+        results=results,
+        timings_ms=timings,
+        context=context,
+        preprocessed=pre,
+    )
+
+
+def _lexical(
+    engine: Engine,
+    dataset_id: uuid.UUID,
+    query: str,
+    top_k: int,
+    display: DisplayMode,
+    budget: int | None,
+    cfg: RecallConfig,
+    timings: dict[str, float],
+    pre: dict[str, Any],
+) -> SearchResponse:
+    k = max(top_k, cfg.wide_search_top_k if display == "highly_related" else top_k)
+    with transaction(engine) as conn:
+        t = time.perf_counter()
+        sqlrecall.bind(conn, dataset_id, cfg.ef_search)
+        rows = sqlrecall.lexical_units(conn, dataset_id, query, k)
+        timings["recall_sql"] = _ms(t)
+    t = time.perf_counter()
+    results = [
+        SearchResult(
+            rank=i,
+            episode_id=r.episode_id or r.chunk_id,
+            name=r.episode_name or "",
+            score=-float(r.rank),
+            best_path="point",
+            best_point_id=r.point_id,
+            path=[
+                PathStep(
+                    kind="node",
+                    node_kind="FacetPoint",
+                    id=r.point_id,
+                    text=r.text,
+                    collection="chunk_fts",
+                    cost=-float(r.rank),
+                )
+            ],
+            context=r.text,
+            time=r.time_start.date().isoformat() if r.time_start else None,
+        )
+        for i, r in enumerate(rows[:top_k], start=1)
+    ]
+    units = [(_unit_header(r.episode_name, r.time_start), r.text) for r in rows]
+    context = (
+        _pack(units, budget or cfg.budget_tokens)
+        if display == "highly_related"
+        else "\n".join(res.context for res in results)
+    )
+    timings["render"] = _ms(t)
+    timings["total"] = round(sum(timings.values()), 3)
+    return SearchResponse(
+        query=query,
+        mode="lexical",
+        display=display,
+        results=results,
+        timings_ms=timings,
+        context=context,
+        preprocessed=pre,
+    )

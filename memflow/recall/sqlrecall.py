@@ -1,0 +1,201 @@
+"""The database half of search: bind, wide vector recall, graph projection, baselines.
+
+Each function runs one named statement from ``sql/recall.sql`` on a connection whose transaction
+was bound by :func:`bind`.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from sqlalchemy import Connection
+
+from memflow.db.queries import q
+from memflow.embed.base import Vector
+from memflow.recall.config import RecallConfig
+from memflow.recall.types import GraphEdge, GraphNode, Hit, Subgraph
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "from",
+        "by",
+        "with",
+        "about",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "done",
+        "have",
+        "has",
+        "had",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "i",
+        "you",
+        "he",
+        "she",
+        "we",
+        "they",
+        "me",
+        "him",
+        "her",
+        "us",
+        "them",
+        "my",
+        "your",
+        "his",
+        "our",
+        "their",
+        "not",
+        "no",
+        "yes",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+    ]
+)
+
+
+def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
+    conn.execute(q("bind_search"), {"dataset_id": str(dataset_id), "ef_search": str(ef_search)})
+
+
+def recall(conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int) -> list[Hit]:
+    rows = conn.execute(q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k}).all()
+    return [
+        Hit(
+            collection=r.collection,
+            node_id=r.node_id,
+            text=r.text,
+            distance=float(r.distance),
+            edge_text_hash=bytes(r.text_hash) if r.text_hash is not None else None,
+        )
+        for r in rows
+    ]
+
+
+def project(
+    conn: Connection, dataset_id: uuid.UUID, ids: list[uuid.UUID], config: RecallConfig
+) -> Subgraph:
+    if not ids:
+        return Subgraph()
+    rows = conn.execute(
+        q("project"),
+        {
+            "dataset_id": dataset_id,
+            "ids": ids,
+            "fanout": config.hub_fanout,
+            "max_nodes": config.max_projection_nodes,
+        },
+    ).all()
+    graph = Subgraph()
+    for r in rows:
+        if r.row_type == "node":
+            graph.nodes[r.id] = GraphNode(
+                id=r.id,
+                kind=r.kind,
+                name=r.name or "",
+                summary=r.summary,
+                search_text=r.search_text,
+                anchor_text=r.anchor_text,
+                description=r.description,
+                facet_type=r.facet_type,
+                created_at=r.created_at,
+                time_start=r.time_start,
+                time_end=r.time_end,
+                display_only=bool(r.display_only),
+                sources=list(r.sources or []),
+            )
+            if r.hub:
+                graph.notes.append(
+                    f"hub guard: entity {r.name!r} has more than {config.hub_fanout} links; "
+                    f"only the {config.hub_fanout} best were followed"
+                )
+        else:
+            graph.edges.append(
+                GraphEdge(src=r.src, relationship=r.relationship, dst=r.dst, edge_text=r.edge_text)
+            )
+    return graph
+
+
+def vector_units(
+    conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int, *, include_facets: bool = True
+) -> list[Any]:
+    return list(
+        conn.execute(
+            q("vector_units"),
+            {"dataset_id": dataset_id, "q": qvec, "k": k, "include_facets": include_facets},
+        ).all()
+    )
+
+
+def tsquery_for(query: str) -> str:
+    """An OR query of the words of ``query`` (stop words dropped), each quoted as one lexeme."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    kept = [w for w in words if w not in _STOP] or words
+    seen: dict[str, None] = {}
+    for w in kept:
+        seen.setdefault(w.replace("'", "''"), None)
+    return " | ".join(f"'{w}'" for w in seen)
+
+
+def lexical_units(conn: Connection, dataset_id: uuid.UUID, query: str, k: int) -> list[Any]:
+    tsq = tsquery_for(query)
+    trigram = bool(_CJK.search(query))
+    if not tsq and not trigram:
+        return []
+    return list(
+        conn.execute(
+            q("lexical_units"),
+            {
+                "dataset_id": dataset_id,
+                "tsquery": tsq or "''",
+                "raw": query,
+                "trigram": trigram,
+                "k": k,
+            },
+        ).all()
+    )

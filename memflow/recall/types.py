@@ -1,0 +1,154 @@
+"""Plain data of recall: vector hits, the projected subgraph, scored bundles and results.
+
+These are pydantic models so ``SearchResponse.model_dump(mode="json")`` is the CLI's ``--json``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memflow.recall.config import DisplayMode, SearchMode
+
+COLLECTIONS = (
+    "Episode_summary",
+    "Facet_search_text",
+    "Facet_anchor_text",
+    "FacetPoint_search_text",
+    "Entity_name",
+    "Edge_text",
+)
+EDGE_COLLECTION = "Edge_text"
+
+NodeKind = Literal["Episode", "Facet", "FacetPoint", "Entity"]
+Relationship = Literal["has_facet", "has_point", "involves_entity", "same_entity_as"]
+PathKind = Literal["direct_episode", "facet", "point", "entity", "facet_entity"]
+
+# Tie-break order of path kinds: the more specific evidence wins equal scores (retrieval.md 6-7).
+PATH_PREFERENCE: dict[str, int] = {
+    "point": 0,
+    "facet_entity": 1,
+    "facet": 2,
+    "entity": 3,
+    "direct_episode": 4,
+}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Hit(_Frozen):
+    """One ANN row. ``score`` starts as the raw distance until normalisation and bonuses set it."""
+
+    collection: str
+    node_id: UUID | None = None  # None for Edge_text rows
+    text: str
+    distance: float  # raw cosine distance, 1 - cos
+    score: float = 0.0
+    edge_text_hash: bytes | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _score_defaults_to_distance(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("score") is None and "distance" in data:
+            return {**data, "score": data["distance"]}
+        return data
+
+
+class GraphNode(_Frozen):
+    id: UUID
+    kind: NodeKind
+    name: str = ""
+    summary: str | None = None
+    search_text: str | None = None
+    anchor_text: str | None = None
+    description: str | None = None
+    facet_type: str | None = None
+    created_at: datetime | None = None
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+    display_only: bool = False
+    sources: list[str] = Field(default_factory=list)  # chunk keys, for provenance
+
+
+class GraphEdge(_Frozen):
+    src: UUID
+    relationship: Relationship
+    dst: UUID
+    edge_text: str = ""
+
+
+class Subgraph(BaseModel):
+    nodes: dict[UUID, GraphNode] = Field(default_factory=dict)
+    edges: list[GraphEdge] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # e.g. hub-guard truncations
+
+
+class PathStep(_Frozen):
+    """One node or edge of a bundle's winning chain, for the explain trace."""
+
+    kind: Literal["node", "edge"]
+    node_kind: NodeKind | None = None
+    relationship: Relationship | None = None
+    id: UUID | None = None  # node id; None for edges
+    text: str = ""
+    collection: str | None = None  # the collection of the hit that gave this step its distance
+    distance: float | None = None  # raw cosine distance of that hit
+    cost: float = 0.0  # what this step adds to the bundle score
+
+
+class Bundle(_Frozen):
+    episode_id: UUID
+    score: float
+    best_path: PathKind
+    best_facet_id: UUID | None = None
+    best_point_id: UUID | None = None
+    best_entity_id: UUID | None = None
+    path: list[PathStep] = Field(default_factory=list)
+
+
+class SearchResult(_Frozen):
+    rank: int
+    episode_id: UUID
+    name: str
+    score: float
+    best_path: PathKind
+    best_facet_id: UUID | None = None
+    best_point_id: UUID | None = None
+    best_entity_id: UUID | None = None
+    path: list[PathStep] = Field(default_factory=list)
+    context: str = ""
+    time: str | None = None
+
+
+class SearchResponse(BaseModel):
+    query: str
+    mode: SearchMode = "episodic"
+    display: DisplayMode = "summary"
+    results: list[SearchResult] = Field(default_factory=list)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    context: str = ""
+    preprocessed: dict[str, Any] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
+__all__ = [
+    "COLLECTIONS",
+    "EDGE_COLLECTION",
+    "PATH_PREFERENCE",
+    "Bundle",
+    "GraphEdge",
+    "GraphNode",
+    "Hit",
+    "NodeKind",
+    "PathKind",
+    "PathStep",
+    "Relationship",
+    "SearchResponse",
+    "SearchResult",
+    "Subgraph",
+]

@@ -1,0 +1,265 @@
+"""Output assembly: token counting, time labels, summary / highly_related / detail contexts."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from memflow.recall.config import RecallConfig
+from memflow.recall.render import count_tokens, evidence_units, format_time, render
+from memflow.recall.scoring import RelationshipIndex
+from memflow.recall.types import Bundle, GraphEdge, GraphNode, NodeKind, Relationship, Subgraph
+
+CFG = RecallConfig()
+
+
+def nid(name: str) -> uuid.UUID:
+    return uuid.uuid5(uuid.NAMESPACE_URL, name)
+
+
+def d(y: int, m: int, day: int) -> datetime:
+    return datetime(y, m, day, tzinfo=UTC)
+
+
+class G:
+    def __init__(self) -> None:
+        self.nodes: dict[uuid.UUID, GraphNode] = {}
+        self.edges: list[GraphEdge] = []
+
+    def node(self, name: str, kind: NodeKind, text: str | None = None, **kw: object) -> str:
+        fields: dict[str, object] = {"name": name}
+        if kind in ("Facet", "FacetPoint"):
+            fields["search_text"] = text or name
+        self.nodes[nid(name)] = GraphNode(id=nid(name), kind=kind, **fields, **kw)  # type: ignore[arg-type]
+        return name
+
+    def edge(self, a: str, rel: Relationship, b: str, text: str = "") -> None:
+        self.edges.append(GraphEdge(src=nid(a), relationship=rel, dst=nid(b), edge_text=text))
+
+    def sub(self) -> Subgraph:
+        return Subgraph(nodes=self.nodes, edges=self.edges)
+
+
+def bundle(name: str, score: float) -> Bundle:
+    return Bundle(episode_id=nid(name), score=score, best_path="direct_episode")
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("", 0),
+        ("hello world", 2),
+        ("  hello   world \n again ", 3),
+        ("你好世界", 2),
+        ("你好世界。", 3),
+        ("API 流式返回", 3),
+        ("API流式", 2),
+        ("三个字", 2),
+        ("[2023-05-08] [Lunch with Maria]", 4),
+    ],
+)
+def test_count_tokens(text: str, tokens: int) -> None:
+    assert count_tokens(text) == tokens
+
+
+def test_count_tokens_of_joined_parts_never_exceeds_the_sum() -> None:
+    parts = ["一二三", "abc def", "四五六七八", "x", "九"]
+    assert count_tokens("\n".join(parts)) <= sum(count_tokens(p) for p in parts)
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "created", "label"),
+    [
+        (d(2023, 5, 8), d(2023, 5, 9), None, "2023-05-08"),
+        (d(2023, 5, 1), d(2023, 6, 1), None, "2023-05"),
+        (d(2023, 1, 1), d(2024, 1, 1), None, "2023"),
+        (d(2023, 5, 3), d(2023, 5, 8), None, "2023-05-03 – 2023-05-07"),
+        (d(2023, 5, 3), None, None, "2023-05-03"),
+        (
+            datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
+            datetime(2023, 5, 8, 15, 0, tzinfo=UTC),
+            None,
+            "2023-05-08",
+        ),
+        (None, None, d(2024, 1, 2), "2024-01-02"),
+        (None, None, None, None),
+    ],
+)
+def test_format_time(
+    start: datetime | None, end: datetime | None, created: datetime | None, label: str | None
+) -> None:
+    node = GraphNode(
+        id=nid("e"), kind="Episode", time_start=start, time_end=end, created_at=created
+    )
+    assert format_time(node) == label
+
+
+def two_episodes() -> G:
+    g = G()
+    g.node(
+        "Lunch with Maria",
+        "Episode",
+        summary="Maria and Bob had lunch.",
+        time_start=d(2023, 5, 8),
+        time_end=d(2023, 5, 9),
+    )
+    g.node("API 流式返回改造", "Episode", summary="流式返回改造，鉴权中间件不变。")
+    return g
+
+
+def test_summary_mode() -> None:
+    g = two_episodes()
+    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 0.3)]
+    results, context = render(bundles, g.sub(), "summary", CFG, best_by_id={})
+    assert results[0].context == "[2023-05-08] [Lunch with Maria]\nMaria and Bob had lunch."
+    assert results[1].context == "[API 流式返回改造]\n流式返回改造，鉴权中间件不变。"
+    assert context == results[0].context + "\n\n---\n\n" + results[1].context
+    assert [r.rank for r in results] == [1, 2]
+    assert results[0].time == "2023-05-08" and results[1].time is None
+    assert results[0].name == "Lunch with Maria"
+
+
+def evidence_graph() -> tuple[G, dict[uuid.UUID, float]]:
+    g = two_episodes()
+    g.node("Other", "Episode", summary="not a result")
+    g.node("lunch", "Facet", anchor_text="They met at noon in Rome")
+    g.node("api", "Facet")
+    g.node("p_rome", "FacetPoint", "Maria picked the restaurant in Rome")
+    g.node("p_bob", "FacetPoint", "Bob paid the bill")
+    g.node("p_unhit", "FacetPoint", "nobody hit this point")
+    g.node("p_auth", "FacetPoint", "鉴权中间件不能改")
+    g.node("p_other", "FacetPoint", "a point of a non-result episode")
+    g.node("f_other", "Facet")
+    g.edge("Lunch with Maria", "has_facet", "lunch")
+    g.edge("API 流式返回改造", "has_facet", "api")
+    g.edge("Other", "has_facet", "f_other")
+    for p in ("p_rome", "p_bob", "p_unhit"):
+        g.edge("lunch", "has_point", p)
+    g.edge("api", "has_point", "p_auth")
+    g.edge("f_other", "has_point", "p_other")
+    best = {
+        nid("p_rome"): 0.10,
+        nid("p_bob"): 0.30,
+        nid("lunch"): 0.20,
+        nid("p_auth"): 0.12,
+        nid("p_other"): 0.0,
+    }
+    return g, best
+
+
+def test_evidence_units_rank_with_episode_prior() -> None:
+    g, best = evidence_graph()
+    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    index = RelationshipIndex.build(g.sub())
+    units = evidence_units(bundles, index, best, CFG)
+    # p_rome 0.10 + 0.05*0.2 = 0.11; p_auth 0.12 + 0.05 = 0.17; lunch 0.21; p_bob 0.31
+    assert [u.node_id for u in units] == [nid("p_rome"), nid("p_auth"), nid("lunch"), nid("p_bob")]
+    assert [round(u.rank_score, 6) for u in units] == [0.11, 0.17, 0.21, 0.31]
+    assert units[2].text == "lunch: They met at noon in Rome"
+    prior_heavy = evidence_units(bundles, index, best, RecallConfig(episode_prior_lambda=1.0))
+    assert prior_heavy[-1].node_id == nid("p_auth")  # 0.12 + 1.0 now ranks last
+
+
+def test_highly_related_groups_under_headers() -> None:
+    g, best = evidence_graph()
+    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    results, context = render(bundles, g.sub(), "highly_related", CFG, best_by_id=best)
+    assert results[0].context == (
+        "[2023-05-08] [Lunch with Maria]\n"
+        "Maria picked the restaurant in Rome\n"
+        "lunch: They met at noon in Rome\n"
+        "Bob paid the bill"
+    )
+    assert results[1].context == "[API 流式返回改造]\n鉴权中间件不能改"
+    assert context == results[0].context + "\n\n" + results[1].context
+    assert "nobody hit" not in context and "non-result" not in context
+
+
+@pytest.mark.parametrize("budget", [1, 8, 12, 15, 20, 30, 200])
+def test_highly_related_respects_the_budget(budget: int) -> None:
+    g, best = evidence_graph()
+    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    results, context = render(
+        bundles, g.sub(), "highly_related", CFG, best_by_id=best, budget_tokens=budget
+    )
+    assert count_tokens(context) <= budget
+    for r in results:
+        assert count_tokens(r.context) <= budget
+    assert len(results) == 2  # results are kept even when their evidence did not fit
+
+
+def test_highly_related_budget_skips_big_units_for_smaller_ones() -> None:
+    g, best = evidence_graph()
+    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+
+    def packed(budget: int) -> str:
+        ctx = render(bundles, g.sub(), "highly_related", CFG, best_by_id=best, budget_tokens=budget)
+        return ctx[1]
+
+    # token costs: lunch header 4, p_rome 6, API header 5 + p_auth 4, facet text 7, p_bob 4
+    assert packed(12) == "[2023-05-08] [Lunch with Maria]\nMaria picked the restaurant in Rome"
+    # 14: p_auth's group (9) and the facet (7) do not fit, the later and shorter p_bob does
+    assert packed(14) == (
+        "[2023-05-08] [Lunch with Maria]\nMaria picked the restaurant in Rome\nBob paid the bill"
+    )
+    assert packed(19) == (
+        "[2023-05-08] [Lunch with Maria]\nMaria picked the restaurant in Rome"
+        "\n\n[API 流式返回改造]\n鉴权中间件不能改"
+    )
+    assert packed(3) == ""
+
+
+def test_highly_related_is_deterministic() -> None:
+    g, best = evidence_graph()
+    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    first = render(bundles, g.sub(), "highly_related", CFG, best_by_id=best)
+    again = render(bundles, g.sub(), "highly_related", CFG, best_by_id=best)
+    assert first == again
+
+
+def detail_graph() -> tuple[G, dict[uuid.UUID, float], dict[str, float]]:
+    g = G()
+    g.node("Trip", "Episode", summary="A trip to Rome.", created_at=d(2023, 7, 1))
+    best: dict[uuid.UUID, float] = {}
+    for i in range(6):
+        f = g.node(f"facet{i}", "Facet")
+        g.edge("Trip", "has_facet", f, text=f"trip -> facet{i}")
+        best[nid(f)] = 0.1 * (6 - i)  # facet5 best, facet0 worst
+    for j in range(10):
+        p = g.node(f"point{j}", "FacetPoint")
+        g.edge("facet5", "has_point", p)
+        if j % 2:
+            best[nid(p)] = 0.01 * j
+    for name, role in (("Maria", "guide"), ("Bob", "driver"), ("Eve", "tourist")):
+        g.node(name, "Entity")
+        g.edge("Trip", "involves_entity", name, text=f"{name} | {role}")
+    best[nid("Eve")] = 0.05
+    best[nid("Bob")] = 0.2
+    return g, best, {"Maria | guide": 0.0}
+
+
+def test_detail_mode() -> None:
+    g, best, edges = detail_graph()
+    results, context = render(
+        [bundle("Trip", 0.3)], g.sub(), "detail", CFG, best_by_id=best, edge_hit_map=edges
+    )
+    lines = context.splitlines()
+    assert lines[:2] == ["[2023-07-01] [Trip]", "A trip to Rome."]
+    facets = [line for line in lines if line.startswith("## ")]
+    assert facets == ["## facet5", "## facet4", "## facet3", "## facet2"]
+    points = lines[lines.index("## facet5") + 1 : lines.index("## facet4")]
+    # hit points first by distance (1, 3, 5, 7, 9), then unhit ones by text
+    assert points == [f"- point{j}" for j in (1, 3, 5, 7, 9, 0, 2, 4)]
+    entities = lines[lines.index("Entities:") + 1 :]
+    # Eve 0.05+0.9+0.05 = 1.0, Bob 0.2+0.95 = 1.15, Maria (no hit) inf: edge hit alone is not enough
+    assert entities == ["- Eve | tourist", "- Bob | driver"]
+    assert results[0].context == context
+
+
+def test_detail_limits_come_from_config() -> None:
+    g, best, _ = detail_graph()
+    cfg = RecallConfig(detail_max_facets=1, detail_max_points=2, detail_max_entities=0)
+    _, context = render([bundle("Trip", 0.3)], g.sub(), "detail", cfg, best_by_id=best)
+    assert context.splitlines()[2:] == ["## facet5", "- point1", "- point3"]
