@@ -51,11 +51,12 @@ def score_hits(
 
 
 def hit_ids_for_projection(
-    hits: Sequence[Hit], config: RecallConfig, pq: PreprocessedQuery | None = None
+    hits: Sequence[Hit] | ScoredHits, config: RecallConfig, pq: PreprocessedQuery | None = None
 ) -> list[UUID]:
     """Hit node ids, best score first (ties: lower distance, lower id), capped at
     ``max_relevant_ids``: the seeds of the graph projection."""
-    node_hits = score_hits(hits, pq, config).node_hits
+    scored = hits if isinstance(hits, ScoredHits) else score_hits(hits, pq, config)
+    node_hits = scored.node_hits
     ordered = sorted(node_hits.items(), key=lambda kv: (kv[1].score, kv[1].distance, kv[0].int))
     return [node for node, _ in ordered[: config.max_relevant_ids]]
 
@@ -114,13 +115,15 @@ def respond(
     budget_tokens: int | None = None,
     mode: SearchMode = "episodic",
     timings_ms: dict[str, float] | None = None,
+    scored: ScoredHits | None = None,
 ) -> SearchResponse:
     """All pure stages after the SQL, timed: ``bonus``, ``index``, ``score``, ``render``.
     Timings the caller already measured (``recall_sql``, ``projection_sql`` …) are kept."""
     timings = dict(timings_ms or {})
-    t = time.perf_counter()
-    scored = score_hits(hits, pq, config)
-    timings["bonus"] = _ms(t)
+    if scored is None:
+        t = time.perf_counter()
+        scored = score_hits(hits, pq, config)
+        timings["bonus"] = _ms(t)
     t = time.perf_counter()
     index = RelationshipIndex.build(subgraph)
     timings["index"] = _ms(t)

@@ -16,7 +16,7 @@ from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
 from memflow.recall import sqlrecall
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-from memflow.recall.pipeline import hit_ids_for_projection, respond
+from memflow.recall.pipeline import hit_ids_for_projection, respond, score_hits
 from memflow.recall.preprocess import preprocess
 from memflow.recall.render import count_tokens
 from memflow.recall.types import PathStep, SearchResponse, SearchResult
@@ -92,8 +92,10 @@ def search(
         hits = sqlrecall.recall(conn, dataset_id, qvec, k)
         timings["recall_sql"] = _ms(t)
         t = time.perf_counter()
-        ids = hit_ids_for_projection(hits, cfg, pq)
-        graph = sqlrecall.project(conn, dataset_id, ids, cfg)
+        scored = score_hits(hits, pq, cfg)
+        timings["bonus"] = _ms(t)
+        t = time.perf_counter()
+        graph = sqlrecall.project(conn, dataset_id, hit_ids_for_projection(scored, cfg), cfg)
         timings["projection_sql"] = _ms(t)
     response = respond(
         hits,
@@ -104,6 +106,7 @@ def search(
         top_k=top_k,
         budget_tokens=budget_tokens,
         timings_ms=timings,
+        scored=scored,
     )
     response.timings_ms["total"] = round(
         sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
