@@ -7,14 +7,21 @@ These pydantic models are the JSON shape of ``memflow add-episode FILE`` and the
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 
 def _clean(text: str) -> str:
-    # Postgres text cannot hold NUL; collapse surrounding whitespace.
-    return text.replace("\x00", "").strip()
+    # Postgres text cannot hold NUL; surrounding whitespace is dropped.
+    text = text.replace("\x00", "").strip()
+    if not text:
+        raise ValueError("must not be empty or whitespace only")
+    return text
+
+
+# A required text field: NUL characters removed, not empty after stripping.
+Text = Annotated[str, AfterValidator(_clean)]
 
 
 class _Draft(BaseModel):
@@ -31,7 +38,7 @@ class TimeSpan(_Draft):
 
 
 class EntityDraft(_Draft):
-    name: str = Field(min_length=1, max_length=500)
+    name: Text = Field(max_length=500)
     description: str | None = None
     entity_type: str | None = None
     # The role the entity plays in the episode/facet it is attached to (goes on the edge text).
@@ -39,34 +46,20 @@ class EntityDraft(_Draft):
     # Other names the extractor resolved to this entity (become same_entity_as edges).
     aliases: list[str] = Field(default_factory=list)
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        v = _clean(v)
-        if not v:
-            raise ValueError("entity name is empty")
-        return v
 
 
 class PointDraft(_Draft):
-    search_text: str = Field(min_length=1)
+    search_text: Text
     description: str | None = None
     name: str | None = None
     # Keys of the chunks (turn ids like "D1:3", sentence ids like "s12") that support this point.
     sources: list[str] = Field(default_factory=list)
 
-    @field_validator("search_text")
-    @classmethod
-    def _text(cls, v: str) -> str:
-        v = _clean(v)
-        if not v:
-            raise ValueError("point search_text is empty")
-        return v
 
 
 class FacetDraft(_Draft):
     facet_type: str = "topic"
-    search_text: str = Field(min_length=1)
+    search_text: Text
     anchor_text: str = ""
     description: str | None = None
     name: str | None = None
@@ -75,31 +68,17 @@ class FacetDraft(_Draft):
     time: TimeSpan | None = None
     sources: list[str] = Field(default_factory=list)
 
-    @field_validator("search_text")
-    @classmethod
-    def _text(cls, v: str) -> str:
-        v = _clean(v)
-        if not v:
-            raise ValueError("facet search_text is empty")
-        return v
 
 
 class EpisodeDraft(_Draft):
-    name: str = Field(min_length=1)
-    summary: str = Field(min_length=1)
+    name: Text
+    summary: Text
     facets: list[FacetDraft] = Field(default_factory=list)
     entities: list[EntityDraft] = Field(default_factory=list)
     memory_type: Literal["episodic", "atomic"] = "episodic"
     time: TimeSpan | None = None
     sources: list[str] = Field(default_factory=list)
 
-    @field_validator("name", "summary")
-    @classmethod
-    def _text(cls, v: str) -> str:
-        v = _clean(v)
-        if not v:
-            raise ValueError("must not be empty")
-        return v
 
 
 __all__ = ["EntityDraft", "EpisodeDraft", "FacetDraft", "PointDraft", "TimeSpan"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -85,30 +86,30 @@ def template_db(pg_admin_url: str) -> str:
     return url
 
 
+@contextmanager
+def _scratch_database(admin_url: str, template: str | None = None) -> Iterator[str]:
+    name = f"mf_{uuid.uuid4().hex[:12]}"
+    with _admin(admin_url) as conn:
+        conn.execute(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else ""))
+    try:
+        yield _with_db(admin_url, name)
+    finally:
+        with _admin(admin_url) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 @pytest.fixture
 def fresh_db(pg_admin_url: str) -> Iterator[str]:
     """An empty database (no schema), dropped afterwards."""
-    name = f"mf_{uuid.uuid4().hex[:12]}"
-    with _admin(pg_admin_url) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield _with_db(pg_admin_url, name)
-    finally:
-        with _admin(pg_admin_url) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with _scratch_database(pg_admin_url) as url:
+        yield url
 
 
 @pytest.fixture
 def db_url(pg_admin_url: str, template_db: str) -> Iterator[str]:
     """A migrated database of its own for one test."""
-    name = f"mf_{uuid.uuid4().hex[:12]}"
-    with _admin(pg_admin_url) as conn:
-        conn.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
-    try:
-        yield _with_db(pg_admin_url, name)
-    finally:
-        with _admin(pg_admin_url) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with _scratch_database(pg_admin_url, TEMPLATE) as url:
+        yield url
 
 
 @pytest.fixture
