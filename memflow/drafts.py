@@ -47,14 +47,12 @@ class EntityDraft(_Draft):
     aliases: list[str] = Field(default_factory=list)
 
 
-
 class PointDraft(_Draft):
     search_text: Text
     description: str | None = None
     name: str | None = None
     # Keys of the chunks (turn ids like "D1:3", sentence ids like "s12") that support this point.
     sources: list[str] = Field(default_factory=list)
-
 
 
 class FacetDraft(_Draft):
@@ -69,7 +67,6 @@ class FacetDraft(_Draft):
     sources: list[str] = Field(default_factory=list)
 
 
-
 class EpisodeDraft(_Draft):
     name: Text
     summary: Text
@@ -78,7 +75,6 @@ class EpisodeDraft(_Draft):
     memory_type: Literal["episodic", "atomic"] = "episodic"
     time: TimeSpan | None = None
     sources: list[str] = Field(default_factory=list)
-
 
 
 __all__ = ["EntityDraft", "EpisodeDraft", "FacetDraft", "PointDraft", "TimeSpan"]
