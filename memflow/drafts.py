@@ -7,9 +7,9 @@ These pydantic models are the JSON shape of ``memflow add-episode FILE`` and the
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 
 def _clean(text: str) -> str:
@@ -26,6 +26,21 @@ Text = Annotated[str, AfterValidator(_clean)]
 
 class _Draft(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_nul(cls, data: Any) -> Any:
+        """Postgres text cannot hold NUL: remove it from every string field and string list."""
+        if not isinstance(data, dict):
+            return data
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if isinstance(value, str):
+                value = value.replace("\x00", "")
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                value = [v.replace("\x00", "") for v in value]
+            out[key] = value
+        return out
 
 
 class TimeSpan(_Draft):
