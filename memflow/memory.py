@@ -25,6 +25,10 @@ from memflow.store.writer import DocumentInfo, FaultHook, Writer, WriteResult, d
 
 if TYPE_CHECKING:
     from memflow.db.embedded import EmbeddedServer
+    from memflow.ingest.pipeline import ExtractorChoice, ProgressFn, Source
+    from memflow.ingest.report import ForgetReport, MemorizeReport
+    from memflow.ingest.route import RouteSettings
+    from memflow.llm.client import LlmClient
     from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
     from memflow.recall.types import SearchResponse
 
@@ -229,6 +233,48 @@ class Dataset:
             now=now,
             config=config,
         )
+
+    # -- memorize and forget (memflow.ingest.pipeline, memflow.store.forget) --------------------
+    def memorize(
+        self,
+        source: Source | Sequence[Source],
+        *,
+        content_type: str = "auto",
+        extractor: ExtractorChoice | Any = "auto",
+        reference_time: datetime | None = None,
+        progress: ProgressFn | None = None,
+        routing: RouteSettings | bool | None = None,
+        llm: LlmClient | None = None,
+        raise_on_error: bool = True,
+    ) -> MemorizeReport:
+        """Memorise files, directories, stdin ("-"), text, bytes or ParsedDocuments.
+
+        See :mod:`memflow.ingest.pipeline` for what ``source`` may be and when it raises.
+        """
+        from memflow.ingest.pipeline import memorize
+
+        return memorize(
+            self,
+            source,
+            content_type=content_type,
+            extractor=extractor,
+            reference_time=reference_time,
+            progress=progress,
+            routing=routing,
+            llm=llm,
+            raise_on_error=raise_on_error,
+        )
+
+    def forget(
+        self,
+        *,
+        document_id: uuid.UUID | str | None = None,
+        episode_id: uuid.UUID | str | None = None,
+    ) -> ForgetReport:
+        """Remove a document and what only it supported, or one episode with its facets."""
+        from memflow.store.forget import forget
+
+        return forget(self, document_id=document_id, episode_id=episode_id)
 
     # -- inspection ------------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:

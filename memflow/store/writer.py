@@ -16,7 +16,8 @@ from sqlalchemy import Connection, Engine
 from memflow.db.engine import run_with_retry, transaction
 from memflow.db.queries import q
 from memflow.db.schema import COLLECTION_BY_NAME
-from memflow.embed.base import Embedder
+from memflow.embed.base import Embedder, embed_passages_checked
+from memflow.errors import DatabaseError
 from memflow.ids import make_id, text_hash
 from memflow.ingest.document import Chunk
 from memflow.store.plan import WritePlan
@@ -95,7 +96,7 @@ class Writer:
         missing = [h for h in texts if h not in vectors]
         if missing:
             self.fault("embedding")
-            out = self.embedder.embed_passages([texts[h] for h in missing])
+            out = embed_passages_checked(self.embedder, [texts[h] for h in missing])
             for h, vec in zip(missing, out, strict=True):
                 vectors[h] = np.asarray(vec, dtype=np.float32)
         return vectors, len(missing)
@@ -119,6 +120,14 @@ class Writer:
         try:
             run_with_retry(attempt)
         except _AlreadyWritten:
+            return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
+        except DatabaseError as exc:
+            # Another writer committed the same document between our check and our insert.
+            if not _duplicate_document(exc):
+                raise
+            with transaction(self.engine, dataset_id) as conn:
+                if not document_exists(conn, dataset_id, doc.id):
+                    raise
             return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
         return WriteResult(
             doc.id,
@@ -234,6 +243,15 @@ class Writer:
                     for h, t in edge_texts
                 ],
             )
+
+
+def _duplicate_document(exc: DatabaseError) -> bool:
+    orig = getattr(exc.__cause__, "orig", None)
+    diag = getattr(orig, "diag", None)
+    return (
+        getattr(orig, "sqlstate", None) == "23505"
+        and getattr(diag, "constraint_name", None) == "document_pkey"
+    )
 
 
 class _AlreadyWritten(Exception):

@@ -1,0 +1,146 @@
+"""``memflow memorize`` and ``memflow forget``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from memflow.cli import command, emit, open_memory
+from memflow.ingest.report import DocumentReport, ForgetReport, MemorizeReport
+
+CONTENT_TYPES = ("auto", "text", "markdown", "dialog", "conversation", "draft")
+EXTRACTORS = ("auto", "rules", "llm")
+_BAR_WIDTH = 24
+
+
+def _iso(value: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an ISO-8601 time, e.g. 2024-05-08 or 2024-05-08T13:56:00Z"
+        ) from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Any) -> None:
+    p = sub.add_parser(
+        "memorize",
+        help="memorise files, directories or stdin ('-') into a dataset",
+        description="Parse, extract, route and store each input document in one transaction. "
+        "Memorizing the same content again is skipped. Exits 1 when any document failed.",
+    )
+    common(p)
+    p.add_argument("paths", nargs="+", metavar="PATH", help="file, directory, or - for stdin")
+    p.add_argument("--content-type", choices=CONTENT_TYPES, default="auto")
+    p.add_argument(
+        "--extractor",
+        choices=EXTRACTORS,
+        default="auto",
+        help="auto = llm when MEMFLOW_LLM_MODEL is set, else rules",
+    )
+    p.add_argument(
+        "--reference-time",
+        type=_iso,
+        default=None,
+        metavar="ISO",
+        help="anchors relative dates (default: the file's modification time / session dates)",
+    )
+    p.add_argument(
+        "--routing",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="merge into existing episodes (auto: for texts, not for dialog sessions)",
+    )
+    p.set_defaults(handler="memorize")
+
+    p = sub.add_parser(
+        "forget",
+        help="remove a document (and what only it supported) or one episode",
+    )
+    common(p)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--document", metavar="ID", help="document id (memorize --json prints it)")
+    which.add_argument("--episode", metavar="ID", help="episode id (memflow show lists them)")
+    p.set_defaults(handler="forget")
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal (stderr), plain stdlib."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, done: int, total: int, report: DocumentReport) -> None:
+        filled = _BAR_WIDTH * done // max(1, total)
+        name = Path(report.source).name or report.source
+        line = f"\r[{'#' * filled}{'.' * (_BAR_WIDTH - filled)}] {done}/{total} {name[:40]}"
+        self.stream.write(line.ljust(_BAR_WIDTH + 60))
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _line(d: DocumentReport) -> str:
+    if d.status == "failed":
+        return f"failed   {d.source}: {d.error}"
+    if d.status == "skipped":
+        return f"skipped  {d.source} (already memorised as document {d.id})"
+    merged = f", merged into {d.merged} existing" if d.merged else ""
+    return (
+        f"written  {d.source}: {d.episodes} episodes, {d.facets} facets, {d.facet_points} points, "
+        f"{d.entities} entities, {d.edges} edges{merged} ({d.seconds:.2f} s)"
+    )
+
+
+def memorize_text(report: MemorizeReport) -> str:
+    t = report.totals()
+    lines = [_line(d) for d in report.documents]
+    lines.append(
+        f"{t['written']} written, {t['skipped']} skipped, {t['failed']} failed; "
+        f"{t['embeddings']} new embeddings, {t['llm_calls']} LLM calls, {t['tokens']} tokens"
+    )
+    return "\n".join(lines)
+
+
+@command("memorize")
+def _memorize(args: argparse.Namespace) -> int:
+    sources: list[Any] = [p if p == "-" else Path(p) for p in args.paths]
+    routing = {"auto": None, "on": True, "off": False}[args.routing]
+    progress = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    with open_memory(args) as mem:
+        report = mem.dataset(args.dataset).memorize(
+            sources,
+            content_type=args.content_type,
+            extractor=args.extractor,
+            reference_time=args.reference_time,
+            progress=progress,
+            routing=routing,
+            raise_on_error=False,
+        )
+    emit(args, report.to_json(), memorize_text(report))
+    return 0 if report.ok else 1
+
+
+def forget_text(r: ForgetReport) -> str:
+    what = f"episode {r.episode_id}" if r.episode_id else f"document {r.document_ids[0]}"
+    text = (
+        f"forgot {what}: removed {r.documents} documents, {r.chunks} chunks, {r.episodes} "
+        f"episodes, {r.facets} facets, {r.facet_points} points, {r.entities} entities, "
+        f"{r.edges} edges"
+    )
+    return text + (f"; restored {r.restored} merged nodes" if r.restored else "")
+
+
+@command("forget")
+def _forget(args: argparse.Namespace) -> None:
+    with open_memory(args) as mem:
+        ds = mem.dataset(args.dataset, create=False)
+        report = ds.forget(document_id=args.document, episode_id=args.episode)
+    emit(args, report.to_json(), forget_text(report))
+
+
+__all__ = ["ProgressBar", "forget_text", "memorize_text", "register"]

@@ -1,0 +1,494 @@
+"""memorize: inputs -> parse -> extract -> route -> plan -> write, one transaction per document.
+
+What ``source`` may be (``resolve_inputs``):
+
+- a :class:`~memflow.ingest.document.ParsedDocument` (used as is; the benchmark path);
+- an ``os.PathLike`` (``Path``): a file or a directory (read recursively), which must exist;
+- ``bytes``: the content of one input;
+- ``str``: ``"-"`` reads stdin; a string naming an existing file or directory is that path; a
+  one-line string that ends with a known text extension (``notes.md``) but does not exist is an
+  error (a mistyped path is never memorised as text); any other string is the text itself;
+- a list of any of these.
+
+The document id is derived from the content (so memorizing the same content again is detected
+before any extraction or embedding and reported as ``skipped``): for files and raw input it is
+the hash of the decoded input, the detected content type, the part index (a JSON list of
+conversations gives several documents) and the explicit reference time if one was given; for a
+ParsedDocument it is the hash of everything but its ``source``. A file's modification time is the
+reference time of text and Markdown documents when none is given (it anchors relative dates).
+
+Failures are per document: a document that fails writes nothing and the others go on. The call
+raises the first failure's error (InvalidInput, ExtractionError, ...) only when *every* input
+failed and ``raise_on_error`` is true (the default); otherwise failures are in the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from sqlalchemy import Connection, Engine
+
+from memflow.db.engine import transaction
+from memflow.drafts import EpisodeDraft
+from memflow.embed.base import Embedder, Matrix, Vector
+from memflow.errors import ConfigurationError, InvalidInput, MemflowError
+from memflow.ids import content_hash
+from memflow.ingest.document import ParsedDocument
+from memflow.ingest.parse import TEXT_EXTENSIONS, decode_input, iter_sources, parse_input
+from memflow.ingest.report import DocumentReport, MemorizeReport
+from memflow.ingest.route import (
+    NodeUpdate,
+    RouteSettings,
+    apply_updates,
+    load_episodes,
+    merge_into_plan,
+    reconcile,
+    route_drafts,
+)
+from memflow.store.plan import Planner, WritePlan
+from memflow.store.writer import DocumentInfo, FaultHook, Writer, document_exists, document_id
+
+if TYPE_CHECKING:
+    from memflow.ingest.rules import RulesExtractor
+    from memflow.llm.client import LlmClient, Usage
+    from memflow.llm.extractor import LlmExtractor
+    from memflow.memory import Dataset
+
+Source = str | bytes | os.PathLike[str] | ParsedDocument
+ProgressFn = Callable[[int, int, DocumentReport], None]
+ExtractorChoice = Literal["auto", "rules", "llm"]
+_EXTRACTORS = ("auto", "rules", "llm")
+
+
+# ---------------------------------------------------------------- inputs
+
+
+@dataclass
+class InputDocument:
+    """One document to memorise, or the error that kept an input from becoming one."""
+
+    source: str
+    doc: ParsedDocument | None = None
+    content_hash: str | None = None
+    error: MemflowError | None = None
+
+
+def _is_path_like_text(text: str) -> bool:
+    one_line = "\n" not in text and len(text) < 4096
+    return one_line and text.strip().lower().endswith(TEXT_EXTENSIONS)
+
+
+def _input_hash(text: str, doc: ParsedDocument, part: int, explicit: datetime | None) -> str:
+    key = {
+        "input": content_hash(text),
+        "content_type": doc.content_type,
+        "part": part,
+        "reference_time": explicit.isoformat() if explicit else None,
+    }
+    return content_hash(json.dumps(key, sort_keys=True))
+
+
+def parsed_document_hash(doc: ParsedDocument) -> str:
+    return content_hash(doc.model_dump_json(exclude={"source"}))
+
+
+def _parse_raw(
+    data: str | bytes,
+    name: str,
+    *,
+    content_type: str,
+    reference_time: datetime | None,
+    filename: str | None = None,
+    mtime: datetime | None = None,
+) -> list[InputDocument]:
+    try:
+        text = decode_input(data, name)
+        docs = parse_input(
+            text,
+            source=name,
+            content_type=content_type,
+            reference_time=reference_time,
+            filename=filename,
+        )
+    except MemflowError as exc:
+        return [InputDocument(name, error=exc)]
+    out = []
+    for i, doc in enumerate(docs):
+        if (
+            reference_time is None
+            and mtime is not None
+            and doc.content_type in ("text", "markdown")
+        ):
+            doc = doc.model_copy(update={"reference_time": mtime})
+        out.append(InputDocument(doc.source, doc, _input_hash(text, doc, i, reference_time)))
+    return out
+
+
+def _read_paths(raw: str, **kw: Any) -> list[InputDocument]:
+    try:
+        found = iter_sources([raw])
+    except MemflowError as exc:
+        return [InputDocument("<stdin>" if raw == "-" else raw, error=exc)]
+    out: list[InputDocument] = []
+    for src in found:
+        filename = None if src.name == "<stdin>" else src.name
+        mtime = None if filename is None else src.mtime
+        out += _parse_raw(src.data, src.name, filename=filename, mtime=mtime, **kw)
+    return out
+
+
+def resolve_inputs(
+    source: Source | Sequence[Source],
+    *,
+    content_type: str = "auto",
+    reference_time: datetime | None = None,
+) -> list[InputDocument]:
+    """Turn ``source`` (see the module docstring) into documents, never raising per input."""
+    items: Sequence[Source] = (
+        list(source) if isinstance(source, list | tuple) else [source]  # type: ignore[list-item]
+    )
+    if not items:
+        raise InvalidInput("nothing to memorize: pass a path, a text, or a ParsedDocument")
+    ref = (
+        reference_time.replace(tzinfo=UTC)
+        if reference_time and not reference_time.tzinfo
+        else reference_time
+    )
+    kw: dict[str, Any] = {"content_type": content_type, "reference_time": ref}
+    out: list[InputDocument] = []
+    for item in items:
+        if isinstance(item, ParsedDocument):
+            out.append(InputDocument(item.source, item, parsed_document_hash(item)))
+        elif isinstance(item, bytes):
+            out += _parse_raw(item, "<bytes>", **kw)
+        elif isinstance(item, os.PathLike):
+            out += _read_paths(os.fspath(item), **kw)
+        elif isinstance(item, str):
+            if item == "-" or ("\n" not in item and _exists(item)):
+                out += _read_paths(item, **kw)
+            elif _is_path_like_text(item):
+                out.append(
+                    InputDocument(item, error=InvalidInput(f"{item}: no such file or directory"))
+                )
+            else:
+                out += _parse_raw(item, "<text>", **kw)
+        else:
+            raise InvalidInput(
+                f"cannot memorize a {type(item).__name__}: pass a path, str, bytes or ParsedDocument"
+            )
+    return out
+
+
+def _exists(text: str) -> bool:
+    try:
+        return len(text) < 4096 and Path(text).exists()
+    except (OSError, ValueError):
+        return False
+
+
+# ---------------------------------------------------------------- embedding reuse
+
+
+class _ReusingEmbedder:
+    """The store's embedder behind caches of vectors already computed during this document
+    (the rules extractor's segmentation vectors, the routing summaries): never embedded twice."""
+
+    def __init__(self, inner: Embedder, caches: Sequence[Mapping[str, Vector]]) -> None:
+        self.inner = inner
+        self.caches = caches
+        self.name = inner.name
+        self.dim = inner.dim
+
+    def _cached(self, text: str) -> Vector | None:
+        for cache in self.caches:
+            vec = cache.get(text)
+            if vec is not None:
+                return vec
+        return None
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        found = {t: v for t in texts if (v := self._cached(t)) is not None}
+        missing = list(dict.fromkeys(t for t in texts if t not in found))
+        if missing:
+            found.update(zip(missing, self.inner.embed_passages(missing), strict=True))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])
+
+    def embed_query(self, text: str) -> Vector:
+        return self.inner.embed_query(text)
+
+
+class _MergeWriter(Writer):
+    """The writer, plus the explicit UPDATEs of a merge inside the same transaction."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        embedder: Embedder,
+        updates: list[NodeUpdate],
+        fault: FaultHook | None = None,
+    ) -> None:
+        super().__init__(engine, embedder, fault=fault)
+        self.updates = updates
+
+    def _write_rows(
+        self,
+        conn: Connection,
+        ds: uuid.UUID,
+        doc: DocumentInfo,
+        plan: WritePlan,
+        vectors: dict[bytes, Any],
+    ) -> None:
+        super()._write_rows(conn, ds, doc, plan, vectors)
+        if self.updates:
+            apply_updates(conn, ds, self.updates)
+
+
+# ---------------------------------------------------------------- the pipeline
+
+
+class Memorizer:
+    """Memorises documents into one dataset. Reusable across calls (the benchmark keeps one)."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        *,
+        extractor: ExtractorChoice | RulesExtractor | LlmExtractor = "auto",
+        routing: RouteSettings | bool | None = None,
+        llm: LlmClient | None = None,
+    ) -> None:
+        self.dataset = dataset
+        self.engine: Engine = dataset.memory.engine
+        self.embedder: Embedder = dataset.memory.embedder
+        self.routing = (
+            routing
+            if isinstance(routing, RouteSettings)
+            else RouteSettings(enabled=routing if isinstance(routing, bool) else None)
+        )
+        self._own_client = False
+        self.client = llm
+        self.extractor = self._make_extractor(extractor)
+        self.router = self._make_router()
+
+    # -- setup ----------------------------------------------------------------------------------
+    def _llm_client(self) -> LlmClient:
+        if self.client is None:
+            from memflow.llm.client import LlmClient, LlmSettings
+
+            self.client = LlmClient(LlmSettings.from_env())
+            self._own_client = True
+        return self.client
+
+    def _make_extractor(self, choice: Any) -> Any:
+        from memflow.ingest.rules import RulesExtractor
+        from memflow.llm.client import LlmSettings
+        from memflow.llm.extractor import LlmExtractor
+
+        if not isinstance(choice, str):
+            if not hasattr(choice, "extract"):
+                raise ConfigurationError(f"extractor {choice!r} has no extract(document) method")
+            return choice
+        if choice not in _EXTRACTORS:
+            raise ConfigurationError(
+                f"extractor must be one of {', '.join(_EXTRACTORS)}, not {choice!r}"
+            )
+        if choice == "llm" or (choice == "auto" and (self.client or LlmSettings.configured())):
+            return LlmExtractor(self._llm_client())
+        return RulesExtractor(self.embedder)
+
+    def _make_router(self) -> Any:
+        use = self.routing.use_llm
+        if use is False or (use is None and self.client is None):
+            return None
+        from memflow.llm.router import LlmRouter
+
+        return LlmRouter(self._llm_client())
+
+    def close(self) -> None:
+        if self._own_client and self.client is not None:
+            self.client.close()
+
+    @property
+    def extractor_name(self) -> str:
+        return str(getattr(self.extractor, "name", type(self.extractor).__name__))
+
+    def _usage(self) -> Usage:
+        from memflow.llm.client import Usage
+
+        return self.client.usage if self.client is not None else Usage()
+
+    # -- one document ---------------------------------------------------------------------------
+    def _extract(self, doc: ParsedDocument) -> tuple[list[EpisodeDraft], str]:
+        if doc.content_type == "draft":
+            from memflow.ingest.rules import drafts_from_json
+
+            return drafts_from_json(doc.text, doc.source), "draft"
+        result = self.extractor.extract(doc)
+        drafts = result[0] if isinstance(result, tuple) else result
+        return list(drafts), self.extractor_name
+
+    def _plan(
+        self,
+        doc: ParsedDocument,
+        doc_id: uuid.UUID,
+        drafts: list[EpisodeDraft],
+        extra: dict[str, Vector],
+    ) -> tuple[WritePlan, list[NodeUpdate], int]:
+        ds = self.dataset.id
+        reuse = _ReusingEmbedder(self.embedder, self._caches(extra))
+        targets: list[uuid.UUID | None] = [None] * len(drafts)
+        with transaction(self.engine, ds) as conn:
+            if drafts and self.routing.active_for(doc.content_type):
+                summaries = [d.summary for d in drafts]
+                vectors = reuse.embed_passages(summaries)
+                extra.update(zip(summaries, vectors, strict=True))
+                ask = None
+                if self.router is not None:
+                    ask = lambda d, c: bool(self.router.should_merge(d, c.name, c.summary))  # noqa: E731
+                targets = route_drafts(conn, ds, drafts, list(vectors), self.routing, ask)
+            states = load_episodes(conn, ds, [t for t in targets if t is not None])
+            planner = Planner(ds)
+            for draft, target in zip(drafts, targets, strict=True):
+                state = states.get(target) if target else None
+                if state is None:
+                    planner.add_episode(draft)
+                else:
+                    merged = draft.model_copy(
+                        update={"name": state.name, "summary": state.summary, "time": None}
+                    )
+                    planner.add_episode(merged, ep_id=state.id)
+            plan = planner.finish()
+            plan.episode_ids = list(dict.fromkeys(plan.episode_ids))
+            chunk_index: dict[str, int] = {}
+            for c in doc.chunks:
+                chunk_index.setdefault(c.key, c.index)
+            updates = merge_into_plan(plan, states, doc_id, chunk_index)
+            reconcile(conn, ds, plan, {u.id for u in updates})
+        return plan, updates, sum(1 for t in targets if t is not None and t in states)
+
+    def _caches(self, extra: dict[str, Vector]) -> list[Mapping[str, Vector]]:
+        cache = getattr(self.extractor, "embedding_cache", None)
+        return [extra] if cache is None else [extra, cache]
+
+    def memorize_document(self, item: InputDocument) -> tuple[DocumentReport, MemflowError | None]:
+        started = time.perf_counter()
+        report = DocumentReport(id=None, source=item.source, status="failed")
+        if item.doc is None or item.content_hash is None:
+            err = item.error or InvalidInput(f"{item.source}: could not be read")
+            return self._failed(report, err, started), err
+        doc = item.doc
+        ds = self.dataset.id
+        report.id = document_id(ds, item.content_hash)
+        report.content_type = doc.content_type
+        usage_before = self._usage()
+        try:
+            with transaction(self.engine, ds) as conn:
+                if document_exists(conn, ds, report.id):
+                    report.status = "skipped"
+                    report.seconds = time.perf_counter() - started
+                    return report, None
+            drafts, report.extractor = self._extract(doc)
+            extra: dict[str, Vector] = {}
+            plan, updates, report.merged = self._plan(doc, report.id, drafts, extra)
+            info = DocumentInfo(
+                id=report.id,
+                source=doc.source,
+                title=doc.title,
+                content_type=doc.content_type,
+                content_hash=item.content_hash,
+                reference_time=doc.reference_time,
+                chunks=list(doc.chunks),
+                meta={"extractor": report.extractor},
+            )
+            writer = _MergeWriter(
+                self.engine,
+                _ReusingEmbedder(self.embedder, self._caches(extra)),
+                updates,
+                fault=self.dataset.memory.fault,
+            )
+            result = writer.write(ds, info, plan)
+        except MemflowError as exc:
+            self._usage_into(report, usage_before)
+            return self._failed(report, exc, started), exc
+        self._usage_into(report, usage_before)
+        report.status = "written" if result.status == "written" else "skipped"
+        if report.status == "written":
+            for key, value in result.counts.items():
+                setattr(report, key, value)
+            report.embeddings = result.embeddings
+            report.episode_ids = list(result.episode_ids)
+        report.seconds = time.perf_counter() - started
+        return report, None
+
+    def _usage_into(self, report: DocumentReport, before: Usage) -> None:
+        after = self._usage()
+        report.llm_calls = after.calls - before.calls
+        report.tokens = after.total_tokens - before.total_tokens
+
+    @staticmethod
+    def _failed(report: DocumentReport, exc: MemflowError, started: float) -> DocumentReport:
+        report.status = "failed"
+        report.error = str(exc)
+        report.error_type = type(exc).__name__
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def run(
+        self, items: Sequence[InputDocument], progress: ProgressFn | None = None
+    ) -> tuple[MemorizeReport, list[MemflowError]]:
+        report = MemorizeReport()
+        errors: list[MemflowError] = []
+        for i, item in enumerate(items):
+            doc_report, err = self.memorize_document(item)
+            report.documents.append(doc_report)
+            if err is not None:
+                errors.append(err)
+            if progress is not None:
+                progress(i + 1, len(items), doc_report)
+        return report, errors
+
+
+def memorize(
+    dataset: Dataset,
+    source: Source | Sequence[Source],
+    *,
+    content_type: str = "auto",
+    extractor: ExtractorChoice | RulesExtractor | LlmExtractor = "auto",
+    reference_time: datetime | None = None,
+    progress: ProgressFn | None = None,
+    routing: RouteSettings | bool | None = None,
+    llm: LlmClient | None = None,
+    raise_on_error: bool = True,
+) -> MemorizeReport:
+    """Memorise ``source`` into ``dataset`` (see the module docstring for the rules)."""
+    items = resolve_inputs(source, content_type=content_type, reference_time=reference_time)
+    memorizer = Memorizer(dataset, extractor=extractor, routing=routing, llm=llm)
+    try:
+        report, errors = memorizer.run(items, progress)
+    finally:
+        memorizer.close()
+    if raise_on_error and errors and not any(d.status != "failed" for d in report.documents):
+        raise errors[0]
+    return report
+
+
+__all__ = [
+    "InputDocument",
+    "Memorizer",
+    "ProgressFn",
+    "Source",
+    "memorize",
+    "parsed_document_hash",
+    "resolve_inputs",
+]

@@ -1,0 +1,115 @@
+"""Pure data: what ``memorize`` and ``forget`` did, per document and in total."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Status = Literal["written", "skipped", "failed"]
+COUNT_KEYS = (
+    "episodes",
+    "facets",
+    "facet_points",
+    "entities",
+    "edges",
+    "embeddings",
+    "llm_calls",
+    "tokens",
+)
+
+
+class DocumentReport(BaseModel):
+    """One input document. Counts are the rows its write touched (existing shared rows included)."""
+
+    id: uuid.UUID | None = None  # None when the input could not even be parsed
+    source: str
+    status: Status
+    content_type: str | None = None
+    extractor: str | None = None
+    episodes: int = 0
+    facets: int = 0
+    facet_points: int = 0
+    entities: int = 0
+    edges: int = 0
+    embeddings: int = 0  # texts newly embedded (cache misses)
+    merged: int = 0  # episode drafts routed into an existing episode
+    llm_calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    episode_ids: list[uuid.UUID] = Field(default_factory=list)
+    error: str | None = None
+    error_type: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.model_dump(mode="json")
+        out["seconds"] = round(self.seconds, 3)
+        if self.error is None:
+            out.pop("error")
+            out.pop("error_type")
+        return out
+
+
+class MemorizeReport(BaseModel):
+    documents: list[DocumentReport] = Field(default_factory=list)
+
+    def _with(self, status: Status) -> list[DocumentReport]:
+        return [d for d in self.documents if d.status == status]
+
+    @property
+    def written(self) -> list[DocumentReport]:
+        return self._with("written")
+
+    @property
+    def skipped(self) -> list[DocumentReport]:
+        return self._with("skipped")
+
+    @property
+    def failed(self) -> list[DocumentReport]:
+        return self._with("failed")
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    @property
+    def episode_ids(self) -> list[uuid.UUID]:
+        return list(dict.fromkeys(e for d in self.documents for e in d.episode_ids))
+
+    def totals(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "documents": len(self.documents),
+            "written": len(self.written),
+            "skipped": len(self.skipped),
+            "failed": len(self.failed),
+        }
+        for key in (*COUNT_KEYS, "merged"):
+            out[key] = sum(int(getattr(d, key)) for d in self.documents)
+        out["seconds"] = round(sum(d.seconds for d in self.documents), 3)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"documents": [d.to_json() for d in self.documents], "totals": self.totals()}
+
+
+class ForgetReport(BaseModel):
+    """Rows removed by a forget, and merged nodes re-derived from what remains."""
+
+    document_ids: list[uuid.UUID] = Field(default_factory=list)
+    episode_id: uuid.UUID | None = None
+    documents: int = 0
+    chunks: int = 0
+    episodes: int = 0
+    facets: int = 0
+    facet_points: int = 0
+    entities: int = 0
+    edges: int = 0
+    edge_texts: int = 0
+    restored: int = 0  # episodes/facets a merge had changed, restored or re-derived
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+__all__ = ["COUNT_KEYS", "DocumentReport", "ForgetReport", "MemorizeReport", "Status"]
