@@ -19,7 +19,18 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 
 def render() -> str:
+    saved = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"  # stable wrapping
+    try:
+        return _render()
+    finally:
+        if saved is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = saved
+
+
+def _render() -> str:
     root = build_parser()
     root.prog = "memflow"
     out = ["# memflow command line", "", "Generated from `--help` by `python -m memflow.cli_docs`.", ""]
