@@ -1,0 +1,76 @@
+"""Graph projection in SQL: 2 hops inside the dataset, capped, and hub-guarded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memflow import Memory
+from memflow.db.engine import transaction
+from memflow.embed.hash import HashEmbedder
+from memflow.recall import sqlrecall
+from memflow.recall.config import RecallConfig
+from memflow.store.plan import entity_id
+
+
+def _hub_dataset(m: Memory, n: int) -> Any:
+    ds = m.dataset("hub")
+    ds.add_episodes(
+        [
+            {
+                "name": f"standup {i}",
+                "summary": f"daily standup number {i}",
+                "facets": [{"search_text": f"update {i}", "anchor_text": f"status update {i}"}],
+                "entities": [{"name": "user", "role": "speaker"}],
+            }
+            for i in range(n)
+        ]
+    )
+    return ds
+
+
+def test_hub_entity_contributes_a_bounded_set_and_says_so(db_url: str) -> None:
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
+        ds = _hub_dataset(m, 120)
+        hub = entity_id(ds.id, "user")
+        cfg = RecallConfig(hub_fanout=20)
+        with transaction(m.engine) as conn:
+            sqlrecall.bind(conn, ds.id, 100)
+            graph = sqlrecall.project(conn, ds.id, [hub], cfg)
+    episodes = [n for n in graph.nodes.values() if n.kind == "Episode"]
+    assert len(episodes) == 20  # not 120
+    assert any("hub guard" in note and "'user'" in note for note in graph.notes)
+    # Two hops: the episodes' facets are there too, and every edge joins kept nodes.
+    assert any(n.kind == "Facet" for n in graph.nodes.values())
+    assert all(e.src in graph.nodes and e.dst in graph.nodes for e in graph.edges)
+
+
+def test_hits_are_followed_first_through_a_hub(db_url: str) -> None:
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
+        ds = _hub_dataset(m, 60)
+        resp = ds.search("daily standup number 37", top_k=3, config=RecallConfig(hub_fanout=5))
+    assert resp.results[0].name == "standup 37"
+
+
+def test_projection_is_capped_and_prioritises_episodes(db_url: str) -> None:
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
+        ds = _hub_dataset(m, 40)
+        hub = entity_id(ds.id, "user")
+        cfg = RecallConfig(hub_fanout=100, max_projection_nodes=30)
+        with transaction(m.engine) as conn:
+            sqlrecall.bind(conn, ds.id, 100)
+            graph = sqlrecall.project(conn, ds.id, [hub], cfg)
+    kinds = [n.kind for n in graph.nodes.values()]
+    assert len(kinds) == 30
+    assert kinds.count("Episode") == 30  # episodes win the cap over facets and entities
+
+
+def test_projection_never_leaves_the_dataset(db_url: str) -> None:
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
+        a = _hub_dataset(m, 5)
+        b = m.dataset("other")
+        b.add_episode({"name": "secret", "summary": "b only", "entities": [{"name": "user"}]})
+        with transaction(m.engine) as conn:
+            sqlrecall.bind(conn, a.id, 100)
+            # B's entity id and episode id asked for in A's projection: nothing comes back.
+            graph = sqlrecall.project(conn, a.id, [entity_id(b.id, "user")], RecallConfig())
+    assert graph.nodes == {}
