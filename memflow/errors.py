@@ -45,6 +45,11 @@ class EmbeddingDimensionMismatch(ConfigurationError):
     initialised with, or use a new database."""
 
 
+class EmbedderMismatch(ConfigurationError):
+    """The dataset was embedded with another model: open the store with that embedder
+    (--embedder / MEMFLOW_EMBEDDER), or use another dataset."""
+
+
 class EmbeddingError(MemflowError):
     """The embedding provider failed or returned invalid vectors; check the provider settings."""
 
@@ -65,6 +70,7 @@ __all__ = [
     "ConfigurationError",
     "ConnectionFailed",
     "DatabaseError",
+    "EmbedderMismatch",
     "EmbeddingDimensionMismatch",
     "EmbeddingError",
     "ExtensionMissing",

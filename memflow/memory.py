@@ -18,7 +18,7 @@ from memflow.db import engine as dbe
 from memflow.db.queries import q
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import Embedder
-from memflow.errors import DatabaseError, InvalidInput, NotFound
+from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
 from memflow.ids import content_hash
 from memflow.store.plan import plan_drafts
 from memflow.store.writer import DocumentInfo, FaultHook, Writer, WriteResult, document_id
@@ -135,11 +135,14 @@ class Memory:
             if row is None:
                 if not create:
                     raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
-                conn.execute(q("dataset_create"), {"id": dataset_uuid(name), "name": name})
+                conn.execute(
+                    q("dataset_create"),
+                    {"id": dataset_uuid(name), "name": name, "embedder": self.embedder.name},
+                )
                 row = conn.execute(q("dataset_get"), {"name": name}).first()
         if row is None:  # pragma: no cover - created above
             raise DatabaseError(f"dataset {name!r} could not be created")
-        return Dataset(self, row.id, row.name)
+        return Dataset(self, row.id, row.name, embedder_name=row.embedder)
 
     def datasets(self) -> list[DatasetInfo]:
         out = []
@@ -170,10 +173,27 @@ class Memory:
 class Dataset:
     """One tenant of a store. Every read and write is scoped to it."""
 
-    def __init__(self, memory: Memory, id: uuid.UUID, name: str) -> None:
+    def __init__(
+        self, memory: Memory, id: uuid.UUID, name: str, *, embedder_name: str | None = None
+    ) -> None:
         self.memory = memory
         self.id = id
         self.name = name
+        self._embedder_name = embedder_name
+
+    def check_embedder(self) -> None:
+        """Refuse to mix models: the dataset keeps the embedder it was first written with."""
+        mine = self.memory.embedder.name
+        if self._embedder_name is None:
+            with dbe.transaction(self.memory.engine, self.id) as conn:
+                conn.execute(q("dataset_set_embedder"), {"dataset_id": self.id, "embedder": mine})
+            self._embedder_name = mine
+        elif self._embedder_name != mine:
+            raise EmbedderMismatch(
+                f"dataset {self.name!r} holds vectors of {self._embedder_name}, but this store was "
+                f"opened with {mine}: open it with that embedder (--embedder / MEMFLOW_EMBEDDER) "
+                "or use another dataset"
+            )
 
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, id={self.id})"
@@ -187,6 +207,7 @@ class Dataset:
 
     def add_episodes(self, drafts: Sequence[EpisodeDraft | dict[str, Any]]) -> WriteResult:
         """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
+        self.check_embedder()
         parsed = [_as_draft(d) for d in drafts]
         if not parsed:
             raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
@@ -221,6 +242,7 @@ class Dataset:
         ``lexical`` baselines. No LLM is called. ``now`` anchors relative dates in the query."""
         from memflow.recall.search import search
 
+        self.check_embedder()
         return search(
             self.memory.engine,
             self.memory.embedder,
@@ -253,6 +275,7 @@ class Dataset:
         """
         from memflow.ingest.pipeline import memorize
 
+        self.check_embedder()
         return memorize(
             self,
             source,

@@ -1,11 +1,16 @@
 -- Datasets (tenants) and counts. Parameters are :name style (psql variables / SQLAlchemy).
 
 -- name: dataset_get
-SELECT id, name, created_at FROM memflow.dataset WHERE name = :name;
+SELECT id, name, created_at, meta->>'embedder' AS embedder FROM memflow.dataset WHERE name = :name;
 
 -- name: dataset_create
-INSERT INTO memflow.dataset (id, name) VALUES (:id, :name)
+-- The embedder is recorded with the dataset: vectors of two models must never be mixed.
+INSERT INTO memflow.dataset (id, name, meta) VALUES (:id, :name, jsonb_build_object('embedder', CAST(:embedder AS text)))
 ON CONFLICT (name) DO NOTHING;
+
+-- name: dataset_set_embedder
+UPDATE memflow.dataset SET meta = meta || jsonb_build_object('embedder', CAST(:embedder AS text))
+WHERE id = :dataset_id AND NOT meta ? 'embedder';
 
 -- name: dataset_list
 SELECT id, name, created_at FROM memflow.dataset ORDER BY name;

@@ -10,6 +10,7 @@ Each test gets its own database cloned from a migrated template (fast, fully iso
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,13 @@ from memflow.config import libpq_url, sqlalchemy_url
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 TEMPLATE = "memflow_test_template"
+
+
+def server_home() -> Path:
+    """A fresh home for an embedded server, outside pytest's tmp dirs: pytest makes
+    /tmp/pytest-of-<user> private again whenever a session starts, and the server runs as
+    another system user that must keep traversing the path to its data directory."""
+    return Path(tempfile.mkdtemp(prefix="memflow-test-"))
 
 
 def _docker_answers() -> bool:
@@ -51,12 +59,13 @@ def pg_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     from memflow.db.embedded import EmbeddedServer
 
-    server = EmbeddedServer(tmp_path_factory.mktemp("pg"))
+    home = server_home()
+    server = EmbeddedServer(home)
     server.start()
     try:
         yield server.url()
     finally:
-        server.stop("immediate")
+        server.destroy()
 
 
 def _with_db(url: str, name: str) -> str:

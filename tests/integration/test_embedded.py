@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -15,12 +16,14 @@ from memflow.db.embedded import EmbeddedServer, tuned_settings
 from memflow.embed.hash import HashEmbedder
 from memflow.memory import Memory
 
+from ..conftest import server_home
+
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
+def home() -> Iterator[Path]:
+    h = server_home()
     yield h
-    EmbeddedServer(h).stop("immediate")
+    EmbeddedServer(h).destroy()
 
 
 def test_open_starts_the_server_and_a_second_process_reuses_it(home: Path) -> None:

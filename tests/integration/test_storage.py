@@ -222,3 +222,24 @@ def test_dimension_is_fixed_at_init_from_the_embedder(fresh_db: str) -> None:
             "WHERE attrelid = 'memflow.episode_summary'::regclass AND attname = 'embedding'"
         ).fetchone()
         assert typ == ("vector(64)",)
+
+
+def test_a_dataset_keeps_its_embedder(db_url: str) -> None:
+    from memflow import EmbedderMismatch
+
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
+        m.dataset("h").add_episode({"name": "n", "summary": "s"})
+    with Memory.open(db_url, embedder=_Renamed()) as m:
+        ds = m.dataset("h")
+        assert ds.stats()["episodes"] == 1  # reading needs no embedder
+        with pytest.raises(EmbedderMismatch, match="hash-384"):
+            ds.search("s")
+        with pytest.raises(EmbedderMismatch):
+            ds.add_episode({"name": "x", "summary": "y"})
+        m.dataset("fresh").add_episode({"name": "x", "summary": "y"})  # another dataset is fine
+
+
+class _Renamed(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.name = "other-model-384"
