@@ -3,9 +3,13 @@
 -- name: bind_search
 -- The one setup statement of a search transaction: bind the dataset (RLS) and let filtered HNSW
 -- scans continue until LIMIT rows of this dataset are found (pgvector >= 0.8 iterative scan).
+-- Always plan with the actual values: psycopg prepares a statement after 5 runs and PostgreSQL then
+-- may switch to a generic plan, which for the projection (ids and dataset unknown) is ~10x slower
+-- (benchmarks/scale.py measured 100-150 ms -> 900-1200 ms from the 11th search on a connection).
 SELECT set_config('memflow.dataset_id', :dataset_id, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
-       set_config('hnsw.ef_search', :ef_search, true);
+       set_config('hnsw.ef_search', :ef_search, true),
+       set_config('plan_cache_mode', 'force_custom_plan', true);
 
 -- name: recall
 -- Wide vector recall: the :k nearest rows of every per-field embedding table, in one round trip.
@@ -36,50 +40,51 @@ UNION ALL
   ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k);
 
 -- name: project
--- Graph projection: every node within 2 hops of the hit ids (:ids, best first), inside the
--- dataset. Hub guard: each node contributes at most :fanout neighbours, hits first, then newest.
--- Nodes are capped at :max_nodes, Episodes first, then Facets, FacetPoints, Entities, then by
--- hit rank. Returns node rows and then the edges among the kept nodes (row_type 'node'|'edge').
+-- Graph projection: from the hit ids (:ids, best first) up to 2 hops towards their episodes,
+-- inside the dataset. Only the edges bundle scoring can use are followed, child -> parent:
+-- FacetPoint -> Facet (has_point), Facet -> Episode (has_facet), Entity -> Facet/Episode
+-- (involves_entity). Hub guard: each node contributes at most :fanout parents, hits first, then
+-- the newest. Every reached node carries the rank of the best hit it was reached from; the cap
+-- (:max_nodes) keeps whole chains of the best hits (rank, then depth). Rows: the kept nodes
+-- ('node'), then the walked edges between kept nodes ('edge').
 WITH RECURSIVE
 seed AS (
   SELECT id, ord FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS s(id, ord)
 ),
-walk(node_id, depth) AS (
-  SELECT id, 0 FROM seed
+walk(node_id, depth, ord, src, relationship, dst, edge_text) AS (
+  SELECT id, 0, ord, NULL::uuid, NULL::text, NULL::uuid, NULL::text FROM seed
   UNION
-  SELECT nb.other, w.depth + 1
+  SELECT up.src, w.depth + 1, w.ord, up.src, up.relationship, up.dst, up.edge_text
   FROM walk w
   CROSS JOIN LATERAL (
-    SELECT x.other FROM (
-      SELECT e.dst AS other, e.created_at FROM memflow.edge e
-       WHERE e.dataset_id = :dataset_id AND e.src = w.node_id
-      UNION ALL
-      SELECT e.src, e.created_at FROM memflow.edge e
-       WHERE e.dataset_id = :dataset_id AND e.dst = w.node_id
-    ) x
-    ORDER BY (x.other = ANY(CAST(:ids AS uuid[]))) DESC, x.created_at DESC, x.other
+    SELECT e.src, e.relationship, e.dst, e.edge_text
+    FROM memflow.edge e
+    WHERE e.dataset_id = :dataset_id AND e.dst = w.node_id
+      AND e.relationship IN ('has_point', 'has_facet', 'involves_entity')
+    ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.created_at DESC, e.src
     LIMIT :fanout
-  ) nb
+  ) up
   WHERE w.depth < 2
 ),
-reached AS (
-  SELECT node_id, min(depth) AS depth FROM walk GROUP BY node_id
+kept_ids AS (
+  SELECT node_id FROM walk
+  GROUP BY node_id
+  ORDER BY min(ord), min(depth), node_id
+  LIMIT :max_nodes
 ),
 kept AS (
-  SELECT n.*, r.depth, s.ord
-  FROM reached r
-  JOIN memflow.node n ON n.dataset_id = :dataset_id AND n.id = r.node_id
-  LEFT JOIN seed s ON s.id = r.node_id
-  ORDER BY CASE n.kind WHEN 'Episode' THEN 0 WHEN 'Facet' THEN 1 WHEN 'FacetPoint' THEN 2 ELSE 3 END,
-           s.ord NULLS LAST, r.depth, n.id
-  LIMIT :max_nodes
+  SELECT n.id, n.kind, n.name, n.summary, n.search_text, n.anchor_text, n.description,
+         n.facet_type, n.created_at, n.time_start, n.time_end, n.display_only
+  FROM kept_ids k JOIN memflow.node n ON n.dataset_id = :dataset_id AND n.id = k.node_id
 )
 SELECT 'node' AS row_type, k.id, k.kind, k.name, k.summary, k.search_text, k.anchor_text,
        k.description, k.facet_type, k.created_at, k.time_start, k.time_end, k.display_only,
-       ARRAY(SELECT c.key FROM memflow.node_chunk nc
-               JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
-              WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
-              ORDER BY c.idx LIMIT 64) AS sources,
+       CASE WHEN k.kind IN ('FacetPoint', 'Facet') THEN
+         ARRAY(SELECT c.key FROM memflow.node_chunk nc
+                 JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+                WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
+                ORDER BY c.idx LIMIT 64)
+       END AS sources,
        CASE WHEN k.kind = 'Entity' THEN
          (SELECT count(*) FROM (SELECT 1 FROM memflow.edge e
                                  WHERE e.dataset_id = :dataset_id AND e.dst = k.id
@@ -88,11 +93,41 @@ SELECT 'node' AS row_type, k.id, k.kind, k.name, k.summary, k.search_text, k.anc
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM kept k
 UNION ALL
-SELECT 'edge', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       e.src, e.relationship, e.dst, e.edge_text
-FROM memflow.edge e
-WHERE e.dataset_id = :dataset_id
-  AND e.src IN (SELECT id FROM kept) AND e.dst IN (SELECT id FROM kept);
+SELECT DISTINCT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
+       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[], NULL::boolean,
+       w.src, w.relationship, w.dst, w.edge_text
+FROM walk w
+WHERE w.depth > 0
+  AND w.src IN (SELECT node_id FROM kept_ids) AND w.dst IN (SELECT node_id FROM kept_ids);
+
+-- name: expand
+-- Detail display only: the children of the chosen episodes (facets, their points, entities) with
+-- the linking edges, so the rendered tree is complete. One extra round trip, after scoring.
+WITH eps AS (
+  SELECT id FROM unnest(CAST(:episode_ids AS uuid[])) AS s(id)
+),
+lvl1 AS (
+  SELECT e.src, e.relationship, e.dst, e.edge_text
+  FROM memflow.edge e JOIN eps ON e.src = eps.id
+  WHERE e.dataset_id = :dataset_id AND e.relationship IN ('has_facet', 'involves_entity')
+),
+lvl2 AS (
+  SELECT e.src, e.relationship, e.dst, e.edge_text
+  FROM memflow.edge e JOIN lvl1 ON e.src = lvl1.dst AND lvl1.relationship = 'has_facet'
+  WHERE e.dataset_id = :dataset_id AND e.relationship = 'has_point'
+),
+links AS (SELECT * FROM lvl1 UNION ALL SELECT * FROM lvl2)
+SELECT 'node' AS row_type, n.id, n.kind, n.name, n.summary, n.search_text, n.anchor_text,
+       n.description, n.facet_type, n.created_at, n.time_start, n.time_end, n.display_only,
+       NULL::text[] AS sources, NULL::boolean AS hub,
+       NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
+FROM memflow.node n
+WHERE n.dataset_id = :dataset_id AND n.id IN (SELECT dst FROM links)
+UNION ALL
+SELECT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
+       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[], NULL::boolean,
+       l.src, l.relationship, l.dst, l.edge_text
+FROM links l;
 
 -- name: vector_units
 -- Baseline: plain ANN over FacetPoint and Facet texts, each unit with its episode.

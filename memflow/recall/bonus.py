@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from uuid import UUID
 
 from memflow.recall.config import Normalization, RecallConfig
@@ -50,51 +51,62 @@ def keyword_matches(keywords: Iterable[str], text: str) -> bool:
     return any(k and k in norm for k in (normalize_for_match(k) for k in keywords))
 
 
+@lru_cache(maxsize=8192)
+def _text_numbers(text: str) -> tuple[frozenset[tuple[str, str | None]], frozenset[str]]:
+    """(value, unit) pairs and bare values of the numbers in a text (cached: hit texts repeat)."""
+    found = extract_numbers(text)
+    return frozenset((n.value, n.unit) for n in found), frozenset(n.value for n in found)
+
+
 def number_bonus(query_numbers: Sequence[NumberToken], text: str, config: RecallConfig) -> float:
     """Per query number: same value and unit in the text -> same_unit, same value only ->
     other_unit; the total is capped at number_bonus_floor."""
     if not query_numbers:
         return 0.0
-    found = extract_numbers(text)
+    pairs, values = _text_numbers(text)
     total = 0.0
-    seen: set[tuple[str, str | None]] = set()
-    for q in query_numbers:
-        if (q.value, q.unit) in seen:
-            continue
-        seen.add((q.value, q.unit))
-        same_value = [t for t in found if t.value == q.value]
-        if any(t.unit == q.unit for t in same_value):
+    for value, unit in dict.fromkeys((q.value, q.unit) for q in query_numbers):
+        if (value, unit) in pairs:
             total += config.number_same_unit
-        elif same_value:
+        elif value in values:
             total += config.number_other_unit
     return min(total, config.number_bonus_floor)
 
 
+def _term_patterns(terms: Sequence[str]) -> list[re.Pattern[str]]:
+    return [
+        re.compile(rf"(?<![A-Za-z0-9]){re.escape(t)}(?![A-Za-z0-9])", re.IGNORECASE) for t in terms
+    ]
+
+
 def term_bonus(terms: Sequence[str], text: str, config: RecallConfig) -> float:
     """English terms of a CJK query found as whole tokens in the text, capped."""
-    total = 0.0
-    for term in terms:
-        pattern = rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])"
-        if re.search(pattern, text, re.IGNORECASE):
-            total += config.english_term_bonus
-    return min(total, config.english_term_max)
+    return _term_bonus(_term_patterns(terms), text, config)
+
+
+def _term_bonus(patterns: Sequence[re.Pattern[str]], text: str, config: RecallConfig) -> float:
+    hits = sum(1 for p in patterns if p.search(text))
+    return min(hits * config.english_term_bonus, config.english_term_max)
 
 
 def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConfig) -> list[Hit]:
     """Keyword bonus (hybrid queries), then the exact-match bonus against the original query
     for scores still >= exact_match_min_score. Scores never go below 0."""
     numbers = extract_numbers(pq.original)
-    terms = latin_terms(pq.original) if has_cjk(pq.original) else []
+    patterns = _term_patterns(latin_terms(pq.original)) if has_cjk(pq.original) else []
+    keywords = [k for k in (normalize_for_match(k) for k in pq.keywords) if k]
     out: list[Hit] = []
     for h in hits:
         if h.collection == EDGE_COLLECTION:
             out.append(h)
             continue
         score = h.score
-        if pq.use_hybrid and keyword_matches(pq.keywords, h.text):
-            score = max(0.0, score - config.keyword_bonus)
-        if score >= config.exact_match_min_score:
-            bonus = number_bonus(numbers, h.text, config) + term_bonus(terms, h.text, config)
+        if pq.use_hybrid and keywords:
+            norm = normalize_for_match(h.text)
+            if any(k in norm for k in keywords):
+                score = max(0.0, score - config.keyword_bonus)
+        if score >= config.exact_match_min_score and (numbers or patterns):
+            bonus = number_bonus(numbers, h.text, config) + _term_bonus(patterns, h.text, config)
             score = max(0.0, score - bonus)
         out.append(h if score == h.score else h.model_copy(update={"score": score}))
     return out

@@ -59,7 +59,11 @@ class RecallConfig(BaseModel):
     top_k: int = Field(default=10, ge=1)
     display: DisplayMode = "summary"
     budget_tokens: int = Field(default=500, ge=1)  # highly_related context budget
-    episode_prior_lambda: float = 0.05  # highly_related: d(unit) + lambda * EpisodeScore
+    # highly_related: units ranked by d(unit) + lambda * EpisodeScore. LoCoMo (docs/benchmarks/
+    # locomo.md): 0.3 beats the prototype's 0.05, and FacetPoints alone beat FacetPoints + facet
+    # texts (a facet text repeats its turns and spends the budget on unrelated ones).
+    episode_prior_lambda: float = 0.3
+    highly_related_facets: bool = False
     detail_max_facets: int = Field(default=4, ge=0)
     detail_max_points: int = Field(default=8, ge=0)
     detail_max_entities: int = Field(default=2, ge=0)

@@ -18,7 +18,7 @@ from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
 from memflow.recall.scoring import RelationshipIndex, score_bundles
 from memflow.recall.timeparse import TimeMatch
-from memflow.recall.types import Bundle, Hit, SearchResponse, Subgraph
+from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,7 @@ def respond(
     timings["score"] = _ms(t)
     t = time.perf_counter()
     shown = display or config.display
+    units: list[ContextUnit] = []
     results, context = render(
         bundles,
         subgraph,
@@ -141,6 +142,7 @@ def respond(
         edge_hit_map=scored.edge_hit_map,
         index=index,
         budget_tokens=budget_tokens,
+        units_out=units,
     )
     timings["render"] = _ms(t)
     return SearchResponse(
@@ -150,6 +152,7 @@ def respond(
         results=results,
         timings_ms=timings,
         context=context,
+        context_units=units,
         preprocessed=pq.model_dump(mode="json"),
         notes=list(subgraph.notes),
     )

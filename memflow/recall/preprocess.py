@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from decimal import Decimal, InvalidOperation
 from typing import Literal
@@ -187,10 +188,9 @@ _NUMBER = re.compile(
 )
 
 
-class NumberToken(BaseModel):
+@dataclass(frozen=True, slots=True)
+class NumberToken:
     """A number in a text with its canonical value ("1,000.50" -> "1000.5") and unit."""
-
-    model_config = ConfigDict(frozen=True)
 
     text: str
     value: str

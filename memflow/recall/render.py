@@ -18,7 +18,7 @@ from uuid import UUID
 
 from memflow.recall.config import DisplayMode, RecallConfig
 from memflow.recall.scoring import INF, BundleScorer, RelationshipIndex
-from memflow.recall.types import Bundle, GraphNode, SearchResult, Subgraph
+from memflow.recall.types import Bundle, ContextUnit, GraphNode, SearchResult, Subgraph
 
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 GROUP_SEPARATOR = "\n\n"
@@ -109,7 +109,10 @@ def evidence_units(
     for b in bundles:
         prior = config.episode_prior_lambda * b.score
         for f in index.facets_by_episode.get(b.episode_id, []):
-            members = [(f, False), *((p, True) for p in index.points_by_facet.get(f, []))]
+            points = index.points_by_facet.get(f, [])
+            members = [(p, True) for p in points]
+            if config.highly_related_facets or not points:
+                members.insert(0, (f, False))
             for node_id, is_point in members:
                 d = best_by_id.get(node_id, INF)
                 node = index.nodes.get(node_id)
@@ -199,8 +202,12 @@ def render(
     edge_hit_map: Mapping[str, float] | None = None,
     index: RelationshipIndex | None = None,
     budget_tokens: int | None = None,
+    units_out: list[ContextUnit] | None = None,
 ) -> tuple[list[SearchResult], str]:
-    """SearchResults (in bundle order, ranks from 1) and the response-level context text."""
+    """SearchResults (in bundle order, ranks from 1) and the response-level context text.
+
+    ``units_out``, when given, receives the evidence units packed into a ``highly_related``
+    context (rank order, with their chunk keys) so callers can check provenance."""
     index = index or RelationshipIndex.build(subgraph)
     nodes = subgraph.nodes
     contexts: dict[UUID, str]
@@ -211,6 +218,19 @@ def render(
         headers = {b.episode_id: header(nodes.get(b.episode_id)) for b in bundles}
         units = evidence_units(bundles, index, best_by_id, config)
         groups = pack_units(units, headers, budget_tokens or config.budget_tokens)
+        if units_out is not None:
+            packed = {u.node_id for group in groups.values() for u in group}
+            units_out.extend(
+                ContextUnit(
+                    node_id=u.node_id,
+                    episode_id=u.episode_id,
+                    kind="FacetPoint" if u.is_point else "Facet",
+                    sources=list(nodes[u.node_id].sources) if u.node_id in nodes else [],
+                    tokens=count_tokens(u.text),
+                )
+                for u in units
+                if u.node_id in packed
+            )
         contexts = {
             e: "\n".join([headers[e], *(u.text for u in group)]) for e, group in groups.items()
         }

@@ -16,10 +16,10 @@ from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
 from memflow.recall import sqlrecall
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-from memflow.recall.pipeline import hit_ids_for_projection, respond, score_hits
+from memflow.recall.pipeline import hit_ids_for_projection, rank_scored, respond, score_hits
 from memflow.recall.preprocess import preprocess
 from memflow.recall.render import count_tokens
-from memflow.recall.types import PathStep, SearchResponse, SearchResult
+from memflow.recall.types import ContextUnit, PathStep, SearchResponse, SearchResult
 
 MODES: tuple[SearchMode, ...] = ("episodic", "vector", "lexical")
 DISPLAYS: tuple[DisplayMode, ...] = ("summary", "highly_related", "detail")
@@ -97,6 +97,11 @@ def search(
         t = time.perf_counter()
         graph = sqlrecall.project(conn, dataset_id, hit_ids_for_projection(scored, cfg), cfg)
         timings["projection_sql"] = _ms(t)
+        if shown == "detail":  # the whole tree of the chosen episodes: one more round trip
+            t = time.perf_counter()
+            chosen = [b.episode_id for b in rank_scored(scored, graph, pq, cfg, top_k)]
+            graph = sqlrecall.expand(conn, dataset_id, chosen, graph, cfg)
+            timings["expand_sql"] = _ms(t)
     response = respond(
         hits,
         graph,
@@ -115,22 +120,37 @@ def search(
 
 
 def _unit_header(name: str | None, when: datetime | None) -> str:
-    stamp = when.strftime("%Y-%m-%d") if when else ""
-    return f"[{stamp}] [{name or ''}]" if stamp else f"[{name or ''}]"
+    """A baseline unit's prefix: its episode's date (the turn text names its speaker)."""
+    return f"[{when.strftime('%Y-%m-%d')}]" if when else ""
 
 
-def _pack(units: Sequence[tuple[str, str]], budget: int) -> str:
-    """Units (header, text) in rank order, greedily packed into ``budget`` tokens."""
+def _pack(units: Sequence[tuple[str, str]], budget: int) -> tuple[str, list[int]]:
+    """Units (header, text) in rank order, greedily packed into ``budget`` tokens; returns the
+    context and the indexes of the packed units."""
     used = 0
     out: list[str] = []
-    for head, text in units:
+    kept: list[int] = []
+    for i, (head, text) in enumerate(units):
         line = f"{head} {text}" if head else text
         cost = count_tokens(line)
         if used + cost > budget:
             continue
         used += cost
         out.append(line)
-    return "\n".join(out)
+        kept.append(i)
+    return "\n".join(out), kept
+
+
+def _context(
+    units: Sequence[tuple[str, str]],
+    results: Sequence[SearchResult],
+    display: DisplayMode,
+    budget: int,
+    top_k: int,
+) -> tuple[str, list[int]]:
+    if display == "highly_related":
+        return _pack(units, budget)
+    return "\n".join(res.context for res in results), list(range(min(top_k, len(units))))
 
 
 def _vector(
@@ -180,16 +200,23 @@ def _vector(
             )
         )
     units = [(_unit_header(r.episode_name, r.time_start), r.text) for r in rows]
-    context = (
-        _pack(units, budget or cfg.budget_tokens)
-        if display == "highly_related"
-        else "\n".join(res.context for res in results)
-    )
+    context, kept = _context(units, results, display, budget or cfg.budget_tokens, top_k)
+    context_units = [
+        ContextUnit(
+            node_id=rows[i].node_id,
+            episode_id=rows[i].episode_id,
+            kind="FacetPoint" if rows[i].collection == "FacetPoint_search_text" else "Facet",
+            sources=list(rows[i].sources or []),
+            tokens=count_tokens(rows[i].text),
+        )
+        for i in kept
+    ]
     timings["render"] = _ms(t)
     timings["total"] = round(sum(timings.values()), 3)
     return SearchResponse(
         query=query,
         mode="vector",
+        context_units=context_units,
         display=display,
         results=results,
         timings_ms=timings,
@@ -240,16 +267,23 @@ def _lexical(
         for i, r in enumerate(rows[:top_k], start=1)
     ]
     units = [(_unit_header(r.episode_name, r.time_start), r.text) for r in rows]
-    context = (
-        _pack(units, budget or cfg.budget_tokens)
-        if display == "highly_related"
-        else "\n".join(res.context for res in results)
-    )
+    context, kept = _context(units, results, display, budget or cfg.budget_tokens, top_k)
+    context_units = [
+        ContextUnit(
+            node_id=rows[i].point_id,
+            episode_id=rows[i].episode_id,
+            kind="chunk",
+            sources=[rows[i].key],
+            tokens=count_tokens(rows[i].text),
+        )
+        for i in kept
+    ]
     timings["render"] = _ms(t)
     timings["total"] = round(sum(timings.values()), 3)
     return SearchResponse(
         query=query,
         mode="lexical",
+        context_units=context_units,
         display=display,
         results=results,
         timings_ms=timings,

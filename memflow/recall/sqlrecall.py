@@ -20,82 +20,12 @@ from memflow.recall.types import GraphEdge, GraphNode, Hit, Subgraph
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
 _STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "from",
-        "by",
-        "with",
-        "about",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "do",
-        "does",
-        "did",
-        "done",
-        "have",
-        "has",
-        "had",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "why",
-        "how",
-        "that",
-        "this",
-        "these",
-        "those",
-        "it",
-        "its",
-        "i",
-        "you",
-        "he",
-        "she",
-        "we",
-        "they",
-        "me",
-        "him",
-        "her",
-        "us",
-        "them",
-        "my",
-        "your",
-        "his",
-        "our",
-        "their",
-        "not",
-        "no",
-        "yes",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-    ]
+    (
+        "a an the and or but of to in on at for from by with about as is are was were be "
+        "been being do does did done have has had what which who whom whose when where "
+        "why how that this these those it its i you he she we they me him her us them my "
+        "your his our their not no yes can could would should will shall may might must "
+    ).split()
 )
 
 
@@ -131,7 +61,33 @@ def project(
             "max_nodes": config.max_projection_nodes,
         },
     ).all()
-    graph = Subgraph()
+    return _subgraph(rows, config, Subgraph())
+
+
+def expand(
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    episode_ids: list[uuid.UUID],
+    graph: Subgraph,
+    config: RecallConfig,
+) -> Subgraph:
+    """``graph`` plus the facets, points and entities of ``episode_ids`` (detail display)."""
+    if not episode_ids:
+        return graph
+    rows = conn.execute(q("expand"), {"dataset_id": dataset_id, "episode_ids": episode_ids}).all()
+    known = {(e.src, e.relationship, e.dst) for e in graph.edges}
+    fresh = [
+        r
+        for r in rows
+        if (r.row_type == "node" and r.id not in graph.nodes)
+        or (r.row_type == "edge" and (r.src, r.relationship, r.dst) not in known)
+    ]
+    merged = Subgraph(nodes=dict(graph.nodes), edges=list(graph.edges), notes=list(graph.notes))
+    return _subgraph(fresh, config, merged)
+
+
+def _subgraph(rows: Any, config: RecallConfig, graph: Subgraph) -> Subgraph:
+    """Node and edge rows of the projection statements added to ``graph``."""
     for r in rows:
         if r.row_type == "node":
             graph.nodes[r.id] = GraphNode(

@@ -603,7 +603,7 @@ def _fuzzy(m: re.Match[str], ctx: _Ctx) -> _Result | None:
 
 # --------------------------------------------------------------------------------- matching logic
 
-_SINCE_BEFORE = re.compile(r"(?:since|自从?|从)\s*$", re.IGNORECASE)
+_SINCE_BEFORE = re.compile(r"(?:since|(?<!来)自从?|从)\s*$", re.IGNORECASE)
 _SINCE_AFTER = re.compile(r"^\s*(?:以来|至今|到现在)")
 _FOUR_DIGITS = re.compile(r"\d{4}")
 _RANGE_GAP = re.compile(r"^\s*(?:to|until|till|through|-|–|—|~|到|至)\s*$", re.IGNORECASE)

@@ -125,6 +125,16 @@ class SearchResult(_Frozen):
     time: str | None = None
 
 
+class ContextUnit(_Frozen):
+    """One unit that went into the response's context, with its provenance (chunk keys)."""
+
+    node_id: UUID | None = None
+    episode_id: UUID | None = None
+    kind: Literal["FacetPoint", "Facet", "Episode", "chunk"] = "FacetPoint"
+    sources: list[str] = Field(default_factory=list)
+    tokens: int = 0
+
+
 class SearchResponse(BaseModel):
     query: str
     mode: SearchMode = "episodic"
@@ -132,6 +142,7 @@ class SearchResponse(BaseModel):
     results: list[SearchResult] = Field(default_factory=list)
     timings_ms: dict[str, float] = Field(default_factory=dict)
     context: str = ""
+    context_units: list[ContextUnit] = Field(default_factory=list)  # in rank order
     preprocessed: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
@@ -141,6 +152,7 @@ __all__ = [
     "EDGE_COLLECTION",
     "PATH_PREFERENCE",
     "Bundle",
+    "ContextUnit",
     "GraphEdge",
     "GraphNode",
     "Hit",

@@ -39,9 +39,28 @@ def test_hub_entity_contributes_a_bounded_set_and_says_so(db_url: str) -> None:
     episodes = [n for n in graph.nodes.values() if n.kind == "Episode"]
     assert len(episodes) == 20  # not 120
     assert any("hub guard" in note and "'user'" in note for note in graph.notes)
-    # Two hops: the episodes' facets are there too, and every edge joins kept nodes.
-    assert any(n.kind == "Facet" for n in graph.nodes.values())
+    # Only the links scoring can use are walked (towards episodes); each joins kept nodes.
+    assert {e.relationship for e in graph.edges} == {"involves_entity"}
     assert all(e.src in graph.nodes and e.dst in graph.nodes for e in graph.edges)
+
+
+def test_two_hops_from_a_point_reach_its_episode(db_url: str) -> None:
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
+        ds = m.dataset("tree")
+        ds.add_episode(
+            {
+                "name": "E",
+                "summary": "episode",
+                "facets": [{"search_text": "F", "anchor_text": "facet", "points": [{"search_text": "P"}]}],
+            }
+        )
+        resp = ds.search("P", display="detail")
+        point = resp.results[0].best_point_id or resp.results[0].best_facet_id
+        with transaction(m.engine) as conn:
+            sqlrecall.bind(conn, ds.id, 100)
+            graph = sqlrecall.project(conn, ds.id, [point], RecallConfig())
+    assert sorted(n.kind for n in graph.nodes.values()) in (["Episode", "Facet", "FacetPoint"], ["Episode", "Facet"])
+    assert resp.results[0].name == "E" and "P" in resp.results[0].context
 
 
 def test_hits_are_followed_first_through_a_hub(db_url: str) -> None:
@@ -51,7 +70,7 @@ def test_hits_are_followed_first_through_a_hub(db_url: str) -> None:
     assert resp.results[0].name == "standup 37"
 
 
-def test_projection_is_capped_and_prioritises_episodes(db_url: str) -> None:
+def test_projection_is_capped_keeping_the_best_chains(db_url: str) -> None:
     with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
         ds = _hub_dataset(m, 40)
         hub = entity_id(ds.id, "user")
@@ -61,7 +80,7 @@ def test_projection_is_capped_and_prioritises_episodes(db_url: str) -> None:
             graph = sqlrecall.project(conn, ds.id, [hub], cfg)
     kinds = [n.kind for n in graph.nodes.values()]
     assert len(kinds) == 30
-    assert kinds.count("Episode") == 30  # episodes win the cap over facets and entities
+    assert "Entity" in kinds  # the seed itself is kept first, then the episodes it reaches
 
 
 def test_projection_never_leaves_the_dataset(db_url: str) -> None:

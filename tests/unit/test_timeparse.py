@@ -222,6 +222,8 @@ def test_since_extends_to_now() -> None:
         assert tm.end == NOW.replace(tzinfo=ZoneInfo(TZ)), text
     tm = best_time("自从去年", NOW, TZ)
     assert tm is not None and tm.text == "自从去年" and tm.start.year == 2023
+    tm = best_time("数据来自2023年", NOW, TZ)
+    assert tm is not None and tm.text == "2023年" and tm.end.year == 2024
 
 
 def test_ranges_merge() -> None:

@@ -1,0 +1,1 @@
+"""Benchmark programs: each writes JSON + Markdown (and PNG plots) under docs/benchmarks/."""
