@@ -64,6 +64,8 @@ class RecallConfig(BaseModel):
     # texts (a facet text repeats its turns and spends the budget on unrelated ones).
     episode_prior_lambda: float = 0.3
     highly_related_facets: bool = False
+    # Episodes whose units compete for the highly_related budget; 0 = every scored episode.
+    highly_related_episodes: int = Field(default=0, ge=0)
     detail_max_facets: int = Field(default=4, ge=0)
     detail_max_points: int = Field(default=8, ge=0)
     detail_max_entities: int = Field(default=2, ge=0)

@@ -7,6 +7,7 @@ which does both and records per-stage timings).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,14 +51,43 @@ def score_hits(
     return ScoredHits(scored, best_hits(scored), edge_best_hits(scored))
 
 
+def entity_seed_bound(scored: ScoredHits, config: RecallConfig, top_k: int) -> float:
+    """An upper bound of the ``top_k``-th best EpisodeScore, known before the projection.
+
+    A directly hit episode scores at most ``d(e) + direct_episode_penalty`` (the time bonus only
+    lowers it). A path through an entity costs at least ``d(en) + hop_cost - time_bonus_max``, so an
+    entity hit above the bound cannot place an episode in the top ``top_k``: the projection need not
+    walk its (possibly thousands of) links. Infinite when fewer than ``top_k`` episodes were hit.
+    """
+    direct = sorted(
+        h.score + config.direct_episode_penalty
+        for h in scored.node_hits.values()
+        if h.collection == "Episode_summary"
+    )
+    return direct[top_k - 1] if len(direct) >= top_k else math.inf
+
+
 def hit_ids_for_projection(
-    hits: Sequence[Hit] | ScoredHits, config: RecallConfig, pq: PreprocessedQuery | None = None
+    hits: Sequence[Hit] | ScoredHits,
+    config: RecallConfig,
+    pq: PreprocessedQuery | None = None,
+    top_k: int | None = None,
 ) -> list[UUID]:
     """Hit node ids, best score first (ties: lower distance, lower id), capped at
-    ``max_relevant_ids``: the seeds of the graph projection."""
+    ``max_relevant_ids``: the seeds of the graph projection. With ``top_k``, entity hits that
+    cannot reach the top ``top_k`` (see :func:`entity_seed_bound`) are left out."""
     scored = hits if isinstance(hits, ScoredHits) else score_hits(hits, pq, config)
     node_hits = scored.node_hits
-    ordered = sorted(node_hits.items(), key=lambda kv: (kv[1].score, kv[1].distance, kv[0].int))
+    bound = entity_seed_bound(scored, config, top_k) if top_k else math.inf
+    slack = config.hop_cost - config.time_bonus_max
+    ordered = sorted(
+        (
+            kv
+            for kv in node_hits.items()
+            if kv[1].collection != "Entity_name" or kv[1].score + slack <= bound
+        ),
+        key=lambda kv: (kv[1].score, kv[1].distance, kv[0].int),
+    )
     return [node for node, _ in ordered[: config.max_relevant_ids]]
 
 
@@ -129,9 +159,13 @@ def respond(
     timings["index"] = _ms(t)
     t = time.perf_counter()
     bundles = rank_scored(scored, subgraph, pq, config, top_k, index)
+    shown = display or config.display
+    unit_bundles = None
+    if shown == "highly_related" and config.highly_related_episodes != len(bundles):
+        wide = config.highly_related_episodes or max(1, len(index.episodes))
+        unit_bundles = rank_scored(scored, subgraph, pq, config, wide, index)
     timings["score"] = _ms(t)
     t = time.perf_counter()
-    shown = display or config.display
     units: list[ContextUnit] = []
     results, context = render(
         bundles,
@@ -143,6 +177,7 @@ def respond(
         index=index,
         budget_tokens=budget_tokens,
         units_out=units,
+        unit_bundles=unit_bundles,
     )
     timings["render"] = _ms(t)
     return SearchResponse(

@@ -203,11 +203,13 @@ def render(
     index: RelationshipIndex | None = None,
     budget_tokens: int | None = None,
     units_out: list[ContextUnit] | None = None,
+    unit_bundles: Sequence[Bundle] | None = None,
 ) -> tuple[list[SearchResult], str]:
     """SearchResults (in bundle order, ranks from 1) and the response-level context text.
 
     ``units_out``, when given, receives the evidence units packed into a ``highly_related``
-    context (rank order, with their chunk keys) so callers can check provenance."""
+    context (rank order, with their chunk keys) so callers can check provenance.
+    ``unit_bundles`` (default ``bundles``) are the episodes whose units ``highly_related`` ranks."""
     index = index or RelationshipIndex.build(subgraph)
     nodes = subgraph.nodes
     contexts: dict[UUID, str]
@@ -215,8 +217,9 @@ def render(
         contexts = {b.episode_id: summary_context(nodes.get(b.episode_id)) for b in bundles}
         context = SUMMARY_SEPARATOR.join(contexts[b.episode_id] for b in bundles)
     elif display == "highly_related":
-        headers = {b.episode_id: header(nodes.get(b.episode_id)) for b in bundles}
-        units = evidence_units(bundles, index, best_by_id, config)
+        pool = bundles if unit_bundles is None else unit_bundles
+        headers = {b.episode_id: header(nodes.get(b.episode_id)) for b in pool}
+        units = evidence_units(pool, index, best_by_id, config)
         groups = pack_units(units, headers, budget_tokens or config.budget_tokens)
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}

@@ -95,7 +95,8 @@ def search(
         scored = score_hits(hits, pq, cfg)
         timings["bonus"] = _ms(t)
         t = time.perf_counter()
-        graph = sqlrecall.project(conn, dataset_id, hit_ids_for_projection(scored, cfg), cfg)
+        seeds = hit_ids_for_projection(scored, cfg, top_k=top_k)
+        graph = sqlrecall.project(conn, dataset_id, seeds, cfg)
         timings["projection_sql"] = _ms(t)
         if shown == "detail":  # the whole tree of the chosen episodes: one more round trip
             t = time.perf_counter()

@@ -36,11 +36,13 @@ def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
 def recall(conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int) -> list[Hit]:
     rows = conn.execute(q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k}).all()
     return [
-        Hit(
+        # Rows from the database are already typed: construct without re-validation (hot path).
+        Hit.model_construct(
             collection=r.collection,
             node_id=r.node_id,
             text=r.text,
             distance=float(r.distance),
+            score=float(r.distance),
             edge_text_hash=bytes(r.text_hash) if r.text_hash is not None else None,
         )
         for r in rows
@@ -90,7 +92,7 @@ def _subgraph(rows: Any, config: RecallConfig, graph: Subgraph) -> Subgraph:
     """Node and edge rows of the projection statements added to ``graph``."""
     for r in rows:
         if r.row_type == "node":
-            graph.nodes[r.id] = GraphNode(
+            graph.nodes[r.id] = GraphNode.model_construct(
                 id=r.id,
                 kind=r.kind,
                 name=r.name or "",
@@ -112,7 +114,9 @@ def _subgraph(rows: Any, config: RecallConfig, graph: Subgraph) -> Subgraph:
                 )
         else:
             graph.edges.append(
-                GraphEdge(src=r.src, relationship=r.relationship, dst=r.dst, edge_text=r.edge_text)
+                GraphEdge.model_construct(
+                    src=r.src, relationship=r.relationship, dst=r.dst, edge_text=r.edge_text
+                )
             )
     return graph
 

@@ -330,3 +330,26 @@ def test_respond_times_every_stage() -> None:
     dumped = resp.model_dump(mode="json")
     assert dumped["results"][0]["best_path"] == "facet"
     assert dumped["preprocessed"]["original"] == "流式返回有哪些约束"
+
+
+def test_entity_seeds_that_cannot_reach_the_top_k_are_not_projected() -> None:
+    import uuid as _uuid
+
+    from memflow.recall.config import RecallConfig as _Cfg
+    from memflow.recall.pipeline import entity_seed_bound, hit_ids_for_projection, score_hits
+    from memflow.recall.types import Hit as _Hit
+
+    cfg = _Cfg(normalize="raw")
+    eps = [
+        _Hit(collection="Episode_summary", node_id=_uuid.uuid4(), text=f"e{i}", distance=0.1 * i)
+        for i in range(3)
+    ]
+    near = _Hit(collection="Entity_name", node_id=_uuid.uuid4(), text="near", distance=0.2)
+    far = _Hit(collection="Entity_name", node_id=_uuid.uuid4(), text="far", distance=0.9)
+    scored = score_hits([*eps, near, far], None, cfg)
+    # 2nd best direct episode: 0.1 + 0.3 = 0.4. far: 0.9 + 0.05 - 0.04 > 0.4 -> pruned.
+    assert entity_seed_bound(scored, cfg, 2) == 0.1 + 0.3
+    seeds = hit_ids_for_projection(scored, cfg, top_k=2)
+    assert near.node_id in seeds and far.node_id not in seeds
+    # Without enough hit episodes there is no bound and every entity is kept.
+    assert far.node_id in hit_ids_for_projection(scored, cfg, top_k=5)
