@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Engine
 
@@ -57,33 +58,17 @@ def search(
     t = time.perf_counter()
     pq = preprocess(query, now, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
     timings["preprocess"] = _ms(t)
+    pre = pq.model_dump(mode="json")
     if mode == "lexical":
-        return _lexical(
-            engine,
-            dataset_id,
-            query,
-            top_k,
-            shown,
-            budget_tokens,
-            cfg,
-            timings,
-            pq.model_dump(mode="json"),
+        return _baseline(
+            engine, dataset_id, mode, query, None, top_k, shown, budget_tokens, cfg, timings, pre
         )
     t = time.perf_counter()
     qvec = embedder.embed_query(pq.vector_query)
     timings["embed"] = _ms(t)
     if mode == "vector":
-        return _vector(
-            engine,
-            dataset_id,
-            qvec,
-            query,
-            top_k,
-            shown,
-            budget_tokens,
-            cfg,
-            timings,
-            pq.model_dump(mode="json"),
+        return _baseline(
+            engine, dataset_id, mode, query, qvec, top_k, shown, budget_tokens, cfg, timings, pre
         )
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
     with transaction(engine) as conn:
@@ -154,11 +139,64 @@ def _context(
     return "\n".join(res.context for res in results), list(range(min(top_k, len(units))))
 
 
-def _vector(
+@dataclass(frozen=True)
+class _Unit:
+    """One ranked unit of a baseline mode (a turn, a facet text or a chunk)."""
+
+    node_id: uuid.UUID | None
+    node_kind: Literal["FacetPoint", "Facet", "chunk"]
+    episode_id: uuid.UUID | None
+    episode_name: str
+    when: datetime | None
+    text: str
+    collection: str
+    score: float  # smaller is better
+    distance: float | None
+    sources: list[str]
+
+
+def _vector_units(conn: Any, dataset_id: uuid.UUID, qvec: Any, k: int) -> list[_Unit]:
+    return [
+        _Unit(
+            node_id=r.node_id,
+            node_kind="FacetPoint" if r.collection == "FacetPoint_search_text" else "Facet",
+            episode_id=r.episode_id,
+            episode_name=r.episode_name or "",
+            when=r.time_start,
+            text=r.text,
+            collection=r.collection,
+            score=float(r.distance),
+            distance=float(r.distance),
+            sources=list(r.sources or []),
+        )
+        for r in sqlrecall.vector_units(conn, dataset_id, qvec, k)
+    ]
+
+
+def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list[_Unit]:
+    return [
+        _Unit(
+            node_id=r.point_id,
+            node_kind="chunk",
+            episode_id=r.episode_id,
+            episode_name=r.episode_name or "",
+            when=r.time_start,
+            text=r.text,
+            collection="chunk_fts",
+            score=-float(r.rank),
+            distance=None,
+            sources=[r.key],
+        )
+        for r in sqlrecall.lexical_units(conn, dataset_id, query, k)
+    ]
+
+
+def _baseline(
     engine: Engine,
     dataset_id: uuid.UUID,
-    qvec: Any,
+    mode: SearchMode,
     query: str,
+    qvec: Any,
     top_k: int,
     display: DisplayMode,
     budget: int | None,
@@ -166,116 +204,51 @@ def _vector(
     timings: dict[str, float],
     pre: dict[str, Any],
 ) -> SearchResponse:
+    """The ``vector`` and ``lexical`` modes: ranked units, no graph."""
     k = max(top_k, cfg.wide_search_top_k if display == "highly_related" else top_k)
     with transaction(engine) as conn:
         t = time.perf_counter()
         sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
-        rows = sqlrecall.vector_units(conn, dataset_id, qvec, k)
-        timings["recall_sql"] = _ms(t)
-    t = time.perf_counter()
-    results = []
-    for i, r in enumerate(rows[:top_k], start=1):
-        is_point = r.collection == "FacetPoint_search_text"
-        results.append(
-            SearchResult(
-                rank=i,
-                episode_id=r.episode_id or r.node_id,
-                name=r.episode_name or "",
-                score=float(r.distance),
-                best_path="point" if is_point else "facet",
-                best_point_id=r.node_id if is_point else None,
-                best_facet_id=None if is_point else r.node_id,
-                path=[
-                    PathStep(
-                        kind="node",
-                        node_kind="FacetPoint" if is_point else "Facet",
-                        id=r.node_id,
-                        text=r.text,
-                        collection=r.collection,
-                        distance=float(r.distance),
-                        cost=float(r.distance),
-                    )
-                ],
-                context=r.text,
-                time=r.time_start.date().isoformat() if r.time_start else None,
-            )
-        )
-    units = [(_unit_header(r.episode_name, r.time_start), r.text) for r in rows]
-    context, kept = _context(units, results, display, budget or cfg.budget_tokens, top_k)
-    context_units = [
-        ContextUnit(
-            node_id=rows[i].node_id,
-            episode_id=rows[i].episode_id,
-            kind="FacetPoint" if rows[i].collection == "FacetPoint_search_text" else "Facet",
-            sources=list(rows[i].sources or []),
-            tokens=count_tokens(rows[i].text),
-        )
-        for i in kept
-    ]
-    timings["render"] = _ms(t)
-    timings["total"] = round(sum(timings.values()), 3)
-    return SearchResponse(
-        query=query,
-        mode="vector",
-        context_units=context_units,
-        display=display,
-        results=results,
-        timings_ms=timings,
-        context=context,
-        preprocessed=pre,
-    )
-
-
-def _lexical(
-    engine: Engine,
-    dataset_id: uuid.UUID,
-    query: str,
-    top_k: int,
-    display: DisplayMode,
-    budget: int | None,
-    cfg: RecallConfig,
-    timings: dict[str, float],
-    pre: dict[str, Any],
-) -> SearchResponse:
-    k = max(top_k, cfg.wide_search_top_k if display == "highly_related" else top_k)
-    with transaction(engine) as conn:
-        t = time.perf_counter()
-        sqlrecall.bind(conn, dataset_id, cfg.ef_search)
-        rows = sqlrecall.lexical_units(conn, dataset_id, query, k)
+        if mode == "vector":
+            units = _vector_units(conn, dataset_id, qvec, k)
+        else:
+            units = _lexical_units(conn, dataset_id, query, k)
         timings["recall_sql"] = _ms(t)
     t = time.perf_counter()
     results = [
         SearchResult(
             rank=i,
-            episode_id=r.episode_id or r.chunk_id,
-            name=r.episode_name or "",
-            score=-float(r.rank),
-            best_path="point",
-            best_point_id=r.point_id,
+            episode_id=u.episode_id or u.node_id or uuid.UUID(int=0),
+            name=u.episode_name,
+            score=u.score,
+            best_path="facet" if u.node_kind == "Facet" else "point",
+            best_point_id=u.node_id if u.node_kind != "Facet" else None,
+            best_facet_id=u.node_id if u.node_kind == "Facet" else None,
             path=[
                 PathStep(
                     kind="node",
-                    node_kind="FacetPoint",
-                    id=r.point_id,
-                    text=r.text,
-                    collection="chunk_fts",
-                    cost=-float(r.rank),
+                    node_kind="Facet" if u.node_kind == "Facet" else "FacetPoint",
+                    id=u.node_id,
+                    text=u.text,
+                    collection=u.collection,
+                    distance=u.distance,
+                    cost=u.score,
                 )
             ],
-            context=r.text,
-            time=r.time_start.date().isoformat() if r.time_start else None,
+            context=u.text,
+            time=u.when.date().isoformat() if u.when else None,
         )
-        for i, r in enumerate(rows[:top_k], start=1)
+        for i, u in enumerate(units[:top_k], start=1)
     ]
-    units = [(_unit_header(r.episode_name, r.time_start), r.text) for r in rows]
-    context, kept = _context(units, results, display, budget or cfg.budget_tokens, top_k)
+    lines = [(_unit_header(u.episode_name, u.when), u.text) for u in units]
+    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, top_k)
     context_units = [
         ContextUnit(
-            node_id=rows[i].point_id,
-            episode_id=rows[i].episode_id,
-            kind="chunk",
-            sources=[rows[i].key],
-            tokens=count_tokens(rows[i].text),
+            node_id=units[i].node_id,
+            episode_id=units[i].episode_id,
+            kind=units[i].node_kind,
+            sources=units[i].sources,
+            tokens=count_tokens(units[i].text),
         )
         for i in kept
     ]
@@ -283,7 +256,7 @@ def _lexical(
     timings["total"] = round(sum(timings.values()), 3)
     return SearchResponse(
         query=query,
-        mode="lexical",
+        mode=mode,
         context_units=context_units,
         display=display,
         results=results,
