@@ -181,3 +181,17 @@ def test_cli_search_json_and_explain(db_url: str) -> None:
         and "has_facet" in explained.stdout
         and "timings (ms)" in explained.stdout
     )
+
+
+def test_lexical_mode_uses_postgres_full_text_and_trigrams(db_url: str) -> None:
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
+        ds = m.dataset("lex")
+        ds.memorize(
+            "Alice: the deploy failed at 3pm\nBob: rollback is done\nAlice: thanks Bob\nBob: 鉴权中间件不能改\n",
+            content_type="dialog",
+        )
+        resp = ds.search("who did the rollback?", mode="lexical")
+        assert resp.results[0].context == "rollback is done"
+        assert resp.context_units[0].sources  # provenance: the turn's chunk key
+        cjk = ds.search("鉴权中间件", mode="lexical")
+        assert cjk.results and "鉴权中间件不能改" in cjk.results[0].context
