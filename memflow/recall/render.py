@@ -71,6 +71,15 @@ def header(node: GraphNode | None, fallback: str = "") -> str:
     return f"[{when}] [{name}]" if when else f"[{name}]"
 
 
+def unit_header(node: GraphNode | None, config: RecallConfig) -> str:
+    """The highly_related group header: ``[time] [name]``, or ``[time]`` alone when names are
+    off (a rules-extracted name repeats the date and speakers that the turns already carry)."""
+    if config.highly_related_names or node is None:
+        return header(node)
+    when = format_time(node)
+    return f"[{when}]" if when else header(node)
+
+
 def summary_context(node: GraphNode | None) -> str:
     body = (node.summary or "") if node is not None else ""
     return f"{header(node)}\n{body}".rstrip()
@@ -218,7 +227,7 @@ def render(
         context = SUMMARY_SEPARATOR.join(contexts[b.episode_id] for b in bundles)
     elif display == "highly_related":
         pool = bundles if unit_bundles is None else unit_bundles
-        headers = {b.episode_id: header(nodes.get(b.episode_id)) for b in pool}
+        headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
         units = evidence_units(pool, index, best_by_id, config)
         groups = pack_units(units, headers, budget_tokens or config.budget_tokens)
         if units_out is not None:

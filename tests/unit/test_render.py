@@ -12,7 +12,9 @@ from memflow.recall.render import count_tokens, evidence_units, format_time, ren
 from memflow.recall.scoring import RelationshipIndex
 from memflow.recall.types import Bundle, GraphEdge, GraphNode, NodeKind, Relationship, Subgraph
 
-CFG = RecallConfig()
+# The packing tests below use facet texts as units with lambda 0.05 (the LoCoMo-chosen default) and
+# "[time] [name]" headers; points-only units have their own test.
+CFG = RecallConfig(episode_prior_lambda=0.05, highly_related_facets=True, highly_related_names=True)
 
 
 def nid(name: str) -> uuid.UUID:
@@ -147,6 +149,18 @@ def evidence_graph() -> tuple[G, dict[uuid.UUID, float]]:
         nid("p_other"): 0.0,
     }
     return g, best
+
+
+def test_points_only_evidence_units_with_a_stronger_prior() -> None:
+    g, best = evidence_graph()
+    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    index = RelationshipIndex.build(g.sub())
+    cfg = RecallConfig(highly_related_facets=False, episode_prior_lambda=0.3)
+    units = evidence_units(bundles, index, best, cfg)
+    # p_rome 0.10 + 0.3*0.2 = 0.16; p_bob 0.30 + 0.06 = 0.36; p_auth 0.12 + 0.3 = 0.42;
+    # the facet "lunch" has points, so its text is not a unit of its own
+    assert [u.node_id for u in units] == [nid("p_rome"), nid("p_bob"), nid("p_auth")]
+    assert [round(u.rank_score, 6) for u in units] == [0.16, 0.36, 0.42]
 
 
 def test_evidence_units_rank_with_episode_prior() -> None:

@@ -1,0 +1,500 @@
+"""LoCoMo retrieval quality without an LLM (benchmarks.md section 1).
+
+Each conversation of ``../shared/data/locomo10.json`` becomes a dataset ``locomo-<sample_id>``;
+each session is memorised as one dialog document with its date. For the questions of categories
+1-4, every system runs on the same database with the same embedder, and we measure evidence recall
+at context budgets of 200 / 500 / 1,000 tokens (``memflow.recall.render.count_tokens``), episode
+recall@1/3/5/10 and search latency.
+
+    .venv/bin/python -m benchmarks.locomo            # full run, writes docs/benchmarks/locomo.*
+    .venv/bin/python -m benchmarks.locomo --quick    # 1 conversation, a few sessions (smoke)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import text
+
+from benchmarks import common
+from memflow.db import engine as dbe
+from memflow.embed.base import Embedder, Matrix, Vector
+from memflow.ingest.document import ParsedDocument
+from memflow.ingest.parse import parse_input
+from memflow.memory import Dataset, Memory
+from memflow.recall.config import RecallConfig, SearchMode
+from memflow.recall.types import SearchResponse
+
+DATA = common.REPO.parent / "shared" / "data" / "locomo10.json"
+DEFAULT_HOME = Path.home() / ".cache" / "memflow-locomo"
+BUDGETS = (200, 500, 1000)
+KS = (1, 3, 5, 10)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+_KEY = re.compile(r"^D(\d+):(\d+)$")
+_LOOSE_KEY = re.compile(r"^D:?(\d+):(\d+)$")
+
+
+# ------------------------------------------------------------------------------------------ data
+
+
+@dataclass(frozen=True)
+class Question:
+    sample_id: str
+    text: str
+    category: int
+    evidence: tuple[str, ...]  # validated turn keys, "D<session>:<turn>"
+
+    @property
+    def sessions(self) -> set[int]:
+        return {session_of(k) for k in self.evidence}
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    sessions: list[tuple[int, str, list[dict[str, str]]]]  # (number, date text, turns)
+    questions: list[Question] = field(default_factory=list)
+
+    @property
+    def turn_keys(self) -> set[str]:
+        return {t["id"] for _, _, turns in self.sessions for t in turns}
+
+
+def session_of(key: str) -> int:
+    m = _KEY.match(key)
+    if m is None:
+        raise ValueError(f"not a LoCoMo turn key: {key!r}")
+    return int(m.group(1))
+
+
+def split_evidence(raw: Iterable[str], known: set[str]) -> tuple[tuple[str, ...], list[str]]:
+    """Evidence turn keys from the dataset's strings ("D8:6; D9:17" holds two), validated
+    against the conversation's turns; returns (keys, rejected fragments)."""
+    keys: list[str] = []
+    bad: list[str] = []
+    for item in raw:
+        for part in re.split(r"[;,\s]+", str(item)):
+            m = _LOOSE_KEY.match(part.strip())
+            if not part.strip():
+                continue
+            if m is not None:  # "D:11:26" and "D30:05" name D11:26 and D30:5
+                part = f"D{int(m.group(1))}:{int(m.group(2))}"
+            if part in known:
+                if part not in keys:
+                    keys.append(part)
+            else:
+                bad.append(part)
+    return tuple(keys), bad
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    body = str(turn.get("text") or "").strip()
+    caption = str(turn.get("blip_caption") or "").strip()
+    if caption:
+        body = f"{body} [shares a photo: {caption}]".strip()
+    return body
+
+
+def load(path: Path, categories: Sequence[int] = (1, 2, 3, 4)) -> tuple[list[Conversation], int]:
+    """Conversations with their questions; also the number of rejected evidence fragments."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    out: list[Conversation] = []
+    rejected = 0
+    for item in raw:
+        conv = item["conversation"]
+        numbers = sorted(
+            int(k.split("_")[1])
+            for k in conv
+            if re.fullmatch(r"session_\d+", k) and isinstance(conv[k], list)
+        )
+        sessions = []
+        for n in numbers:
+            turns = [
+                {"id": t["dia_id"], "speaker": t["speaker"], "text": turn_text(t)}
+                for t in conv[f"session_{n}"]
+                if turn_text(t)
+            ]
+            sessions.append((n, str(conv.get(f"session_{n}_date_time") or ""), turns))
+        c = Conversation(str(item["sample_id"]), sessions)
+        known = c.turn_keys
+        for qa in item["qa"]:
+            if int(qa["category"]) not in categories:
+                continue
+            keys, bad = split_evidence(qa.get("evidence", []), known)
+            rejected += len(bad)
+            if keys:
+                c.questions.append(Question(c.sample_id, qa["question"], int(qa["category"]), keys))
+        out.append(c)
+    return out, rejected
+
+
+# ---------------------------------------------------------------------------------------- ingest
+
+
+class CachedEmbedder:
+    """Passage vectors memoised by text: segmentation and the writer embed the same turns."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self._cache: dict[str, Vector] = {}
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            for t, v in zip(missing, self.inner.embed_passages(missing), strict=True):
+                self._cache[t] = v
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])
+
+    def embed_query(self, text: str) -> Vector:
+        return self.inner.embed_query(text)
+
+
+def session_json(conv: Conversation, number: int, date: str, turns: list[dict[str, str]]) -> str:
+    session: dict[str, Any] = {"messages": turns}
+    if date:
+        session["started_at"] = date
+    title = f"{conv.sample_id} session {number}"
+    return json.dumps({"title": title, "sessions": [session]}, ensure_ascii=False)
+
+
+def session_documents(conv: Conversation, max_sessions: int | None) -> list[ParsedDocument]:
+    """One dialog document per session, dated by the session's date text."""
+    docs: list[ParsedDocument] = []
+    for number, date, turns in conv.sessions[:max_sessions]:
+        body = session_json(conv, number, date, turns)
+        src = f"locomo/{conv.sample_id}/session_{number}"
+        docs += parse_input(body, source=src, content_type="conversation")
+    return docs
+
+
+def ingest(mem: Memory, convs: Sequence[Conversation], max_sessions: int | None) -> float:
+    """Memorise every session with the rules extractor, without routing (one session = one
+    episode). Idempotent: sessions already stored are skipped."""
+    started = time.perf_counter()
+    for i, conv in enumerate(convs, start=1):
+        ds = mem.dataset(f"locomo-{conv.sample_id}")
+        report = ds.memorize(
+            session_documents(conv, max_sessions), extractor="rules", routing=False
+        )
+        print(
+            f"  ingest {i}/{len(convs)} {conv.sample_id}: {len(report.written)} sessions written, "
+            f"{len(report.skipped)} already stored ({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
+    return time.perf_counter() - started
+
+
+def episode_sessions(mem: Memory, ds: Dataset) -> dict[uuid.UUID, int]:
+    """Episode id -> LoCoMo session number, through provenance (node_chunk -> chunk key)."""
+    sql = text(
+        "SELECT nc.node_id, min(c.key) AS key FROM memflow.node_chunk nc "
+        "JOIN memflow.node n ON n.dataset_id = nc.dataset_id AND n.id = nc.node_id "
+        "JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id "
+        "WHERE nc.dataset_id = :d AND n.kind = 'Episode' GROUP BY nc.node_id"
+    )
+    with dbe.transaction(mem.engine, ds.id) as conn:
+        rows = conn.execute(sql, {"d": ds.id}).all()
+    return {r.node_id: session_of(r.key) for r in rows if _KEY.match(r.key)}
+
+
+# -------------------------------------------------------------------------------------- systems
+
+
+@dataclass(frozen=True)
+class System:
+    name: str
+    mode: SearchMode
+    about: str
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+def systems() -> list[System]:
+    """The baselines, the shipped default and the variants that decide its defaults."""
+    d = RecallConfig()
+    flip = "raw" if d.normalize == "minmax" else "minmax"
+    other_k = 30 if d.wide_search_top_k != 30 else 100
+    return [
+        System("vector", "vector", "plain pgvector top-k over turns (FacetPoints + facet texts)"),
+        System("lexical", "lexical", "Postgres full-text search over turns (chunks)"),
+        System("episodic", "episodic", "shipped default: Dataset.search(q) with RecallConfig()"),
+        System(f"episodic/normalize={flip}", "episodic", f"{flip} distances", {"normalize": flip}),
+        System(
+            f"episodic/facet_discount={not d.facet_discount}",
+            "episodic",
+            "facet confidence discount toggled",
+            {"facet_discount": not d.facet_discount},
+        ),
+        System(
+            f"episodic/wide_search_top_k={other_k}",
+            "episodic",
+            f"{other_k} rows per collection",
+            {"wide_search_top_k": other_k},
+        ),
+        System(
+            "episodic/points_only+lambda=0.3",
+            "episodic",
+            "FacetPoints only as units, lambda 0.3 (the default before this run)",
+            {"highly_related_facets": False, "episode_prior_lambda": 0.3},
+        ),
+        System(
+            "episodic/raw+lambda=0",
+            "episodic",
+            "raw distances and no episode prior: units ranked like the vector baseline",
+            {"normalize": "raw", "episode_prior_lambda": 0.0},
+        ),
+    ]
+
+
+# ------------------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Tally:
+    evidence: dict[int, list[float]] = field(default_factory=lambda: {b: [] for b in BUDGETS})
+    episode: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in KS})
+    ms: list[float] = field(default_factory=list)
+    ms_no_embed: list[float] = field(default_factory=list)
+
+    def row(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for b, vals in self.evidence.items():
+            out[f"evidence_recall@{b}"] = _mean(vals)
+        for k, vals in self.episode.items():
+            out[f"episode_recall@{k}"] = _mean(vals)
+        lat = common.percentiles(self.ms)
+        out["p50_ms"], out["p95_ms"] = lat["p50"], lat["p95"]
+        lat = common.percentiles(self.ms_no_embed)
+        out["p50_ms_no_embed"], out["p95_ms_no_embed"] = lat["p50"], lat["p95"]
+        out["questions"] = len(self.ms)
+        return out
+
+
+def _mean(vals: Sequence[float]) -> float:
+    return round(float(np.mean(vals)), 4) if vals else float("nan")
+
+
+def evidence_recall(resp: SearchResponse, evidence: Sequence[str]) -> float:
+    """Share of the evidence turns that support a unit of the packed context (provenance)."""
+    covered = {key for unit in resp.context_units for key in unit.sources}
+    return sum(1 for k in evidence if k in covered) / len(evidence)
+
+
+def ranked_episodes(resp: SearchResponse) -> list[uuid.UUID]:
+    """Episodes best first: the bundles for episodic, else the episodes of the ranked units."""
+    if resp.mode == "episodic":
+        return [r.episode_id for r in resp.results]
+    seen: dict[uuid.UUID, None] = {}
+    for unit in resp.context_units:
+        if unit.episode_id is not None:
+            seen.setdefault(unit.episode_id, None)
+    return list(seen)
+
+
+def episode_recall(
+    episodes: Sequence[uuid.UUID], sessions: dict[uuid.UUID, int], wanted: set[int], k: int
+) -> float:
+    found = {sessions.get(e) for e in episodes[:k]}
+    return sum(1 for s in wanted if s in found) / len(wanted)
+
+
+def run_question(
+    ds: Dataset, q: Question, system: System, sessions: dict[uuid.UUID, int], tally: Tally
+) -> None:
+    cfg = RecallConfig(**system.config)
+    for budget in BUDGETS:
+        t = time.perf_counter()
+        resp = ds.search(
+            q.text, mode=system.mode, display="highly_related", budget_tokens=budget, config=cfg
+        )
+        wall = (time.perf_counter() - t) * 1000
+        tally.evidence[budget].append(evidence_recall(resp, q.evidence))
+        if budget == 500:
+            tally.ms.append(wall)
+            tally.ms_no_embed.append(wall - resp.timings_ms.get("embed", 0.0))
+        if budget == BUDGETS[-1]:
+            eps = ranked_episodes(resp)
+            for k in KS:
+                tally.episode[k].append(episode_recall(eps, sessions, q.sessions, k))
+
+
+def evaluate(
+    mem: Memory,
+    convs: Sequence[Conversation],
+    chosen: Sequence[System],
+    max_questions: int | None = None,
+) -> tuple[dict[str, Tally], dict[int, dict[str, Tally]]]:
+    overall = {s.name: Tally() for s in chosen}
+    by_cat = {c: {s.name: Tally() for s in chosen} for c in CATEGORIES}
+    started = time.perf_counter()
+    done = 0
+    for conv in convs:
+        ds = mem.dataset(f"locomo-{conv.sample_id}", create=False)
+        sessions = episode_sessions(mem, ds)
+        present = set(sessions.values())
+        questions = [q for q in conv.questions if q.sessions <= present][:max_questions]
+        for q in questions:
+            for system in chosen:
+                tallies = (overall[system.name], by_cat[q.category][system.name])
+                probe = Tally()
+                run_question(ds, q, system, sessions, probe)
+                for tally in tallies:
+                    _merge(tally, probe)
+            done += 1
+            if done % 100 == 0:
+                print(f"  {done} questions ({time.perf_counter() - started:.0f} s)", flush=True)
+    return overall, by_cat
+
+
+def _merge(into: Tally, part: Tally) -> None:
+    for b in BUDGETS:
+        into.evidence[b] += part.evidence[b]
+    for k in KS:
+        into.episode[k] += part.episode[k]
+    into.ms += part.ms
+    into.ms_no_embed += part.ms_no_embed
+
+
+# ---------------------------------------------------------------------------------------- output
+
+
+def results_json(
+    overall: dict[str, Tally],
+    by_cat: dict[int, dict[str, Tally]],
+    chosen: Sequence[System],
+    settings: dict[str, Any],
+) -> dict[str, Any]:
+    st = common.stamp(settings)
+    return {
+        "overall": {name: t.row() for name, t in overall.items()},
+        "by_category": {
+            f"{c} {CATEGORIES[c]}": {name: t.row() for name, t in tallies.items()}
+            for c, tallies in by_cat.items()
+        },
+        "systems": {s.name: {"mode": s.mode, "about": s.about, "config": s.config} for s in chosen},
+        "settings": st["settings"],
+        "commit": st["commit"],
+        "dirty": st["dirty"],
+        "date": st["date"],
+        "machine": st["machine"],
+    }
+
+
+def markdown(res: dict[str, Any]) -> str:
+    cols = [f"evidence_recall@{b}" for b in BUDGETS] + [f"episode_recall@{k}" for k in KS]
+    head = ["system", *(c.replace("evidence_recall", "ev").replace("episode_recall", "ep")
+                        for c in cols), "p50 ms", "p95 ms", "p50 ms (no embed)"]  # fmt: skip
+    parts = ["## Overall (categories 1-4)", ""]
+    rows = [
+        [name, *(r[c] for c in cols), r["p50_ms"], r["p95_ms"], r["p50_ms_no_embed"]]
+        for name, r in res["overall"].items()
+    ]
+    parts.append(common.md_table(head, rows))
+    for cat, table in res["by_category"].items():
+        n = next(iter(table.values()))["questions"] if table else 0
+        parts += ["", f"## Category {cat} ({n} questions)", ""]
+        rows = [[name, *(r[c] for c in cols)] for name, r in table.items()]
+        parts.append(common.md_table(head[: 1 + len(cols)], rows))
+    stamp = {k: res[k] for k in ("commit", "dirty", "date", "machine", "settings")}
+    parts += ["", "## Run", "", common.stamp_markdown(stamp)]
+    return "\n".join(parts)
+
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def write_markdown(path: Path, table: str) -> None:
+    """Replace the generated block of ``path`` (between the markers), keeping the prose."""
+    block = f"{BEGIN}\n{table}\n{END}"
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        new = head + block + rest.split(END, 1)[1]
+    else:
+        new = f"# LoCoMo retrieval quality\n\n{block}\n"
+    common.write_text(path, new)
+
+
+# ------------------------------------------------------------------------------------------ main
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--home", type=Path, default=DEFAULT_HOME, help="embedded server home")
+    ap.add_argument("--database-url", default=None, help="use this PostgreSQL instead")
+    ap.add_argument("--embedder", default="local", help="embedder spec (local, hash, ...)")
+    ap.add_argument("--conversations", type=int, default=None, help="first N conversations")
+    ap.add_argument("--sessions", type=int, default=None, help="first N sessions of each")
+    ap.add_argument("--questions", type=int, default=None, help="first N questions of each")
+    ap.add_argument("--systems", default="", help="comma-separated system names (default all)")
+    ap.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
+    ap.add_argument("--name", default="locomo", help="result file stem under --out")
+    ap.add_argument("--quick", action="store_true", help="smoke: 1 conversation, 3 sessions")
+    ap.add_argument("--llm", action="store_true", help="also run the LLM-judged protocol")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.conversations = args.conversations or 1
+        args.sessions = args.sessions or 3
+        args.questions = args.questions or 20
+        if args.embedder == "local":
+            args.embedder = "hash"
+    from memflow.embed.factory import make_embedder
+
+    convs, rejected = load(args.data)
+    convs = convs[: args.conversations]
+    embedder = CachedEmbedder(make_embedder(args.embedder))
+    mem = Memory.open(args.database_url, home=args.home, embedder=embedder)
+    try:
+        print(
+            f"ingest {len(convs)} conversations into {args.database_url or args.home}", flush=True
+        )
+        ingest_s = ingest(mem, convs, args.sessions)
+        wanted = {s.strip() for s in args.systems.split(",") if s.strip()}
+        chosen = [s for s in systems() if not wanted or s.name in wanted]
+        print(f"search with {', '.join(s.name for s in chosen)}", flush=True)
+        overall, by_cat = evaluate(mem, convs, chosen, args.questions)
+        settings = {
+            "data": str(args.data.name),
+            "embedder": embedder.name,
+            "conversations": len(convs),
+            "sessions_per_conversation": args.sessions or "all",
+            "questions_per_conversation": args.questions or "all",
+            "categories": [1, 2, 3, 4],
+            "rejected_evidence_fragments": rejected,
+            "budgets_tokens": list(BUDGETS),
+            "token_count": "memflow.recall.render.count_tokens: whitespace words, CJK chars / 2",
+            "display": "highly_related",
+            "episode_recall": "share of the evidence sessions whose episode is in the top k",
+            "recall_config_default": RecallConfig().model_dump(),
+            "ingest_seconds_this_run": round(ingest_s, 1),
+            "database": "external" if args.database_url else "embedded",
+        }
+        res = results_json(overall, by_cat, chosen, settings)
+        if args.llm:
+            from benchmarks.locomo_llm import run_llm_protocol
+
+            res["llm_judged"] = run_llm_protocol(mem, convs, args.questions)
+        common.write_json(args.out / f"{args.name}.json", res)
+        write_markdown(args.out / f"{args.name}.md", markdown(res))
+        print(markdown(res), flush=True)
+        return res
+    finally:
+        mem.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
