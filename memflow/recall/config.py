@@ -57,14 +57,21 @@ class RecallConfig(BaseModel):
     time_bonus_max: float = 0.04
     time_bonus_floor: float = 0.08  # the time bonus never lowers a score below this
 
+    # --- baselines
+    # mode="vector": plain top-k over FacetPoints (turns, sentences); with this, facet texts too.
+    vector_facets: bool = False
+
     # --- 8. output
     top_k: int = Field(default=10, ge=1)
     display: DisplayMode = "summary"
     budget_tokens: int = Field(default=500, ge=1)  # highly_related context budget
-    # highly_related: units ranked by d(unit) + lambda * EpisodeScore; facet texts are units too.
-    # LoCoMo (docs/benchmarks/locomo.md): this beat points-only units with lambda 0.3.
+    # highly_related: FacetPoints ranked by d(unit) + lambda * EpisodeScore + mu * d(best unit of
+    # its facet), d = raw cosine distance (docs/benchmarks/locomo.md: on all
+    # 1,536 LoCoMo questions this beat min-max distances, facet texts as units and lambda 0.3).
     episode_prior_lambda: float = 0.05
-    highly_related_facets: bool = True
+    facet_prior_mu: float = 0.1
+    highly_related_distance: Normalization = "raw"
+    highly_related_facets: bool = False
     highly_related_names: bool = False  # group headers "[time] [name]" instead of "[time]"
     # Episodes whose units compete for the highly_related budget; 0 = every scored episode.
     highly_related_episodes: int = Field(default=0, ge=0)

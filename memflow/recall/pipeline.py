@@ -178,6 +178,7 @@ def respond(
         budget_tokens=budget_tokens,
         units_out=units,
         unit_bundles=unit_bundles,
+        raw_distance={node: h.distance for node, h in scored.node_hits.items()},
     )
     timings["render"] = _ms(t)
     return SearchResponse(

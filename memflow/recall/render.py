@@ -112,8 +112,16 @@ def evidence_units(
     index: RelationshipIndex,
     best_by_id: Mapping[UUID, float],
     config: RecallConfig,
+    raw_distance: Mapping[UUID, float] | None = None,
 ) -> list[EvidenceUnit]:
-    """Scored facets and points of the bundles' episodes, best first, one per node and text."""
+    """Scored facets and points of the bundles' episodes, best first, one per node and text.
+
+    rank = d(unit) + lambda * EpisodeScore(episode) + mu * d(best unit of the unit's facet). ``d`` is the raw cosine distance when ``raw_distance`` is given and
+    ``config.highly_related_distance == "raw"`` (min-max would put every collection's best hit at
+    0 and flatten the ranking), else the scorer's normalised distance. Measured on LoCoMo
+    (docs/benchmarks/locomo.md)."""
+    use_raw = raw_distance is not None and config.highly_related_distance == "raw"
+    dist: Mapping[UUID, float] = raw_distance if use_raw and raw_distance is not None else best_by_id
     best: dict[UUID, EvidenceUnit] = {}
     for b in bundles:
         prior = config.episode_prior_lambda * b.score
@@ -122,13 +130,15 @@ def evidence_units(
             members = [(p, True) for p in points]
             if config.highly_related_facets or not points:
                 members.insert(0, (f, False))
+            facet_best = min((dist.get(m, INF) for m in [f, *points]), default=INF)
+            facet_prior = config.facet_prior_mu * (facet_best if facet_best < INF else 1.0)
             for node_id, is_point in members:
-                d = best_by_id.get(node_id, INF)
+                d = dist.get(node_id, INF)
                 node = index.nodes.get(node_id)
                 if d == INF or node is None:
                     continue
                 text = point_text(node) if is_point else facet_text(node)
-                unit = EvidenceUnit(node_id, b.episode_id, text, d + prior, is_point)
+                unit = EvidenceUnit(node_id, b.episode_id, text, d + prior + facet_prior, is_point)
                 cur = best.get(node_id)
                 if cur is None or unit.rank_score < cur.rank_score:
                     best[node_id] = unit
@@ -213,6 +223,7 @@ def render(
     budget_tokens: int | None = None,
     units_out: list[ContextUnit] | None = None,
     unit_bundles: Sequence[Bundle] | None = None,
+    raw_distance: Mapping[UUID, float] | None = None,
 ) -> tuple[list[SearchResult], str]:
     """SearchResults (in bundle order, ranks from 1) and the response-level context text.
 
@@ -228,7 +239,7 @@ def render(
     elif display == "highly_related":
         pool = bundles if unit_bundles is None else unit_bundles
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
-        units = evidence_units(pool, index, best_by_id, config)
+        units = evidence_units(pool, index, best_by_id, config, raw_distance)
         groups = pack_units(units, headers, budget_tokens or config.budget_tokens)
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}
@@ -239,6 +250,7 @@ def render(
                     kind="FacetPoint" if u.is_point else "Facet",
                     sources=list(nodes[u.node_id].sources) if u.node_id in nodes else [],
                     tokens=count_tokens(u.text),
+                    header_tokens=count_tokens(headers.get(u.episode_id, "")),
                 )
                 for u in units
                 if u.node_id in packed

@@ -155,7 +155,9 @@ class _Unit:
     sources: list[str]
 
 
-def _vector_units(conn: Any, dataset_id: uuid.UUID, qvec: Any, k: int) -> list[_Unit]:
+def _vector_units(
+    conn: Any, dataset_id: uuid.UUID, qvec: Any, k: int, include_facets: bool
+) -> list[_Unit]:
     return [
         _Unit(
             node_id=r.node_id,
@@ -169,7 +171,7 @@ def _vector_units(conn: Any, dataset_id: uuid.UUID, qvec: Any, k: int) -> list[_
             distance=float(r.distance),
             sources=list(r.sources or []),
         )
-        for r in sqlrecall.vector_units(conn, dataset_id, qvec, k)
+        for r in sqlrecall.vector_units(conn, dataset_id, qvec, k, include_facets=include_facets)
     ]
 
 
@@ -210,7 +212,7 @@ def _baseline(
         t = time.perf_counter()
         sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
         if mode == "vector":
-            units = _vector_units(conn, dataset_id, qvec, k)
+            units = _vector_units(conn, dataset_id, qvec, k, cfg.vector_facets)
         else:
             units = _lexical_units(conn, dataset_id, query, k)
         timings["recall_sql"] = _ms(t)
@@ -249,6 +251,7 @@ def _baseline(
             kind=units[i].node_kind,
             sources=units[i].sources,
             tokens=count_tokens(units[i].text),
+            header_tokens=count_tokens(lines[i][0]),
         )
         for i in kept
     ]

@@ -133,6 +133,9 @@ class ContextUnit(_Frozen):
     kind: Literal["FacetPoint", "Facet", "Episode", "chunk"] = "FacetPoint"
     sources: list[str] = Field(default_factory=list)
     tokens: int = 0
+    # Tokens of the header this unit is shown under: once per episode group in the episodic
+    # highly_related context, on every line of the vector/lexical baselines.
+    header_tokens: int = 0
 
 
 class SearchResponse(BaseModel):

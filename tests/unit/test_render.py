@@ -14,7 +14,9 @@ from memflow.recall.types import Bundle, GraphEdge, GraphNode, NodeKind, Relatio
 
 # The packing tests below use facet texts as units with lambda 0.05 (the LoCoMo-chosen default) and
 # "[time] [name]" headers; points-only units have their own test.
-CFG = RecallConfig(episode_prior_lambda=0.05, highly_related_facets=True, highly_related_names=True)
+CFG = RecallConfig(
+    episode_prior_lambda=0.05, facet_prior_mu=0.0, highly_related_facets=True, highly_related_names=True
+)
 
 
 def nid(name: str) -> uuid.UUID:
@@ -155,7 +157,7 @@ def test_points_only_evidence_units_with_a_stronger_prior() -> None:
     g, best = evidence_graph()
     bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
     index = RelationshipIndex.build(g.sub())
-    cfg = RecallConfig(highly_related_facets=False, episode_prior_lambda=0.3)
+    cfg = RecallConfig(highly_related_facets=False, episode_prior_lambda=0.3, facet_prior_mu=0.0)
     units = evidence_units(bundles, index, best, cfg)
     # p_rome 0.10 + 0.3*0.2 = 0.16; p_bob 0.30 + 0.06 = 0.36; p_auth 0.12 + 0.3 = 0.42;
     # the facet "lunch" has points, so its text is not a unit of its own
@@ -172,7 +174,9 @@ def test_evidence_units_rank_with_episode_prior() -> None:
     assert [u.node_id for u in units] == [nid("p_rome"), nid("p_auth"), nid("lunch"), nid("p_bob")]
     assert [round(u.rank_score, 6) for u in units] == [0.11, 0.17, 0.21, 0.31]
     assert units[2].text == "lunch: They met at noon in Rome"
-    prior_heavy = evidence_units(bundles, index, best, RecallConfig(episode_prior_lambda=1.0))
+    prior_heavy = evidence_units(
+        bundles, index, best, RecallConfig(episode_prior_lambda=1.0, highly_related_facets=True)
+    )
     assert prior_heavy[-1].node_id == nid("p_auth")  # 0.12 + 1.0 now ranks last
 
 
@@ -277,3 +281,18 @@ def test_detail_limits_come_from_config() -> None:
     cfg = RecallConfig(detail_max_facets=1, detail_max_points=2, detail_max_entities=0)
     _, context = render([bundle("Trip", 0.3)], g.sub(), "detail", cfg, best_by_id=best)
     assert context.splitlines()[2:] == ["## facet5", "- point1", "- point3"]
+
+
+def test_default_units_use_raw_distances_and_a_facet_prior() -> None:
+    g, best = evidence_graph()
+    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    index = RelationshipIndex.build(g.sub())
+    # Normalised scores say p_bob is far (0.30), its raw distance says it is the closest turn.
+    raw = {**best, nid("p_bob"): 0.05}
+    units = evidence_units(bundles, index, best, RecallConfig(), raw)
+    assert all(u.is_point for u in units)  # facet texts are not units by default
+    # p_bob: 0.05 + 0.05*0.2 + 0.1*0.05 (its facet's best unit is itself) = 0.065
+    assert units[0].node_id == nid("p_bob")
+    assert round(units[0].rank_score, 6) == 0.065
+    # Without raw distances the normalised ones are used.
+    assert evidence_units(bundles, index, best, RecallConfig())[0].node_id == nid("p_rome")
