@@ -59,7 +59,8 @@ class ExtractionError(MemflowError):
 
 
 class NotFound(MemflowError):
-    """The requested object does not exist in this dataset."""
+    """The requested dataset, document or episode does not exist: list what exists with
+    `memflow datasets` or `memflow stats`."""
 
 
 class InvalidInput(MemflowError):

@@ -17,7 +17,7 @@ from memflow import config as mfconfig
 from memflow.db import engine as dbe
 from memflow.db.queries import q
 from memflow.drafts import EpisodeDraft
-from memflow.embed.base import Embedder
+from memflow.embed.base import CheckedEmbedder, Embedder
 from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
 from memflow.ids import content_hash
 from memflow.store.plan import plan_drafts
@@ -66,7 +66,9 @@ class Memory:
         self, engine: Engine, embedder: Embedder, *, url: str, server: EmbeddedServer | None = None
     ) -> None:
         self.engine = engine
-        self.embedder = embedder
+        # Every path (write, route, search) sees provider failures and malformed vectors as
+        # EmbeddingError, never as a database error further down.
+        self.embedder: Embedder = CheckedEmbedder(embedder)
         self.url = url
         self.server = server
         self.fault: FaultHook | None = None

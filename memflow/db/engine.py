@@ -40,6 +40,13 @@ def wrap_db_error(exc: BaseException) -> MemflowError:
     state = _sqlstate(exc)
     first = str(getattr(exc, "orig", exc) or exc).strip().splitlines()
     detail = first[0] if first else exc.__class__.__name__
+    if state in _RETRYABLE:
+        return DatabaseError(
+            f"the transaction conflicted with concurrent writers [{state}]: {detail}; "
+            "retry the call"
+        )
+    if state == "57014":
+        return DatabaseError(f"the statement was cancelled [{state}]: {detail}; retry the call")
     if (
         isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError)
         or (state or "").startswith("08")
@@ -164,8 +171,10 @@ def run_with_retry(fn: Callable[[], T], *, attempts: int = 6, base_delay: float 
             cause = exc.__cause__ if isinstance(exc, MemflowError) else exc
             state = _sqlstate(cause) if cause is not None else None
             if state not in _RETRYABLE or attempt == attempts - 1:
-                if isinstance(exc, MemflowError):
+                if isinstance(exc, MemflowError) and state not in _RETRYABLE:
                     raise
-                raise wrap_db_error(exc) from exc
-            time.sleep(base_delay * (2**attempt) * (0.5 + random.random()))
+                raise wrap_db_error(cause or exc) from (cause or exc)
+            delay = base_delay * (2**attempt) * (0.5 + random.random())
+            log.info("retrying a transaction after SQLSTATE %s in %.3f s", state, delay)
+            time.sleep(delay)
     raise AssertionError("unreachable")

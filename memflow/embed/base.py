@@ -70,3 +70,74 @@ class BaseEmbedder:
     def embed_query(self, text: str) -> Vector:
         vec: Vector = self._checked(self._embed_batch([text], True), 1)[0]
         return vec
+
+
+def _validated(embedder: Embedder, out: object, n: int) -> Matrix:
+    arr = np.asarray(out, dtype=np.float32)
+    name = getattr(embedder, "name", type(embedder).__name__)
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise EmbeddingError(
+            f"embedder {name!r} returned shape {arr.shape} for {n} texts: "
+            "check the provider returns one vector per input"
+        )
+    if arr.shape[1] != embedder.dim:
+        raise EmbeddingError(
+            f"embedder {name!r} returned {arr.shape[1]}-dim vectors, expected {embedder.dim}: "
+            "check the model/dimensions setting"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise EmbeddingError(
+            f"embedder {name!r} returned NaN or infinite values: check the provider and model"
+        )
+    return arr
+
+
+def embed_passages_checked(embedder: Embedder, texts: Sequence[str]) -> Matrix:
+    """``embedder.embed_passages`` for any embedder: provider failures and malformed output
+    (wrong count, wrong dimension, NaN) become :class:`EmbeddingError` with the cause kept."""
+    try:
+        out = embedder.embed_passages(texts)
+    except EmbeddingError:
+        raise
+    except Exception as exc:
+        name = getattr(embedder, "name", type(embedder).__name__)
+        raise EmbeddingError(
+            f"embedder {name!r} failed: {exc.__class__.__name__}: {exc}; check the provider "
+            "settings and retry (nothing was written)"
+        ) from exc
+    return _validated(embedder, out, len(texts))
+
+
+def embed_query_checked(embedder: Embedder, text: str) -> Vector:
+    """``embedder.embed_query`` with the same wrapping and validation."""
+    try:
+        out = embedder.embed_query(text)
+    except EmbeddingError:
+        raise
+    except Exception as exc:
+        name = getattr(embedder, "name", type(embedder).__name__)
+        raise EmbeddingError(
+            f"embedder {name!r} failed on the query: {exc.__class__.__name__}: {exc}; "
+            "check the provider settings and retry"
+        ) from exc
+    vec: Vector = _validated(embedder, np.asarray(out, dtype=np.float32).reshape(1, -1), 1)[0]
+    return vec
+
+
+class CheckedEmbedder:
+    """Wraps any embedder so provider failures and malformed vectors (wrong count, wrong
+    dimension, NaN) surface as :class:`EmbeddingError` on every path (write, route, search)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner: Embedder = inner.inner if isinstance(inner, CheckedEmbedder) else inner
+        self.name = self.inner.name
+        self.dim = self.inner.dim
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(self.inner, attr)
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        return embed_passages_checked(self.inner, texts)
+
+    def embed_query(self, text: str) -> Vector:
+        return embed_query_checked(self.inner, text)

@@ -133,7 +133,20 @@ def _sentence_starts(text: str) -> set[int]:
     return starts
 
 
-def _names(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, str]]:
+class _Taken:
+    """Character positions already claimed by a mention: overlap checks in O(span length)."""
+
+    def __init__(self, n: int) -> None:
+        self.mask = bytearray(n)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        return any(self.mask[start:end])
+
+    def add(self, start: int, end: int) -> None:
+        self.mask[start:end] = b"\x01" * (end - start)
+
+
+def _names(text: str, taken: _Taken) -> list[tuple[int, str]]:
     """Runs of capitalised words; a sentence-initial common word is dropped from a run."""
     starts = _sentence_starts(text)
     words = [(m.start(), m.end(), m.group(0)) for m in _WORD.finditer(text)]
@@ -168,7 +181,7 @@ def _names(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, str]]:
             run.pop(0)
         while run and run[-1][2] in _CONNECTORS:
             run.pop()
-        if not run or len(run) > 5 or any(_overlaps(run[0][0], run[-1][1], t) for t in taken):
+        if not run or len(run) > 5 or taken.overlaps(run[0][0], run[-1][1]):
             continue
         if len(run) == 1 and (run[0][0] in starts or run[0][2].isupper()):
             continue  # a lone capitalised word that starts a sentence is not evidence of a name
@@ -176,35 +189,29 @@ def _names(text: str, taken: list[tuple[int, int]]) -> list[tuple[int, str]]:
     return out
 
 
-def _overlaps(start: int, end: int, span: tuple[int, int]) -> bool:
-    return start < span[1] and span[0] < end
-
-
 @lru_cache(maxsize=16384)
 def find_mentions(text: str) -> tuple[tuple[str, str], ...]:
     """Entity mentions in one statement as ``(surface form, entity_type)`` in text order."""
-    taken: list[tuple[int, int]] = []
+    taken = _Taken(len(text))
     found: list[tuple[int, str, str]] = []
     for etype, pattern in _PATTERNS:
         for m in pattern.finditer(text):
             span = (m.start(), m.end())
-            if any(_overlaps(*span, t) for t in taken):
+            if taken.overlaps(*span):
                 continue
             surface = next((g for g in m.groups() if g), m.group(0)).strip()
             if etype == "term" and (surface in _ACRONYM_STOP or len(surface) < 2):
                 continue
             if etype == "quote" and len(surface.split()) > 8:
                 continue
-            taken.append(span)
+            taken.add(*span)
             found.append((span[0], surface, etype))
     for pos, name in _names(text, taken):
-        taken.append((pos, pos + len(name)))
+        taken.add(pos, pos + len(name))
         found.append((pos, name, "name"))
     if has_cjk(text):
         for m in _LATIN_TERM.finditer(text):
-            if m.group(0).casefold() in _COMMON or any(
-                _overlaps(m.start(), m.end(), t) for t in taken
-            ):
+            if m.group(0).casefold() in _COMMON or taken.overlaps(m.start(), m.end()):
                 continue
             found.append((m.start(), m.group(0), "term"))
     found.sort(key=lambda f: f[0])

@@ -190,7 +190,7 @@ def resolve_inputs(
 
 def _exists(text: str) -> bool:
     try:
-        return len(text) < 4096 and Path(text).exists()
+        return bool(text.strip()) and len(text) < 4096 and Path(text).exists()
     except (OSError, ValueError):
         return False
 
