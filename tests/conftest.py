@@ -18,10 +18,17 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import settings
 
 from memflow.config import libpq_url, sqlalchemy_url
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property tests draw the same examples on every run (CI must be reproducible); set
+# HYPOTHESIS_PROFILE=explore to search with fresh random examples.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 SHARED = REPO.parent / "shared"
 TEMPLATE = "memflow_test_template"
 
