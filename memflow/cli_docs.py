@@ -33,7 +33,12 @@ def render() -> str:
 def _render() -> str:
     root = build_parser()
     root.prog = "memflow"
-    out = ["# memflow command line", "", "Generated from `--help` by `python -m memflow.cli_docs`.", ""]
+    out = [
+        "# memflow command line",
+        "",
+        "Generated from `--help` by `python -m memflow.cli_docs`.",
+        "",
+    ]
     out += ["```", root.format_help().rstrip(), "```", ""]
 
     def walk(parser: argparse.ArgumentParser, path: str) -> None:

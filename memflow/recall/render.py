@@ -121,7 +121,9 @@ def evidence_units(
     0 and flatten the ranking), else the scorer's normalised distance. Measured on LoCoMo
     (docs/benchmarks/locomo.md)."""
     use_raw = raw_distance is not None and config.highly_related_distance == "raw"
-    dist: Mapping[UUID, float] = raw_distance if use_raw and raw_distance is not None else best_by_id
+    dist: Mapping[UUID, float] = (
+        raw_distance if use_raw and raw_distance is not None else best_by_id
+    )
     best: dict[UUID, EvidenceUnit] = {}
     for b in bundles:
         prior = config.episode_prior_lambda * b.score

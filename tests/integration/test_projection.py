@@ -51,7 +51,9 @@ def test_two_hops_from_a_point_reach_its_episode(db_url: str) -> None:
             {
                 "name": "E",
                 "summary": "episode",
-                "facets": [{"search_text": "F", "anchor_text": "facet", "points": [{"search_text": "P"}]}],
+                "facets": [
+                    {"search_text": "F", "anchor_text": "facet", "points": [{"search_text": "P"}]}
+                ],
             }
         )
         resp = ds.search("P", display="detail")
@@ -59,7 +61,10 @@ def test_two_hops_from_a_point_reach_its_episode(db_url: str) -> None:
         with transaction(m.engine) as conn:
             sqlrecall.bind(conn, ds.id, 100)
             graph = sqlrecall.project(conn, ds.id, [point], RecallConfig())
-    assert sorted(n.kind for n in graph.nodes.values()) in (["Episode", "Facet", "FacetPoint"], ["Episode", "Facet"])
+    assert sorted(n.kind for n in graph.nodes.values()) in (
+        ["Episode", "Facet", "FacetPoint"],
+        ["Episode", "Facet"],
+    )
     assert resp.results[0].name == "E" and "P" in resp.results[0].context
 
 

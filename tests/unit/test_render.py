@@ -15,7 +15,10 @@ from memflow.recall.types import Bundle, GraphEdge, GraphNode, NodeKind, Relatio
 # The packing tests below use facet texts as units with lambda 0.05 (the LoCoMo-chosen default) and
 # "[time] [name]" headers; points-only units have their own test.
 CFG = RecallConfig(
-    episode_prior_lambda=0.05, facet_prior_mu=0.0, highly_related_facets=True, highly_related_names=True
+    episode_prior_lambda=0.05,
+    facet_prior_mu=0.0,
+    highly_related_facets=True,
+    highly_related_names=True,
 )
 
 
