@@ -101,6 +101,34 @@ def parsed_document_hash(doc: ParsedDocument) -> str:
     return content_hash(doc.model_dump_json(exclude={"source"}))
 
 
+DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+
+
+def max_document_bytes() -> int:
+    """Largest input memorised as one document (``MEMFLOW_MAX_DOCUMENT_BYTES``, default 4 MiB).
+
+    One document is one transaction and every sentence becomes an embedded point: a 10 MB text
+    would hold a transaction open for many minutes. Split big inputs (by chapter, by day)."""
+    raw = os.environ.get("MEMFLOW_MAX_DOCUMENT_BYTES")
+    try:
+        return int(raw) if raw else DEFAULT_MAX_DOCUMENT_BYTES
+    except ValueError:
+        raise InvalidInput(
+            f"MEMFLOW_MAX_DOCUMENT_BYTES must be a number of bytes, got {raw!r}"
+        ) from None
+
+
+def _check_size(data: str | bytes, name: str) -> None:
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+    limit = max_document_bytes()
+    if size > limit:
+        raise InvalidInput(
+            f"{name}: {size / 1048576:.1f} MiB is more than memflow memorises as one document "
+            f"({limit / 1048576:.1f} MiB): split it into smaller files (by chapter, by day) or raise "
+            "MEMFLOW_MAX_DOCUMENT_BYTES"
+        )
+
+
 def _parse_raw(
     data: str | bytes,
     name: str,
@@ -111,6 +139,7 @@ def _parse_raw(
     mtime: datetime | None = None,
 ) -> list[InputDocument]:
     try:
+        _check_size(data, name)
         text = decode_input(data, name)
         docs = parse_input(
             text,
