@@ -17,7 +17,9 @@ def test_readme_python_example_runs(db_url: str) -> None:
     assert len(blocks) == 2
     code = blocks[0] + blocks[1]
     env = {**os.environ, "MEMFLOW_DATABASE_URL": db_url, "MEMFLOW_EMBEDDER": "hash"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     assert "'written': 1" in out.stdout
     assert "Tom reviews every schema change" in out.stdout
