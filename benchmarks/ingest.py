@@ -25,48 +25,12 @@ from typing import Any
 import numpy as np
 
 from benchmarks import common
+from benchmarks.synth import WORDS as _WORDS
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.embed.hash import HashEmbedder
 from memflow.memory import Memory
 
-_WORDS = tuple(
-    [
-        "budget",
-        "launch",
-        "rollout",
-        "schema",
-        "migration",
-        "latency",
-        "cache",
-        "index",
-        "vendor",
-        "contract",
-        "hiring",
-        "review",
-        "design",
-        "payment",
-        "search",
-        "mobile",
-        "billing",
-        "roadmap",
-        "incident",
-        "backup",
-        "audit",
-        "pricing",
-        "onboarding",
-        "travel",
-        "hotel",
-        "flight",
-        "dinner",
-        "garden",
-        "concert",
-        "project",
-        "deadline",
-        "report",
-        "meeting",
-    ]
-)
 _PEOPLE = ("Ana", "Ben", "Maria", "Kenji", "Lola", "Omar", "Priya", "Sven", "Tara", "Wei")
 _PLACES = ("Lisbon", "Berlin", "Osaka", "Toronto", "Nairobi", "Lima", "Oslo", "Seoul")
 TARGET_NODES_PER_S = 2000.0

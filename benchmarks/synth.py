@@ -31,53 +31,10 @@ from memflow.ids import canonical_name, text_hash
 F32 = npt.NDArray[np.float32]
 DIM = 384
 ROWS_PER_EPISODE = 62  # measured average of the shape below (embedding rows per episode)
-_WORDS = tuple(
-    [
-        "budget",
-        "launch",
-        "rollout",
-        "schema",
-        "migration",
-        "latency",
-        "cache",
-        "index",
-        "vendor",
-        "contract",
-        "hiring",
-        "review",
-        "design",
-        "payment",
-        "search",
-        "mobile",
-        "billing",
-        "roadmap",
-        "incident",
-        "backup",
-        "audit",
-        "pricing",
-        "onboarding",
-        "travel",
-        "hotel",
-        "flight",
-        "dinner",
-        "garden",
-        "concert",
-        "project",
-        "deadline",
-        "report",
-        "meeting",
-        "customer",
-        "release",
-        "testing",
-        "security",
-        "privacy",
-        "upgrade",
-        "dashboard",
-        "metrics",
-        "training",
-        "workshop",
-        "invoice",
-    ]
+WORDS = tuple(
+    (
+        "budget launch rollout schema migration latency cache index vendor contract hiring review design payment search mobile billing roadmap incident backup audit pricing onboarding travel hotel flight dinner garden concert project deadline report meeting customer release testing security privacy upgrade dashboard metrics training workshop invoice"
+    ).split()
 )
 _ROLES = ("owner", "reviewer", "mentioned", "decided", "asked", "customer")
 _FACET_TYPES = ("topic", "decision", "plan", "risk", "metric")
@@ -167,8 +124,8 @@ class Generator:
         return out
 
     def _words(self, n: int) -> str:
-        idx = self.rng.integers(0, len(_WORDS), n)
-        return " ".join(_WORDS[i] for i in idx)
+        idx = self.rng.integers(0, len(WORDS), n)
+        return " ".join(WORDS[i] for i in idx)
 
     def dataset_batches(self, plan: DatasetPlan, episodes_per_batch: int = 1000) -> Iterator[Batch]:
         episodes = max(2, round(plan.target_rows / ROWS_PER_EPISODE))
