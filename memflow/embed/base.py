@@ -41,19 +41,7 @@ class BaseEmbedder:
         raise NotImplementedError
 
     def _checked(self, out: object, n: int) -> Matrix:
-        arr = np.asarray(out, dtype=np.float32)
-        if arr.ndim != 2 or arr.shape[0] != n:
-            raise EmbeddingError(
-                f"embedder {self.name!r} returned shape {getattr(arr, 'shape', None)} for {n} texts"
-            )
-        if arr.shape[1] != self.dim:
-            raise EmbeddingError(
-                f"embedder {self.name!r} returned {arr.shape[1]}-dim vectors, expected {self.dim}: "
-                "check the model/dimensions setting"
-            )
-        if not np.all(np.isfinite(arr)):
-            raise EmbeddingError(f"embedder {self.name!r} returned NaN or infinite values")
-        return arr
+        return _validated(self, out, n)
 
     def embed_passages(self, texts: Sequence[str]) -> Matrix:
         unique: dict[str, int] = {}
