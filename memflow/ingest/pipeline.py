@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Engine
 
 from memflow.db.engine import transaction
 from memflow.drafts import EpisodeDraft
@@ -55,7 +55,7 @@ from memflow.ingest.route import (
     route_drafts,
 )
 from memflow.store.plan import Planner, WritePlan
-from memflow.store.writer import DocumentInfo, FaultHook, Writer, document_exists, document_id
+from memflow.store.writer import DocumentInfo, Writer, document_exists, document_id
 
 if TYPE_CHECKING:
     from memflow.ingest.rules import RulesExtractor
@@ -257,32 +257,6 @@ class _ReusingEmbedder:
         return self.inner.embed_query(text)
 
 
-class _MergeWriter(Writer):
-    """The writer, plus the explicit UPDATEs of a merge inside the same transaction."""
-
-    def __init__(
-        self,
-        engine: Engine,
-        embedder: Embedder,
-        updates: list[NodeUpdate],
-        fault: FaultHook | None = None,
-    ) -> None:
-        super().__init__(engine, embedder, fault=fault)
-        self.updates = updates
-
-    def _write_rows(
-        self,
-        conn: Connection,
-        ds: uuid.UUID,
-        doc: DocumentInfo,
-        plan: WritePlan,
-        vectors: dict[bytes, Any],
-    ) -> None:
-        super()._write_rows(conn, ds, doc, plan, vectors)
-        if self.updates:
-            apply_updates(conn, ds, self.updates)
-
-
 # ---------------------------------------------------------------- the pipeline
 
 
@@ -440,11 +414,13 @@ class Memorizer:
                 chunks=list(doc.chunks),
                 meta={"extractor": report.extractor},
             )
-            writer = _MergeWriter(
+            writer = Writer(
                 self.engine,
                 _ReusingEmbedder(self.embedder, self._caches(extra)),
-                updates,
                 fault=self.dataset.memory.fault,
+                after_rows=(lambda conn, ds_id: apply_updates(conn, ds_id, updates))
+                if updates
+                else None,
             )
             result = writer.write(ds, info, plan)
         except MemflowError as exc:

@@ -70,11 +70,18 @@ def document_exists(conn: Connection, dataset_id: uuid.UUID, doc_id: uuid.UUID) 
 
 class Writer:
     def __init__(
-        self, engine: Engine, embedder: Embedder, *, fault: FaultHook | None = None
+        self,
+        engine: Engine,
+        embedder: Embedder,
+        *,
+        fault: FaultHook | None = None,
+        after_rows: Callable[[Connection, uuid.UUID], None] | None = None,
     ) -> None:
         self.engine = engine
         self.embedder = embedder
         self.fault = fault or (lambda _stage: None)
+        # Runs inside the document's transaction after its rows (routing's merge updates).
+        self.after_rows = after_rows
 
     # -- embeddings (outside the transaction) ---------------------------------------------------
     def _cached_vectors(self, dataset_id: uuid.UUID, hashes: list[bytes]) -> dict[bytes, Any]:
@@ -243,6 +250,8 @@ class Writer:
                     for h, t in edge_texts
                 ],
             )
+        if self.after_rows is not None:
+            self.after_rows(conn, ds)
 
 
 def _duplicate_document(exc: DatabaseError) -> bool:
