@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -80,34 +80,30 @@ def _validated(embedder: Embedder, out: object, n: int) -> Matrix:
     return arr
 
 
-def embed_passages_checked(embedder: Embedder, texts: Sequence[str]) -> Matrix:
-    """``embedder.embed_passages`` for any embedder: provider failures and malformed output
-    (wrong count, wrong dimension, NaN) become :class:`EmbeddingError` with the cause kept."""
+def _call(embedder: Embedder, what: str, fn: Callable[[], object]) -> object:
+    """Run a provider call; anything but an EmbeddingError becomes one, cause kept."""
     try:
-        out = embedder.embed_passages(texts)
+        return fn()
     except EmbeddingError:
         raise
     except Exception as exc:
         name = getattr(embedder, "name", type(embedder).__name__)
         raise EmbeddingError(
-            f"embedder {name!r} failed: {exc.__class__.__name__}: {exc}; check the provider "
-            "settings and retry (nothing was written)"
+            f"embedder {name!r} failed on the {what}: {exc.__class__.__name__}: {exc}; check the "
+            "provider settings and retry (nothing was written)"
         ) from exc
+
+
+def embed_passages_checked(embedder: Embedder, texts: Sequence[str]) -> Matrix:
+    """``embedder.embed_passages`` for any embedder: provider failures and malformed output
+    (wrong count, wrong dimension, NaN) become :class:`EmbeddingError` with the cause kept."""
+    out = _call(embedder, "passages", lambda: embedder.embed_passages(texts))
     return _validated(embedder, out, len(texts))
 
 
 def embed_query_checked(embedder: Embedder, text: str) -> Vector:
     """``embedder.embed_query`` with the same wrapping and validation."""
-    try:
-        out = embedder.embed_query(text)
-    except EmbeddingError:
-        raise
-    except Exception as exc:
-        name = getattr(embedder, "name", type(embedder).__name__)
-        raise EmbeddingError(
-            f"embedder {name!r} failed on the query: {exc.__class__.__name__}: {exc}; "
-            "check the provider settings and retry"
-        ) from exc
+    out = _call(embedder, "query", lambda: embedder.embed_query(text))
     vec: Vector = _validated(embedder, np.asarray(out, dtype=np.float32).reshape(1, -1), 1)[0]
     return vec
 

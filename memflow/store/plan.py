@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, TimeSpan
@@ -260,9 +259,3 @@ def plan_drafts(dataset_id: uuid.UUID, drafts: list[EpisodeDraft]) -> WritePlan:
     for d in drafts:
         planner.add_episode(d)
     return planner.finish()
-
-
-def utc_now() -> datetime:
-    from datetime import UTC
-
-    return datetime.now(UTC)
