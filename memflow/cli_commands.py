@@ -58,6 +58,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
     p.set_defaults(handler="add_episode")
 
     p = sub.add_parser(
+        "import",
+        help="bulk-import episode drafts: each JSON file is one document; one transaction, "
+        "indexes rebuilt at the end (for initial loads; other sessions wait until it commits)",
+    )
+    common(p)
+    p.add_argument("files", nargs="+", help="JSON files, each one draft or a list of drafts")
+    p.set_defaults(handler="import_episodes")
+
+    p = sub.add_parser(
         "stats", help="counts of episodes, facets, facet_points, entities, edges, documents"
     )
     common(p)
@@ -269,6 +278,43 @@ def _add_episode(args: argparse.Namespace) -> None:
             f"{c['entities']} entities, {c['edges']} edges ({res.embeddings} new embeddings)\n"
             + "\n".join(f"  episode {e}" for e in res.episode_ids)
         )
+    emit(args, payload, text)
+
+
+@command("import_episodes")
+def _import_episodes(args: argparse.Namespace) -> None:
+    documents = []
+    for path in args.files:
+        data = _read_json(path)
+        documents.append(data if isinstance(data, list) else [data])
+
+    def progress(done: int, total: int) -> None:
+        if not args.json and sys.stderr.isatty():
+            sys.stderr.write(f"\rwritten {done}/{total} documents; building indexes when done")
+            sys.stderr.write("\n" if done >= total else "")
+            sys.stderr.flush()
+
+    with open_memory(args) as mem:
+        results = mem.dataset(args.dataset).import_episodes(documents, progress=progress)
+    payload = [
+        {
+            "file": path,
+            "document_id": str(r.document_id),
+            "status": r.status,
+            **r.counts,
+            "embeddings": r.embeddings,
+        }
+        for path, r in zip(args.files, results, strict=True)
+    ]
+    written = [r for r in results if r.status == "written"]
+    nodes = sum(
+        r.counts[k] for r in written for k in ("episodes", "facets", "facet_points", "entities")
+    )
+    seconds = results[0].seconds if results else 0.0
+    text = "\n".join(f"{p['status']:8} {p['file']}" for p in payload) + (
+        f"\n{len(written)} written, {len(results) - len(written)} skipped; {nodes} nodes in "
+        f"{seconds:.1f} s ({nodes / max(seconds, 1e-9):.0f} nodes/s, index rebuild included)"
+    )
     emit(args, payload, text)
 
 

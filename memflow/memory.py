@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -20,7 +20,7 @@ from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
 from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
 from memflow.ids import content_hash
-from memflow.store.plan import plan_drafts
+from memflow.store.plan import WritePlan, plan_drafts
 from memflow.store.writer import DocumentInfo, FaultHook, Writer, WriteResult, document_id
 
 if TYPE_CHECKING:
@@ -210,6 +210,31 @@ class Dataset:
     def add_episodes(self, drafts: Sequence[EpisodeDraft | dict[str, Any]]) -> WriteResult:
         """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
         self.check_embedder()
+        doc, plan = self._draft_document(drafts)
+        return self._writer().write(self.id, doc, plan)
+
+    def import_episodes(
+        self,
+        documents: Sequence[Sequence[EpisodeDraft | dict[str, Any]]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[WriteResult]:
+        """Bulk import: each inner sequence is one document (as for :meth:`add_episodes`), all
+        written in one transaction with the vector indexes rebuilt and the foreign keys checked
+        once at the end -- all documents or none.
+
+        Several times faster than :meth:`add_episodes` per document for initial loads, but other
+        sessions wait until it commits and the index rebuild covers the whole store: use it when
+        the batch is large next to what is stored. Needs the login role that owns the schema."""
+        self.check_embedder()
+        if not documents:
+            raise InvalidInput("no documents given: pass at least one list of EpisodeDrafts")
+        items = [self._draft_document(d) for d in documents]
+        return self._writer().write_bulk(self.id, items, progress)
+
+    def _draft_document(
+        self, drafts: Sequence[EpisodeDraft | dict[str, Any]]
+    ) -> tuple[DocumentInfo, WritePlan]:
         parsed = [_as_draft(d) for d in drafts]
         if not parsed:
             raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
@@ -225,8 +250,7 @@ class Dataset:
             content_hash=chash,
             reference_time=None,
         )
-        plan = plan_drafts(self.id, parsed)
-        return self._writer().write(self.id, doc, plan)
+        return doc, plan_drafts(self.id, parsed)
 
     # -- search ---------------------------------------------------------------------------------
     def search(

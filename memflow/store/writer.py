@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -20,6 +20,7 @@ from memflow.embed.base import Embedder, embed_passages_checked
 from memflow.errors import DatabaseError
 from memflow.ids import make_id, text_hash
 from memflow.ingest.document import Chunk
+from memflow.store.bulk import deferred_maintenance
 from memflow.store.plan import WritePlan
 
 # Fault-injection points (tests/reliability): a callable receiving the stage name may raise.
@@ -94,11 +95,13 @@ class Writer:
         return {bytes(r.text_hash): r.embedding for r in rows}
 
     def compute_vectors(
-        self, dataset_id: uuid.UUID, plan: WritePlan
-    ) -> tuple[dict[bytes, Any], int]:
-        """Vectors for every text of the plan, by text hash; returns (vectors, newly embedded)."""
-        texts: dict[bytes, str] = {text_hash(e.text): e.text for e in plan.embeds}
-        texts.update(plan.edge_texts())
+        self, dataset_id: uuid.UUID, *plans: WritePlan
+    ) -> tuple[dict[bytes, Any], list[bytes]]:
+        """Vectors for every text of the plans, by text hash, and the hashes newly embedded."""
+        texts: dict[bytes, str] = {}
+        for plan in plans:
+            texts.update((text_hash(e.text), e.text) for e in plan.embeds)
+            texts.update(plan.edge_texts())
         vectors = self._cached_vectors(dataset_id, list(texts))
         missing = [h for h in texts if h not in vectors]
         if missing:
@@ -106,7 +109,7 @@ class Writer:
             out = embed_passages_checked(self.embedder, [texts[h] for h in missing])
             for h, vec in zip(missing, out, strict=True):
                 vectors[h] = np.asarray(vec, dtype=np.float32)
-        return vectors, len(missing)
+        return vectors, missing
 
     # -- the transaction --------------------------------------------------------------------------
     def write(self, dataset_id: uuid.UUID, doc: DocumentInfo, plan: WritePlan) -> WriteResult:
@@ -114,7 +117,7 @@ class Writer:
         with transaction(self.engine, dataset_id) as conn:
             if document_exists(conn, dataset_id, doc.id):
                 return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
-        vectors, embedded = self.compute_vectors(dataset_id, plan)
+        vectors, missing = self.compute_vectors(dataset_id, plan)
 
         def attempt() -> None:
             with transaction(self.engine, dataset_id) as conn:
@@ -140,10 +143,55 @@ class Writer:
             doc.id,
             "written",
             plan.counts(),
-            embedded,
+            len(missing),
             time.perf_counter() - started,
             list(plan.episode_ids),
         )
+
+    def write_bulk(
+        self,
+        dataset_id: uuid.UUID,
+        items: Sequence[tuple[DocumentInfo, WritePlan]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[WriteResult]:
+        """Write many documents in one transaction, building indexes and checking foreign keys
+        once at the end (:mod:`memflow.store.bulk`): all of them are written, or none.
+
+        Other sessions wait while it runs, and the index rebuild covers every row of the store,
+        so it pays off for initial imports and batches that are large next to the store."""
+        started = time.perf_counter()
+        vectors, missing = self.compute_vectors(dataset_id, *(plan for _, plan in items))
+
+        def attempt() -> list[WriteResult]:
+            out: list[WriteResult] = []
+            new = set(missing)  # texts not stored yet: counted for the first document using them
+            with transaction(self.engine, dataset_id) as conn, deferred_maintenance(conn):
+                self.fault("before_write")
+                seen: set[uuid.UUID] = set()
+                for i, (doc, plan) in enumerate(items):
+                    if doc.id in seen or document_exists(conn, dataset_id, doc.id):
+                        out.append(WriteResult(doc.id, "skipped", _zero(), 0, 0.0))
+                    else:
+                        seen.add(doc.id)
+                        self._write_rows(conn, dataset_id, doc, plan, vectors)
+                        texts = {text_hash(e.text) for e in plan.embeds} | set(plan.edge_texts())
+                        added = len(texts & new)
+                        new.difference_update(texts)
+                        out.append(
+                            WriteResult(
+                                doc.id, "written", plan.counts(), added, 0.0, list(plan.episode_ids)
+                            )
+                        )
+                    if progress is not None:
+                        progress(i + 1, len(items))
+                self.fault("before_commit")
+            return out
+
+        results = run_with_retry(attempt)
+        elapsed = time.perf_counter() - started
+        for r in results:
+            r.seconds = elapsed
+        return results
 
     def _write_rows(
         self,

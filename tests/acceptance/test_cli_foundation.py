@@ -70,6 +70,23 @@ def test_add_episode_from_stdin_single_draft(db_url: str) -> None:
     assert out["episodes"] == 1
 
 
+def test_import_bulk_loads_files_as_documents(db_url: str, tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"name": "bulk episode", "summary": "loaded in bulk"}), "utf-8")
+    out = js(run(db_url, "import", str(SEED), str(other), "--dataset", "bulk", "--json"))
+    assert [(d["file"], d["status"]) for d in out] == [
+        (str(SEED), "written"),
+        (str(other), "written"),
+    ]
+    assert [d["episodes"] for d in out] == [2, 1]
+    stats = js(run(db_url, "stats", "--dataset", "bulk", "--json"))
+    assert stats["documents"] == 2 and stats["episodes"] == 3
+    again = run(db_url, "import", str(SEED), "--dataset", "bulk").stdout
+    assert again.startswith("skipped") and "0 written, 1 skipped" in again
+    hit = js(run(db_url, "search", "loaded in bulk", "--dataset", "bulk", "--json"))
+    assert "bulk episode" in {r["name"] for r in hit["results"]}
+
+
 def test_errors_are_one_line_and_nonzero(db_url: str, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "x"', encoding="utf-8")

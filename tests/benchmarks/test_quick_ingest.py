@@ -29,6 +29,10 @@ def test_quick_ingest_writes_documented_results(pg_admin_url: str, tmp_path: Pat
     # Every vector was precomputed: the timed loop never fell back to embedding.
     assert storage["embedder_misses"] == 0
     assert storage["stored"]["episodes"] == storage["documents"] * storage["episodes_per_document"]
+    # The bulk import of the same drafts stores the same rows.
+    bulk = data["storage_bulk"]
+    assert bulk["method"].startswith("Dataset.import_episodes")
+    assert bulk["stored"] == storage["stored"] and bulk["nodes_per_s"] > 0
     e2e = data["end_to_end"]
     assert e2e["documents"] >= 1 and e2e["turns"] > 0
     assert e2e["documents_per_s"] > 0 and e2e["turns_per_s"] > 0
