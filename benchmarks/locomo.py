@@ -239,6 +239,18 @@ def systems() -> list[System]:
             {"vector_facets": True},
         ),
         System(
+            "vector+rules",
+            "vector",
+            "vector with episodic's query-aware unit rules (speaker, shared terms, questions)",
+            {"vector_unit_rules": True},
+        ),
+        System(
+            "episodic/no_unit_rules",
+            "episodic",
+            "the query-aware unit rules off (the shipped ranking before them)",
+            {"speaker_penalty": 0.0, "term_overlap_bonus": 0.0, "question_turn_penalty": 0.0},
+        ),
+        System(
             f"episodic/normalize={flip}",
             "episodic",
             f"{flip} distances for bundle scoring",

@@ -70,6 +70,14 @@ class RecallConfig(BaseModel):
     # 1,536 LoCoMo questions this beat min-max distances, facet texts as units and lambda 0.3).
     episode_prior_lambda: float = 0.05
     facet_prior_mu: float = 0.1
+    # Query-aware unit rules (memflow.recall.unitrules), also measured on LoCoMo: a turn of another
+    # speaker than the one the query names, shared content words (capped), question-only turns.
+    speaker_penalty: float = Field(default=0.05, ge=0)
+    term_overlap_bonus: float = Field(default=0.02, ge=0)
+    term_overlap_cap: int = Field(default=2, ge=0)
+    question_turn_penalty: float = Field(default=0.02, ge=0)
+    # Apply the same rules to the ``vector`` baseline's turns (benchmarks: what the graph adds).
+    vector_unit_rules: bool = False
     highly_related_distance: Normalization = "raw"
     highly_related_facets: bool = False
     highly_related_names: bool = False  # group headers "[time] [name]" instead of "[time]"

@@ -179,6 +179,7 @@ def respond(
         units_out=units,
         unit_bundles=unit_bundles,
         raw_distance={node: h.distance for node, h in scored.node_hits.items()},
+        query=pq.original,
     )
     timings["render"] = _ms(t)
     return SearchResponse(

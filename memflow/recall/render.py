@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from uuid import UUID
 
 from memflow.recall.config import DisplayMode, RecallConfig
 from memflow.recall.scoring import INF, BundleScorer, RelationshipIndex
 from memflow.recall.types import Bundle, ContextUnit, GraphNode, SearchResult, Subgraph
+from memflow.recall.unitrules import QueryRules
 
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 GROUP_SEPARATOR = "\n\n"
@@ -113,18 +114,20 @@ def evidence_units(
     best_by_id: Mapping[UUID, float],
     config: RecallConfig,
     raw_distance: Mapping[UUID, float] | None = None,
+    query: str | None = None,
 ) -> list[EvidenceUnit]:
     """Scored facets and points of the bundles' episodes, best first, one per node and text.
 
-    rank = d(unit) + lambda * EpisodeScore(episode) + mu * d(best unit of the unit's facet). ``d`` is the raw cosine distance when ``raw_distance`` is given and
-    ``config.highly_related_distance == "raw"`` (min-max would put every collection's best hit at
-    0 and flatten the ranking), else the scorer's normalised distance. Measured on LoCoMo
-    (docs/benchmarks/locomo.md)."""
+    rank = d(unit) + lambda * EpisodeScore(episode) + mu * d(best unit of the unit's facet), plus,
+    for points and when ``query`` is given, the rules of :mod:`memflow.recall.unitrules`. ``d`` is
+    the raw cosine distance when ``raw_distance`` is given and ``config.highly_related_distance ==
+    "raw"`` (min-max would put every collection's best hit at 0 and flatten the ranking), else the
+    scorer's normalised distance. Measured on LoCoMo (docs/benchmarks/locomo.md)."""
     use_raw = raw_distance is not None and config.highly_related_distance == "raw"
     dist: Mapping[UUID, float] = (
         raw_distance if use_raw and raw_distance is not None else best_by_id
     )
-    best: dict[UUID, EvidenceUnit] = {}
+    candidates: list[EvidenceUnit] = []
     for b in bundles:
         prior = config.episode_prior_lambda * b.score
         for f in index.facets_by_episode.get(b.episode_id, []):
@@ -140,10 +143,22 @@ def evidence_units(
                 if d == INF or node is None:
                     continue
                 text = point_text(node) if is_point else facet_text(node)
-                unit = EvidenceUnit(node_id, b.episode_id, text, d + prior + facet_prior, is_point)
-                cur = best.get(node_id)
-                if cur is None or unit.rank_score < cur.rank_score:
-                    best[node_id] = unit
+                candidates.append(
+                    EvidenceUnit(node_id, b.episode_id, text, d + prior + facet_prior, is_point)
+                )
+    if query:
+        rules = QueryRules.build(query, (u.text for u in candidates if u.is_point))
+        candidates = [
+            replace(u, rank_score=u.rank_score + rules.adjustment(u.text, config))
+            if u.is_point
+            else u
+            for u in candidates
+        ]
+    best: dict[UUID, EvidenceUnit] = {}
+    for unit in candidates:
+        cur = best.get(unit.node_id)
+        if cur is None or unit.rank_score < cur.rank_score:
+            best[unit.node_id] = unit
     ordered = sorted(
         best.values(), key=lambda u: (round(u.rank_score, 9), not u.is_point, u.node_id.int)
     )
@@ -226,6 +241,7 @@ def render(
     units_out: list[ContextUnit] | None = None,
     unit_bundles: Sequence[Bundle] | None = None,
     raw_distance: Mapping[UUID, float] | None = None,
+    query: str | None = None,
 ) -> tuple[list[SearchResult], str]:
     """SearchResults (in bundle order, ranks from 1) and the response-level context text.
 
@@ -241,7 +257,7 @@ def render(
     elif display == "highly_related":
         pool = bundles if unit_bundles is None else unit_bundles
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
-        units = evidence_units(pool, index, best_by_id, config, raw_distance)
+        units = evidence_units(pool, index, best_by_id, config, raw_distance, query)
         groups = pack_units(units, headers, budget_tokens or config.budget_tokens)
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}

@@ -21,6 +21,7 @@ from memflow.recall.pipeline import hit_ids_for_projection, rank_scored, respond
 from memflow.recall.preprocess import preprocess
 from memflow.recall.render import count_tokens
 from memflow.recall.types import ContextUnit, PathStep, SearchResponse, SearchResult
+from memflow.recall.unitrules import QueryRules
 
 MODES: tuple[SearchMode, ...] = ("episodic", "vector", "lexical")
 DISPLAYS: tuple[DisplayMode, ...] = ("summary", "highly_related", "detail")
@@ -213,6 +214,9 @@ def _baseline(
         sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
         if mode == "vector":
             units = _vector_units(conn, dataset_id, qvec, k, cfg.vector_facets)
+            if cfg.vector_unit_rules:  # the episodic mode's query-aware unit rules, for comparison
+                rules = QueryRules.build(query, (u.text for u in units))
+                units.sort(key=lambda u: u.score + rules.adjustment(u.text, cfg))
         else:
             units = _lexical_units(conn, dataset_id, query, k)
         timings["recall_sql"] = _ms(t)
