@@ -39,7 +39,7 @@ from memflow.db.queries import raw
 from memflow.embed.base import Matrix, Vector
 from memflow.recall import sqlrecall
 from memflow.recall.config import RecallConfig
-from memflow.recall.pipeline import hit_ids_for_projection, respond
+from memflow.recall.pipeline import episode_hits, hit_ids_for_projection, respond, score_hits
 from memflow.recall.preprocess import preprocess
 from memflow.recall.search import search
 from memflow.recall.types import Hit, SearchResponse
@@ -105,7 +105,11 @@ def search_exact(
                 for r in rows]  # fmt: skip
         timings["recall_sql"] = _ms(t)
         t = time.perf_counter()
-        graph = sqlrecall.project(conn, ds, hit_ids_for_projection(hits, cfg, pq), cfg)
+        scored = score_hits(hits, pq, cfg)
+        seeds = hit_ids_for_projection(scored, cfg, top_k=10)
+        graph = sqlrecall.project(
+            conn, ds, seeds, cfg, leaves=episode_hits(scored), with_sources=False
+        )
         timings["projection_sql"] = _ms(t)
     resp = respond(hits, graph, pq, cfg, top_k=10, timings_ms=timings)
     resp.timings_ms["total"] = sum(v for key, v in resp.timings_ms.items() if key != "total")

@@ -43,18 +43,22 @@ UNION ALL
 -- Graph projection: from the hit ids (:ids, best first) up to 2 hops towards their episodes,
 -- inside the dataset. Only the edges bundle scoring can use are followed, child -> parent:
 -- FacetPoint -> Facet (has_point), Facet -> Episode (has_facet), Entity -> Facet/Episode
--- (involves_entity). Hub guard: each node contributes at most :fanout parents, hits first, then
--- the newest. Every reached node carries the rank of the best hit it was reached from; the cap
--- (:max_nodes) keeps whole chains of the best hits (rank, then depth). Rows: the kept nodes
--- ('node'), then the walked edges between kept nodes ('edge').
+-- (involves_entity). Episodes have no parents on these edges, so Episode hits (:leaves) and nodes
+-- reached through has_facet are not looked up. Hub guard: each node contributes at most :fanout
+-- parents, hits first, then the newest. Every reached node carries the rank of the best hit it
+-- was reached from; the cap (:max_nodes) keeps whole chains of the best hits (rank, then depth).
+-- Rows: the kept nodes ('node'), then the walked edges between kept nodes ('edge'). Chunk keys
+-- (provenance) are read for Facets and FacetPoints only when :with_sources (evidence units).
 WITH RECURSIVE
 seed AS (
-  SELECT id, ord FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS s(id, ord)
+  SELECT id, ord, id = ANY(CAST(:leaves AS uuid[])) AS leaf
+  FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS s(id, ord)
 ),
-walk(node_id, depth, ord, src, relationship, dst, edge_text) AS (
-  SELECT id, 0, ord, NULL::uuid, NULL::text, NULL::uuid, NULL::text FROM seed
+walk(node_id, depth, ord, is_episode, src, relationship, dst, edge_text) AS (
+  SELECT id, 0, ord, leaf, NULL::uuid, NULL::text, NULL::uuid, NULL::text FROM seed
   UNION
-  SELECT up.src, w.depth + 1, w.ord, up.src, up.relationship, up.dst, up.edge_text
+  SELECT up.src, w.depth + 1, w.ord, up.relationship = 'has_facet',
+         up.src, up.relationship, up.dst, up.edge_text
   FROM walk w
   CROSS JOIN LATERAL (
     SELECT e.src, e.relationship, e.dst, e.edge_text
@@ -64,7 +68,7 @@ walk(node_id, depth, ord, src, relationship, dst, edge_text) AS (
     ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.created_at DESC, e.src
     LIMIT :fanout
   ) up
-  WHERE w.depth < 2
+  WHERE w.depth < 2 AND NOT w.is_episode
 ),
 kept_ids AS (
   SELECT node_id FROM walk
@@ -79,7 +83,7 @@ kept AS (
 )
 SELECT 'node' AS row_type, k.id, k.kind, k.name, k.summary, k.search_text, k.anchor_text,
        k.description, k.facet_type, k.created_at, k.time_start, k.time_end, k.display_only,
-       CASE WHEN k.kind IN ('FacetPoint', 'Facet') THEN
+       CASE WHEN :with_sources AND k.kind IN ('FacetPoint', 'Facet') THEN
          ARRAY(SELECT c.key FROM memflow.node_chunk nc
                  JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
                 WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id

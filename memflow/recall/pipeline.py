@@ -91,6 +91,11 @@ def hit_ids_for_projection(
     return [node for node, _ in ordered[: config.max_relevant_ids]]
 
 
+def episode_hits(scored: ScoredHits) -> set[UUID]:
+    """Hit nodes that are Episodes (the projection has nothing to walk above them)."""
+    return {n for n, h in scored.node_hits.items() if h.collection == "Episode_summary"}
+
+
 def query_time(pq: PreprocessedQuery, config: RecallConfig) -> TimeMatch | None:
     """The query's time span when it is confident enough to use."""
     if pq.time is not None and pq.time.confidence >= config.time_confidence_min:

@@ -17,7 +17,13 @@ from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
 from memflow.recall import sqlrecall
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-from memflow.recall.pipeline import hit_ids_for_projection, rank_scored, respond, score_hits
+from memflow.recall.pipeline import (
+    episode_hits,
+    hit_ids_for_projection,
+    rank_scored,
+    respond,
+    score_hits,
+)
 from memflow.recall.preprocess import preprocess
 from memflow.recall.render import count_tokens
 from memflow.recall.types import ContextUnit, PathStep, SearchResponse, SearchResult
@@ -82,7 +88,14 @@ def search(
         timings["bonus"] = _ms(t)
         t = time.perf_counter()
         seeds = hit_ids_for_projection(scored, cfg, top_k=top_k)
-        graph = sqlrecall.project(conn, dataset_id, seeds, cfg)
+        graph = sqlrecall.project(
+            conn,
+            dataset_id,
+            seeds,
+            cfg,
+            leaves=episode_hits(scored),
+            with_sources=shown == "highly_related",
+        )
         timings["projection_sql"] = _ms(t)
         if shown == "detail":  # the whole tree of the chosen episodes: one more round trip
             t = time.perf_counter()

@@ -1,10 +1,11 @@
 """Plain data of recall: vector hits, the projected subgraph, scored bundles and results.
 
-These are pydantic models so ``SearchResponse.model_dump(mode="json")`` is the CLI's ``--json``.
+Responses are pydantic models so ``SearchResponse.model_dump(mode="json")`` is the CLI's ``--json``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
@@ -59,7 +60,10 @@ class Hit(_Frozen):
         return data
 
 
-class GraphNode(_Frozen):
+# The projected subgraph is internal to a search (never serialised) and rebuilt for every query:
+# plain slotted dataclasses, several times cheaper to construct than pydantic models.
+@dataclass(frozen=True, slots=True)
+class GraphNode:
     id: UUID
     kind: NodeKind
     name: str = ""
@@ -72,20 +76,22 @@ class GraphNode(_Frozen):
     time_start: datetime | None = None
     time_end: datetime | None = None
     display_only: bool = False
-    sources: list[str] = Field(default_factory=list)  # chunk keys, for provenance
+    sources: list[str] = field(default_factory=list)  # chunk keys, for provenance
 
 
-class GraphEdge(_Frozen):
+@dataclass(frozen=True, slots=True)
+class GraphEdge:
     src: UUID
     relationship: Relationship
     dst: UUID
     edge_text: str = ""
 
 
-class Subgraph(BaseModel):
-    nodes: dict[UUID, GraphNode] = Field(default_factory=dict)
-    edges: list[GraphEdge] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)  # e.g. hub-guard truncations
+@dataclass(slots=True)
+class Subgraph:
+    nodes: dict[UUID, GraphNode] = field(default_factory=dict)
+    edges: list[GraphEdge] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. hub-guard truncations
 
 
 class PathStep(_Frozen):
