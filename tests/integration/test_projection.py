@@ -98,3 +98,29 @@ def test_projection_never_leaves_the_dataset(db_url: str) -> None:
             # B's entity id and episode id asked for in A's projection: nothing comes back.
             graph = sqlrecall.project(conn, a.id, [entity_id(b.id, "user")], RecallConfig())
     assert graph.nodes == {}
+
+
+def test_episode_leaves_and_sources_flag_change_only_the_work(db_url: str) -> None:
+    """Episodes have no parents on the walked edges: marking Episode hits as leaves yields the same
+    subgraph. Chunk keys are read only when asked for (evidence units)."""
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
+        ds = m.dataset("chat")
+        ds.memorize(
+            "Ana: I moved to Lisbon in May.\nBen: How is the new flat?\nAna: Small but bright.",
+            content_type="dialog",
+        )
+        hits = ds.search("Where did Ana move?", display="highly_related")
+        units = [u.node_id for u in hits.context_units]
+        episodes = [r.episode_id for r in hits.results]
+        seeds = [*episodes, *units]
+        with transaction(m.engine) as conn:
+            sqlrecall.bind(conn, ds.id, 100)
+            full = sqlrecall.project(conn, ds.id, seeds, RecallConfig())
+            pruned = sqlrecall.project(conn, ds.id, seeds, RecallConfig(), leaves=set(episodes))
+            bare = sqlrecall.project(conn, ds.id, seeds, RecallConfig(), with_sources=False)
+    assert units and episodes
+    assert pruned.nodes == full.nodes
+    assert sorted(map(repr, pruned.edges)) == sorted(map(repr, full.edges))
+    assert any(n.sources for n in full.nodes.values() if n.kind == "FacetPoint")
+    assert all(not n.sources for n in bare.nodes.values())
+    assert bare.nodes.keys() == full.nodes.keys()
