@@ -35,18 +35,18 @@ def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
 
 
 def recall(conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int) -> list[Hit]:
-    rows = conn.execute(q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k}).all()
+    rows = conn.execute(q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k})
     return [
         # Rows from the database are already typed: construct without re-validation (hot path).
         Hit.model_construct(
-            collection=r.collection,
-            node_id=r.node_id,
-            text=r.text,
-            distance=float(r.distance),
-            score=float(r.distance),
-            edge_text_hash=bytes(r.text_hash) if r.text_hash is not None else None,
+            collection=collection,
+            node_id=node_id,
+            text=text,
+            distance=float(distance),
+            score=float(distance),
+            edge_text_hash=bytes(text_hash) if text_hash is not None else None,
         )
-        for r in rows
+        for collection, node_id, text_hash, text, distance in rows
     ]
 
 
