@@ -32,7 +32,7 @@ from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.ingest.document import ParsedDocument
 from memflow.ingest.parse import parse_input
 from memflow.memory import Dataset, Memory
-from memflow.recall.config import RecallConfig, SearchMode
+from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.types import SearchResponse
 
 DATA = common.REPO.parent / "shared" / "data" / "locomo10.json"
@@ -69,6 +69,9 @@ class Conversation:
     @property
     def turn_keys(self) -> set[str]:
         return {t["id"] for _, _, turns in self.sessions for t in turns}
+
+    def turn_texts(self) -> dict[str, str]:
+        return {t["id"]: turn_text(t) for _, _, turns in self.sessions for t in turns}
 
 
 def session_of(key: str) -> int:
@@ -221,6 +224,7 @@ class System:
     mode: SearchMode
     about: str
     config: dict[str, Any] = field(default_factory=dict)
+    display: DisplayMode = "highly_related"
 
 
 def systems() -> list[System]:
@@ -232,6 +236,18 @@ def systems() -> list[System]:
         System("vector", "vector", "plain pgvector top-k over turns (FacetPoints)"),
         System("lexical", "lexical", "Postgres full-text search over turns (chunks)"),
         System("episodic", "episodic", "shipped default: Dataset.search(q) with RecallConfig()"),
+        System(
+            "episodic/summary",
+            "episodic",
+            "display=summary: whole episode summaries in rank order (evidence by text, see above)",
+            display="summary",
+        ),
+        System(
+            "episodic/detail",
+            "episodic",
+            "display=detail: episode trees (best facets and points) in rank order (by text)",
+            display="detail",
+        ),
         System(
             "vector+facets",
             "vector",
@@ -362,17 +378,44 @@ def episode_recall(
     return sum(1 for s in wanted if s in found) / len(wanted)
 
 
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def text_recall(context: str, evidence: Sequence[str], texts: dict[str, str]) -> float:
+    """Share of the evidence turns whose own text appears in the context (display modes without
+    per-unit provenance: summary, detail)."""
+    ctx = _norm(context)
+    return sum(1 for k in evidence if texts.get(k) and _norm(texts[k]) in ctx) / len(evidence)
+
+
 def run_question(
-    ds: Dataset, q: Question, system: System, sessions: dict[uuid.UUID, int], tally: Tally
+    ds: Dataset,
+    q: Question,
+    system: System,
+    sessions: dict[uuid.UUID, int],
+    tally: Tally,
+    texts: dict[str, str],
 ) -> None:
     cfg = RecallConfig(**system.config)
-    t = time.perf_counter()
-    resp = ds.search(
-        q.text, mode=system.mode, display="highly_related", budget_tokens=UNLIMITED, config=cfg
-    )
-    wall = (time.perf_counter() - t) * 1000
-    for budget in BUDGETS:
-        tally.evidence[budget].append(evidence_recall(packed_keys(resp, budget), q.evidence))
+    if system.display != "highly_related":
+        # Whole episode blocks: one search per budget, evidence found by text containment.
+        for budget in BUDGETS:
+            t = time.perf_counter()
+            r = ds.search(
+                q.text, mode=system.mode, display=system.display, budget_tokens=budget, config=cfg
+            )
+            if budget == 500:
+                resp, wall = r, (time.perf_counter() - t) * 1000
+            tally.evidence[budget].append(text_recall(r.context, q.evidence, texts))
+    else:
+        t = time.perf_counter()
+        resp = ds.search(
+            q.text, mode=system.mode, display="highly_related", budget_tokens=UNLIMITED, config=cfg
+        )
+        wall = (time.perf_counter() - t) * 1000
+        for budget in BUDGETS:
+            tally.evidence[budget].append(evidence_recall(packed_keys(resp, budget), q.evidence))
     tally.ms.append(wall)
     tally.ms_no_embed.append(wall - resp.timings_ms.get("embed", 0.0))
     eps = ranked_episodes(resp)
@@ -393,13 +436,14 @@ def evaluate(
     for conv in convs:
         ds = mem.dataset(f"locomo-{conv.sample_id}", create=False)
         sessions = episode_sessions(mem, ds)
+        texts = conv.turn_texts()
         present = set(sessions.values())
         questions = [q for q in conv.questions if q.sessions <= present][:max_questions]
         for q in questions:
             for system in chosen:
                 tallies = (overall[system.name], by_cat[q.category][system.name])
                 probe = Tally()
-                run_question(ds, q, system, sessions, probe)
+                run_question(ds, q, system, sessions, probe, texts)
                 for tally in tallies:
                     _merge(tally, probe)
             done += 1

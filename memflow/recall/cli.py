@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         "--budget-tokens",
         type=int,
         default=None,
-        help="token budget of the highly_related context (default 500)",
+        help="token budget of the context: highly_related packs units into it (default 500); "
+        "summary and detail keep the whole episode blocks that fit (default: no limit)",
     )
     p.add_argument(
         "--now",

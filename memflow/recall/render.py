@@ -228,6 +228,23 @@ def detail_context(e: UUID, scorer: BundleScorer) -> str:
 # ------------------------------------------------------------------------------------- assembly
 
 
+def _episode_blocks(
+    bundles: Sequence[Bundle], contexts: Mapping[UUID, str], budget_tokens: int | None
+) -> str:
+    """Whole episode contexts in rank order; with a budget, the ones that fit (greedy, skipping
+    a block that does not fit for smaller ones after it, as ``highly_related`` packs units)."""
+    blocks: list[str] = []
+    used = 0
+    for b in bundles:
+        block = contexts[b.episode_id]
+        cost = count_tokens(block)
+        if budget_tokens is not None and used + cost > budget_tokens:
+            continue
+        used += cost
+        blocks.append(block)
+    return SUMMARY_SEPARATOR.join(blocks)
+
+
 def render(
     bundles: Sequence[Bundle],
     subgraph: Subgraph,
@@ -253,7 +270,7 @@ def render(
     contexts: dict[UUID, str]
     if display == "summary":
         contexts = {b.episode_id: summary_context(nodes.get(b.episode_id)) for b in bundles}
-        context = SUMMARY_SEPARATOR.join(contexts[b.episode_id] for b in bundles)
+        context = _episode_blocks(bundles, contexts, budget_tokens)
     elif display == "highly_related":
         pool = bundles if unit_bundles is None else unit_bundles
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
@@ -280,7 +297,7 @@ def render(
     else:
         scorer = BundleScorer(index, best_by_id, edge_hit_map or {}, config)
         contexts = {b.episode_id: detail_context(b.episode_id, scorer) for b in bundles}
-        context = SUMMARY_SEPARATOR.join(contexts[b.episode_id] for b in bundles)
+        context = _episode_blocks(bundles, contexts, budget_tokens)
     results = [
         SearchResult(
             rank=i,

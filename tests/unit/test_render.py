@@ -128,6 +128,29 @@ def test_summary_mode() -> None:
     assert results[0].name == "Lunch with Maria"
 
 
+def test_summary_budget_keeps_the_whole_blocks_that_fit() -> None:
+    g = two_episodes()
+    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 0.3)]
+    results, full = render(bundles, g.sub(), "summary", CFG, best_by_id={})
+    first = count_tokens(results[0].context)
+    second = count_tokens(results[1].context)
+    assert first < second
+    # Room for one block: the first fits, the second does not.
+    _, context = render(bundles, g.sub(), "summary", CFG, best_by_id={}, budget_tokens=second)
+    assert context == results[0].context
+    # A block that does not fit is skipped for a smaller one after it.
+    _, context = render(
+        list(reversed(bundles)), g.sub(), "summary", CFG, best_by_id={}, budget_tokens=first
+    )
+    assert context == results[0].context
+    _, context = render(
+        bundles, g.sub(), "summary", CFG, best_by_id={}, budget_tokens=first + second
+    )
+    assert context == full
+    _, context = render(bundles, g.sub(), "summary", CFG, best_by_id={}, budget_tokens=1)
+    assert context == ""
+
+
 def evidence_graph() -> tuple[G, dict[uuid.UUID, float]]:
     g = two_episodes()
     g.node("Other", "Episode", summary="not a result")
