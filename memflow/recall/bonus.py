@@ -28,7 +28,7 @@ _COLLECTION_ORDER = {name: i for i, name in enumerate(COLLECTIONS)}
 def normalize_scores(hits: Sequence[Hit], mode: Normalization = "minmax") -> list[Hit]:
     """Set each hit's score from its raw distance: per-collection min-max, or the distance."""
     if mode == "raw":
-        return [h.model_copy(update={"score": h.distance}) for h in hits]
+        return [h.rescored(h.distance) for h in hits]
     bounds: dict[str, tuple[float, float]] = {}
     for h in hits:
         lo, hi = bounds.get(h.collection, (h.distance, h.distance))
@@ -37,7 +37,7 @@ def normalize_scores(hits: Sequence[Hit], mode: Normalization = "minmax") -> lis
     for h in hits:
         lo, hi = bounds[h.collection]
         score = (h.distance - lo) / (hi - lo) if hi > lo else 0.0
-        out.append(h.model_copy(update={"score": score}))
+        out.append(h.rescored(score))
     return out
 
 
@@ -108,7 +108,7 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         if score >= config.exact_match_min_score and (numbers or patterns):
             bonus = number_bonus(numbers, h.text, config) + _term_bonus(patterns, h.text, config)
             score = max(0.0, score - bonus)
-        out.append(h if score == h.score else h.model_copy(update={"score": score}))
+        out.append(h if score == h.score else h.rescored(score))
     return out
 
 

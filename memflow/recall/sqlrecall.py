@@ -37,8 +37,7 @@ def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
 def recall(conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int) -> list[Hit]:
     rows = conn.execute(q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k})
     return [
-        # Rows from the database are already typed: construct without re-validation (hot path).
-        Hit.model_construct(
+        Hit(
             collection=collection,
             node_id=node_id,
             text=text,

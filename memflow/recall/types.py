@@ -5,12 +5,13 @@ Responses are pydantic models so ``SearchResponse.model_dump(mode="json")`` is t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from memflow.recall.config import DisplayMode, SearchMode
 
@@ -42,22 +43,25 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
-class Hit(_Frozen):
-    """One ANN row. ``score`` starts as the raw distance until normalisation and bonuses set it."""
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One ANN row. ``score`` starts as the raw distance until normalisation and bonuses set it.
+
+    A plain slotted dataclass: a search builds and rescores ~600 of them (hot path)."""
 
     collection: str
-    node_id: UUID | None = None  # None for Edge_text rows
     text: str
     distance: float  # raw cosine distance, 1 - cos
-    score: float = 0.0
+    node_id: UUID | None = None  # None for Edge_text rows
+    score: float = math.nan  # defaults to the distance
     edge_text_hash: bytes | None = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _score_defaults_to_distance(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("score") is None and "distance" in data:
-            return {**data, "score": data["distance"]}
-        return data
+    def __post_init__(self) -> None:
+        if math.isnan(self.score):
+            object.__setattr__(self, "score", self.distance)
+
+    def rescored(self, score: float) -> Hit:
+        return replace(self, score=score)
 
 
 # The projected subgraph is internal to a search (never serialised) and rebuilt for every query:

@@ -141,7 +141,7 @@ def test_normalize_minmax_per_collection() -> None:
     assert hits[0].score == pytest.approx(0.2)  # score defaults to the raw distance
     out = normalize_scores(hits, "minmax")
     assert scores(out) == [0.0, 1.0, 0.5, 0.0, 0.0]
-    raw = normalize_scores([h.model_copy(update={"score": 7.0}) for h in hits], "raw")
+    raw = normalize_scores([h.rescored(7.0) for h in hits], "raw")
     assert scores(raw) == [0.2, 0.4, 0.3, 0.9, 0.9]
 
 
