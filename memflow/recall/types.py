@@ -6,7 +6,7 @@ Responses are pydantic models so ``SearchResponse.model_dump(mode="json")`` is t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
@@ -61,7 +61,10 @@ class Hit:
             object.__setattr__(self, "score", self.distance)
 
     def rescored(self, score: float) -> Hit:
-        return replace(self, score=score)
+        # Positional construction: several times faster than dataclasses.replace.
+        return Hit(
+            self.collection, self.text, self.distance, self.node_id, score, self.edge_text_hash
+        )
 
 
 # The projected subgraph is internal to a search (never serialised) and rebuilt for every query:
