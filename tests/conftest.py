@@ -145,3 +145,26 @@ def seed_drafts() -> list[dict[str, object]]:
     import json
 
     return json.loads((REPO / "examples" / "seed_episodes.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def tenant_login(db_url: str) -> Iterator[str]:
+    """A non-superuser login role that is only a member of memflow_app (what a deployment hands a
+    client; not the schema owner)."""
+    from sqlalchemy.engine import make_url
+
+    from memflow.db.engine import APP_ROLE
+
+    role = f"mf_tenant_{uuid.uuid4().hex[:8]}"
+    secret = uuid.uuid4().hex
+    with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{secret}' IN ROLE {APP_ROLE}")
+    try:
+        url = make_url(db_url).set(username=role, password=secret)
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+            )
+            conn.execute(f"DROP ROLE {role}")

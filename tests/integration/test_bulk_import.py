@@ -6,19 +6,16 @@ migrations made it, and write nothing (DDL included) when anything fails.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import psycopg
 import pytest
-from sqlalchemy.engine import make_url
 
 from benchmarks.ingest import synthetic_drafts
 from memflow import ConfigurationError, InvalidInput, Memory
 from memflow.config import libpq_url
-from memflow.db.engine import APP_ROLE
 from memflow.drafts import EpisodeDraft
 from memflow.embed.hash import HashEmbedder
 from tests.conftest import TEMPLATE, _scratch_database
@@ -146,30 +143,12 @@ def test_bulk_import_rejects_empty_input(mem: Memory) -> None:
     assert ds.stats()["documents"] == 0
 
 
-@pytest.fixture
-def app_login(db_url: str) -> Iterator[str]:
-    """A login that is only a member of memflow_app (not the schema owner)."""
-    role = f"mf_app_{uuid.uuid4().hex[:8]}"
-    secret = uuid.uuid4().hex
-    with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{secret}' IN ROLE {APP_ROLE}")
-    try:
-        url = make_url(db_url).set(username=role, password=secret)
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
-            )
-            conn.execute(f"DROP ROLE {role}")
-
-
 def test_bulk_import_needs_the_schema_owner(
-    mem: Memory, db_url: str, app_login: str, documents: list[list[EpisodeDraft]]
+    mem: Memory, db_url: str, tenant_login: str, documents: list[list[EpisodeDraft]]
 ) -> None:
     mem.dataset("bulk")  # datasets are created by the owner
     before: dict[str, Any] = catalog(db_url)
-    with Memory.open(app_login, embedder=HashEmbedder(384)) as tenant:
+    with Memory.open(tenant_login, embedder=HashEmbedder(384)) as tenant:
         ds = tenant.dataset("bulk", create=False)
         with pytest.raises(ConfigurationError, match="owns the memflow schema"):
             ds.import_episodes(documents[:1])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -17,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg import errors as pgerr
 from sqlalchemy import text
-from sqlalchemy.engine import make_url
 
 from memflow.config import libpq_url
 from memflow.memory import Dataset, Memory, dataset_uuid
@@ -220,27 +218,6 @@ def test_unbound_or_garbage_binding_sees_nothing(two: tuple[Dataset, Dataset], d
         conn.execute("SELECT set_config('memflow.dataset_id', 'x'' OR true --', false)")
         with pytest.raises(pgerr.InvalidTextRepresentation):
             conn.execute("SELECT count(*) FROM memflow.node")
-
-
-@pytest.fixture
-def tenant_login(pg_admin_url: str, db_url: str) -> Iterator[str]:
-    """A non-superuser login role in memflow_app (what a deployment would hand a client)."""
-    role = f"mf_tenant_{uuid.uuid4().hex[:8]}"
-    secret = uuid.uuid4().hex
-    with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{secret}' IN ROLE {APP_ROLE}")
-    try:
-        yield (
-            make_url(db_url)
-            .set(username=role, password=secret)
-            .render_as_string(hide_password=False)
-        )
-    finally:
-        with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
-            )
-            conn.execute(f"DROP ROLE {role}")
 
 
 def test_login_role_cannot_escape_its_binding_by_role_games(
