@@ -18,15 +18,23 @@ from memflow.errors import InvalidInput
 from memflow.recall import sqlrecall
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.pipeline import (
+    ScoredHits,
     episode_hits,
     hit_ids_for_projection,
     rank_scored,
     respond,
     score_hits,
 )
-from memflow.recall.preprocess import preprocess
+from memflow.recall.preprocess import PreprocessedQuery, preprocess
 from memflow.recall.render import count_tokens
-from memflow.recall.types import ContextUnit, PathStep, SearchResponse, SearchResult
+from memflow.recall.types import (
+    ContextUnit,
+    Hit,
+    PathStep,
+    SearchResponse,
+    SearchResult,
+    Subgraph,
+)
 from memflow.recall.unitrules import QueryRules
 
 MODES: tuple[SearchMode, ...] = ("episodic", "vector", "lexical")
@@ -77,6 +85,40 @@ def search(
         return _baseline(
             engine, dataset_id, mode, query, qvec, top_k, shown, budget_tokens, cfg, timings, pre
         )
+    hits, graph, scored = retrieve(
+        engine, dataset_id, qvec, pq, cfg, top_k=top_k, display=shown, timings=timings
+    )
+    response = respond(
+        hits,
+        graph,
+        pq,
+        cfg,
+        display=shown,
+        top_k=top_k,
+        budget_tokens=budget_tokens,
+        timings_ms=timings,
+        scored=scored,
+    )
+    response.timings_ms["total"] = round(
+        sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
+    )
+    return response
+
+
+def retrieve(
+    engine: Engine,
+    dataset_id: uuid.UUID,
+    qvec: Any,
+    pq: PreprocessedQuery,
+    cfg: RecallConfig,
+    *,
+    top_k: int,
+    display: DisplayMode,
+    timings: dict[str, float],
+) -> tuple[list[Hit], Subgraph, ScoredHits]:
+    """The SQL of an episodic search (one transaction): recall, bonuses, projection (and the
+    detail expansion). Everything after it is pure (:func:`memflow.recall.pipeline.respond`),
+    so recorded results can be re-ranked offline (benchmarks/locomo_replay.py)."""
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
     with transaction(engine) as conn:
         t = time.perf_counter()
@@ -94,29 +136,15 @@ def search(
             seeds,
             cfg,
             leaves=episode_hits(scored),
-            with_sources=shown == "highly_related",
+            with_sources=display == "highly_related",
         )
         timings["projection_sql"] = _ms(t)
-        if shown == "detail":  # the whole tree of the chosen episodes: one more round trip
+        if display == "detail":  # the whole tree of the chosen episodes: one more round trip
             t = time.perf_counter()
             chosen = [b.episode_id for b in rank_scored(scored, graph, pq, cfg, top_k)]
             graph = sqlrecall.expand(conn, dataset_id, chosen, graph, cfg)
             timings["expand_sql"] = _ms(t)
-    response = respond(
-        hits,
-        graph,
-        pq,
-        cfg,
-        display=shown,
-        top_k=top_k,
-        budget_tokens=budget_tokens,
-        timings_ms=timings,
-        scored=scored,
-    )
-    response.timings_ms["total"] = round(
-        sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
-    )
-    return response
+    return hits, graph, scored
 
 
 def _unit_header(name: str | None, when: datetime | None) -> str:

@@ -1,0 +1,156 @@
+"""Fast iteration on LoCoMo ranking: record the SQL results once, re-rank them many times.
+
+``record`` runs the SQL of the episodic search (``memflow.recall.search.retrieve``: recall hits
+and the graph projection) once per question and pickles it with the preprocessed query. ``rank``
+replays ``RecallConfig`` variants on the recording in pure Python (``respond``, the same code the
+search runs after its SQL) and prints evidence recall @200/@500/@1000, overall and per category,
+as ``benchmarks.locomo`` measures it: about 20 s per variant for the 1,536 questions instead of a
+full run. Only the stages after the SQL can vary (bonuses, bundle scoring, unit ranking and
+packing); a variant of ``wide_search_top_k``, ``ef_search`` or the projection caps needs a new
+recording.
+
+    python -m benchmarks.locomo_replay record                       # ~2 min, into ~/.cache/memflow-locomo
+    python -m benchmarks.locomo_replay rank 'no_rules={"speaker_penalty": 0, "term_overlap_bonus": 0}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks import locomo
+from memflow.memory import Memory
+from memflow.recall.config import RecallConfig
+from memflow.recall.pipeline import respond
+from memflow.recall.preprocess import PreprocessedQuery, preprocess
+from memflow.recall.search import retrieve
+from memflow.recall.types import Hit, Subgraph
+
+DEFAULT_RECORDING = locomo.DEFAULT_HOME / "replay.pkl"
+
+
+@dataclass
+class Recorded:
+    question: locomo.Question
+    pq: PreprocessedQuery
+    hits: list[Hit]
+    graph: Subgraph
+
+
+def record(
+    mem: Memory, convs: Sequence[locomo.Conversation], max_questions: int | None = None
+) -> list[Recorded]:
+    cfg = RecallConfig()
+    out: list[Recorded] = []
+    for conv in convs:
+        ds = mem.dataset(f"locomo-{conv.sample_id}", create=False)
+        present = set(locomo.episode_sessions(mem, ds).values())
+        for q in [q for q in conv.questions if q.sessions <= present][:max_questions]:
+            pq = preprocess(q.text, None, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+            qvec = mem.embedder.embed_query(pq.vector_query)
+            hits, graph, _ = retrieve(
+                mem.engine, ds.id, qvec, pq, cfg, top_k=10, display="highly_related", timings={}
+            )
+            out.append(Recorded(q, pq, hits, graph))
+    return out
+
+
+def evaluate(recorded: Sequence[Recorded], config: RecallConfig) -> dict[str, Any]:
+    """Evidence recall of ``config``'s ranking at each budget, overall and per category."""
+    per: dict[str, dict[int, list[float]]] = {"overall": {b: [] for b in locomo.BUDGETS}}
+    for r in recorded:
+        resp = respond(
+            r.hits,
+            r.graph,
+            r.pq,
+            config,
+            display="highly_related",
+            top_k=10,
+            budget_tokens=locomo.UNLIMITED,
+        )
+        cat = locomo.CATEGORIES[r.question.category]
+        for b in locomo.BUDGETS:
+            value = locomo.evidence_recall(locomo.packed_keys(resp, b), r.question.evidence)
+            per["overall"][b].append(value)
+            per.setdefault(cat, {bb: [] for bb in locomo.BUDGETS})[b].append(value)
+    return {
+        group: {f"evidence_recall@{b}": round(float(np.mean(v)), 4) for b, v in vals.items()}
+        | {"questions": len(vals[locomo.BUDGETS[0]])}
+        for group, vals in per.items()
+    }
+
+
+def parse_variant(text: str) -> tuple[str, RecallConfig]:
+    name, _, overrides = text.partition("=")
+    try:
+        return name, RecallConfig(**json.loads(overrides or "{}"))
+    except (json.JSONDecodeError, TypeError, ValueError) as exc:
+        raise SystemExit(
+            f"bad variant {text!r}: NAME={{json of RecallConfig fields}} ({exc})"
+        ) from None
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    sub = ap.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="run the SQL once per question and save it")
+    rec.add_argument("--data", type=Path, default=locomo.DATA)
+    rec.add_argument("--home", type=Path, default=locomo.DEFAULT_HOME)
+    rec.add_argument("--database-url", default=None)
+    rec.add_argument("--embedder", default="local")
+    rec.add_argument("--conversations", type=int, default=None)
+    rec.add_argument("--sessions", type=int, default=None)
+    rec.add_argument("--questions", type=int, default=None)
+    rec.add_argument("--recording", type=Path, default=DEFAULT_RECORDING)
+    rank = sub.add_parser("rank", help="replay RecallConfig variants on a recording")
+    rank.add_argument("variants", nargs="*", help="NAME='{\"field\": value}' (default: shipped)")
+    rank.add_argument("--recording", type=Path, default=DEFAULT_RECORDING)
+    rank.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = ap.parse_args(argv)
+
+    if args.command == "record":
+        from memflow.embed.factory import make_embedder
+
+        convs, _ = locomo.load(args.data)
+        convs = convs[: args.conversations]
+        embedder = locomo.CachedEmbedder(make_embedder(args.embedder))
+        started = time.perf_counter()
+        with Memory.open(args.database_url, home=args.home, embedder=embedder) as mem:
+            locomo.ingest(mem, convs, args.sessions)
+            recorded = record(mem, convs, args.questions)
+        args.recording.parent.mkdir(parents=True, exist_ok=True)
+        with args.recording.open("wb") as fh:
+            pickle.dump(recorded, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        took = time.perf_counter() - started
+        print(f"recorded {len(recorded)} questions in {took:.0f} s -> {args.recording}")
+        return {"questions": len(recorded), "recording": str(args.recording)}
+
+    with args.recording.open("rb") as fh:
+        recorded = pickle.load(fh)  # a file this tool wrote
+    variants = [parse_variant(v) for v in args.variants] or [("shipped", RecallConfig())]
+    results = {name: evaluate(recorded, cfg) for name, cfg in variants}
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        cats = [c for c in locomo.CATEGORIES.values() if c in next(iter(results.values()))]
+        print(f"{'variant':32} {'@200':>6} {'@500':>6} {'@1000':>6}  " + " ".join(
+            f"{c[:10]:>10}" for c in cats))  # fmt: skip
+        for name, res in results.items():
+            o = res["overall"]
+            print(f"{name:32} " + " ".join(
+                f"{o[f'evidence_recall@{b}']:6.3f}" for b in locomo.BUDGETS) + "  " + " ".join(
+                f"{res[c]['evidence_recall@500']:10.3f}" for c in cats))  # fmt: skip
+    return results
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
