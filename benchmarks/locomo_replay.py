@@ -20,6 +20,7 @@ import json
 import pickle
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,7 @@ class Recorded:
     pq: PreprocessedQuery
     hits: list[Hit]
     graph: Subgraph
+    sessions: dict[uuid.UUID, int]  # episode -> LoCoMo session (shared per conversation)
 
 
 def record(
@@ -53,20 +55,26 @@ def record(
     out: list[Recorded] = []
     for conv in convs:
         ds = mem.dataset(f"locomo-{conv.sample_id}", create=False)
-        present = set(locomo.episode_sessions(mem, ds).values())
+        sessions = locomo.episode_sessions(mem, ds)
+        present = set(sessions.values())
         for q in [q for q in conv.questions if q.sessions <= present][:max_questions]:
             pq = preprocess(q.text, None, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
             qvec = mem.embedder.embed_query(pq.vector_query)
             hits, graph, _ = retrieve(
                 mem.engine, ds.id, qvec, pq, cfg, top_k=10, display="highly_related", timings={}
             )
-            out.append(Recorded(q, pq, hits, graph))
+            out.append(Recorded(q, pq, hits, graph, sessions))
     return out
 
 
 def evaluate(recorded: Sequence[Recorded], config: RecallConfig) -> dict[str, Any]:
-    """Evidence recall of ``config``'s ranking at each budget, overall and per category."""
-    per: dict[str, dict[int, list[float]]] = {"overall": {b: [] for b in locomo.BUDGETS}}
+    """Evidence recall of ``config``'s ranking at each budget and episode recall@1/@5, overall
+    and per category."""
+    keys = [f"evidence_recall@{b}" for b in locomo.BUDGETS] + [
+        "episode_recall@1",
+        "episode_recall@5",
+    ]
+    per: dict[str, dict[str, list[float]]] = {"overall": {k: [] for k in keys}}
     for r in recorded:
         resp = respond(
             r.hits,
@@ -77,14 +85,19 @@ def evaluate(recorded: Sequence[Recorded], config: RecallConfig) -> dict[str, An
             top_k=10,
             budget_tokens=locomo.UNLIMITED,
         )
+        eps = locomo.ranked_episodes(resp)
+        values = [
+            *(locomo.evidence_recall(locomo.packed_keys(resp, b), r.question.evidence)
+              for b in locomo.BUDGETS),
+            *(locomo.episode_recall(eps, r.sessions, r.question.sessions, k) for k in (1, 5)),
+        ]  # fmt: skip
         cat = locomo.CATEGORIES[r.question.category]
-        for b in locomo.BUDGETS:
-            value = locomo.evidence_recall(locomo.packed_keys(resp, b), r.question.evidence)
-            per["overall"][b].append(value)
-            per.setdefault(cat, {bb: [] for bb in locomo.BUDGETS})[b].append(value)
+        for group in ("overall", cat):
+            for key, value in zip(keys, values, strict=True):
+                per.setdefault(group, {k: [] for k in keys})[key].append(value)
     return {
-        group: {f"evidence_recall@{b}": round(float(np.mean(v)), 4) for b, v in vals.items()}
-        | {"questions": len(vals[locomo.BUDGETS[0]])}
+        group: {k: round(float(np.mean(v)), 4) for k, v in vals.items()}
+        | {"questions": len(vals[keys[0]])}
         for group, vals in per.items()
     }
 
@@ -142,12 +155,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(json.dumps(results, indent=2))
     else:
         cats = [c for c in locomo.CATEGORIES.values() if c in next(iter(results.values()))]
-        print(f"{'variant':32} {'@200':>6} {'@500':>6} {'@1000':>6}  " + " ".join(
-            f"{c[:10]:>10}" for c in cats))  # fmt: skip
+        print(f"{'variant':32} {'@200':>6} {'@500':>6} {'@1000':>6} {'ep@1':>6} {'ep@5':>6}  "
+              + " ".join(f"{c[:10]:>10}" for c in cats))  # fmt: skip
         for name, res in results.items():
             o = res["overall"]
             print(f"{name:32} " + " ".join(
-                f"{o[f'evidence_recall@{b}']:6.3f}" for b in locomo.BUDGETS) + "  " + " ".join(
+                f"{o[f'evidence_recall@{b}']:6.3f}" for b in locomo.BUDGETS)
+                + f" {o['episode_recall@1']:6.3f} {o['episode_recall@5']:6.3f}  " + " ".join(
                 f"{res[c]['evidence_recall@500']:10.3f}" for c in cats))  # fmt: skip
     return results
 
