@@ -7,7 +7,7 @@ import os
 import platform
 import subprocess
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -103,6 +103,17 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 def write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text.rstrip() + "\n", encoding="utf-8")
+
+
+def render_only(
+    out: Path, stem: str, notes: Sequence[str], markdown: Callable[[dict[str, Any]], str]
+) -> dict[str, Any]:
+    """Rewrite ``<stem>.md`` from the saved ``<stem>.json``, appending ``notes`` to its notes."""
+    saved: dict[str, Any] = json.loads((out / f"{stem}.json").read_text(encoding="utf-8"))
+    saved["notes"] = list(saved.get("notes", [])) + list(notes)
+    write_json(out / f"{stem}.json", saved)
+    write_text(out / f"{stem}.md", markdown(saved))
+    return saved
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -265,13 +265,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     args = ap.parse_args(argv)
     if args.render_only:
-        import json
-
-        saved: dict[str, Any] = json.loads((args.out / "ingest.json").read_text(encoding="utf-8"))
-        saved["notes"] = list(saved.get("notes", [])) + list(args.note)
-        common.write_json(args.out / "ingest.json", saved)
-        common.write_text(args.out / "ingest.md", markdown(saved))
-        return saved
+        return common.render_only(args.out, "ingest", args.note, markdown)
     docs = args.documents or (3 if args.quick else 100)
     per_doc = 2 if args.quick else 10
     dialogs = args.dialogs or (2 if args.quick else 20)

@@ -435,13 +435,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     args = ap.parse_args(argv)
     if args.render_only:
-        import json
-
-        saved: dict[str, Any] = json.loads((args.out / "scale.json").read_text(encoding="utf-8"))
-        saved["notes"] = list(saved.get("notes", [])) + list(args.note)
-        common.write_json(args.out / "scale.json", saved)
-        common.write_text(args.out / "scale.md", markdown(saved))
-        return saved
+        return common.render_only(args.out, "scale", args.note, markdown)
     args.clients = [int(c) for c in args.clients.split(",")]
     sizes = common.parse_sizes(args.sizes or ("3000" if args.quick else "10k,100k,1M"))
     args.queries = args.queries or (4 if args.quick else 40)

@@ -102,43 +102,11 @@ def expand(
 def _subgraph(rows: Any, config: RecallConfig, graph: Subgraph) -> Subgraph:
     """Node and edge rows of the projection statements added to ``graph`` (columns unpacked by
     position: the hot path of a search builds ~600 nodes and ~700 edges)."""
-    for (
-        row_type,
-        node_id,
-        kind,
-        name,
-        summary,
-        search_text,
-        anchor_text,
-        description,
-        facet_type,
-        created_at,
-        time_start,
-        time_end,
-        display_only,
-        sources,
-        hub,
-        src,
-        relationship,
-        dst,
-        edge_text,
-    ) in rows:
+    for row_type, *node, hub, src, relationship, dst, edge_text in rows:
         if row_type == "node":
-            graph.nodes[node_id] = GraphNode(
-                node_id,
-                kind,
-                name or "",
-                summary,
-                search_text,
-                anchor_text,
-                description,
-                facet_type,
-                created_at,
-                time_start,
-                time_end,
-                bool(display_only),
-                list(sources or ()),
-            )
+            node_id, kind, name, *texts, display_only, sources = node
+            fields = [node_id, kind, name or "", *texts, bool(display_only), list(sources or ())]
+            graph.nodes[node_id] = GraphNode(*fields)
             if hub:
                 graph.notes.append(
                     f"hub guard: entity {name!r} has more than {config.hub_fanout} links; "
