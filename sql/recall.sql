@@ -49,6 +49,7 @@ UNION ALL
 -- was reached from; the cap (:max_nodes) keeps whole chains of the best hits (rank, then depth).
 -- Rows: the kept nodes ('node'), then the walked edges between kept nodes ('edge'). Chunk keys
 -- (provenance) are read for Facets and FacetPoints only when :with_sources (evidence units).
+-- Node columns are named after GraphNode's fields (memflow/recall/types.py), read by name.
 WITH RECURSIVE
 seed AS (
   SELECT id, ord, id = ANY(CAST(:leaves AS uuid[])) AS leaf
@@ -81,14 +82,15 @@ kept AS (
          n.facet_type, n.created_at, n.time_start, n.time_end, n.display_only
   FROM kept_ids k JOIN memflow.node n ON n.dataset_id = :dataset_id AND n.id = k.node_id
 )
-SELECT 'node' AS row_type, k.id, k.kind, k.name, k.summary, k.search_text, k.anchor_text,
-       k.description, k.facet_type, k.created_at, k.time_start, k.time_end, k.display_only,
+SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary, k.search_text,
+       k.anchor_text, k.description, k.facet_type, k.created_at, k.time_start, k.time_end,
+       k.display_only,
        CASE WHEN :with_sources AND k.kind IN ('FacetPoint', 'Facet') THEN
          ARRAY(SELECT c.key FROM memflow.node_chunk nc
                  JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
                 WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
                 ORDER BY c.idx LIMIT 64)
-       END AS sources,
+       ELSE '{}'::text[] END AS sources,
        CASE WHEN k.kind = 'Entity' THEN
          (SELECT count(*) FROM (SELECT 1 FROM memflow.edge e
                                  WHERE e.dataset_id = :dataset_id AND e.dst = k.id
@@ -121,9 +123,9 @@ lvl2 AS (
   WHERE e.dataset_id = :dataset_id AND e.relationship = 'has_point'
 ),
 links AS (SELECT * FROM lvl1 UNION ALL SELECT * FROM lvl2)
-SELECT 'node' AS row_type, n.id, n.kind, n.name, n.summary, n.search_text, n.anchor_text,
-       n.description, n.facet_type, n.created_at, n.time_start, n.time_end, n.display_only,
-       NULL::text[] AS sources, NULL::boolean AS hub,
+SELECT 'node' AS row_type, n.id, n.kind, coalesce(n.name, '') AS name, n.summary, n.search_text,
+       n.anchor_text, n.description, n.facet_type, n.created_at, n.time_start, n.time_end,
+       n.display_only, '{}'::text[] AS sources, NULL::boolean AS hub,
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM memflow.node n
 WHERE n.dataset_id = :dataset_id AND n.id IN (SELECT dst FROM links)

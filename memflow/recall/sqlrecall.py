@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import fields
 from typing import Any
 
 from sqlalchemy import Connection
 
 from memflow.db.queries import q
+from memflow.db.rows import column_index, columns
 from memflow.embed.base import Vector
 from memflow.recall.config import RecallConfig
 from memflow.recall.types import GraphEdge, GraphNode, Hit, Subgraph
@@ -35,7 +37,8 @@ def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
 
 
 def recall(conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int) -> list[Hit]:
-    rows = conn.execute(q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k})
+    result = conn.execute(q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k})
+    hit = columns(list(result.keys()), "collection", "node_id", "text_hash", "text", "distance")
     return [
         Hit(
             collection=collection,
@@ -45,7 +48,7 @@ def recall(conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int) -> lis
             score=float(distance),
             edge_text_hash=bytes(text_hash) if text_hash is not None else None,
         )
-        for collection, node_id, text_hash, text, distance in rows
+        for collection, node_id, text_hash, text, distance in map(hit, result)
     ]
 
 
@@ -63,7 +66,7 @@ def project(
     which only evidence units (``highly_related``) use."""
     if not ids:
         return Subgraph()
-    rows = conn.execute(
+    result = conn.execute(
         q("project"),
         {
             "dataset_id": dataset_id,
@@ -73,8 +76,8 @@ def project(
             "max_nodes": config.max_projection_nodes,
             "with_sources": with_sources,
         },
-    ).all()
-    return _subgraph(rows, config, Subgraph())
+    )
+    return _subgraph(list(result.keys()), result, config, Subgraph())
 
 
 def expand(
@@ -87,7 +90,8 @@ def expand(
     """``graph`` plus the facets, points and entities of ``episode_ids`` (detail display)."""
     if not episode_ids:
         return graph
-    rows = conn.execute(q("expand"), {"dataset_id": dataset_id, "episode_ids": episode_ids}).all()
+    result = conn.execute(q("expand"), {"dataset_id": dataset_id, "episode_ids": episode_ids})
+    keys, rows = list(result.keys()), result.all()
     known = {(e.src, e.relationship, e.dst) for e in graph.edges}
     fresh = [
         r
@@ -96,24 +100,33 @@ def expand(
         or (r.row_type == "edge" and (r.src, r.relationship, r.dst) not in known)
     ]
     merged = Subgraph(nodes=dict(graph.nodes), edges=list(graph.edges), notes=list(graph.notes))
-    return _subgraph(fresh, config, merged)
+    return _subgraph(keys, fresh, config, merged)
 
 
-def _subgraph(rows: Any, config: RecallConfig, graph: Subgraph) -> Subgraph:
-    """Node and edge rows of the projection statements added to ``graph`` (columns unpacked by
-    position: the hot path of a search builds ~600 nodes and ~700 edges)."""
-    for row_type, *node, hub, src, relationship, dst, edge_text in rows:
-        if row_type == "node":
-            node_id, kind, name, *texts, display_only, sources = node
-            fields = [node_id, kind, name or "", *texts, bool(display_only), list(sources or ())]
-            graph.nodes[node_id] = GraphNode(*fields)
-            if hub:
+# GraphNode's fields are the projection statements' column names (sql/recall.sql).
+_NODE_COLUMNS = tuple(f.name for f in fields(GraphNode))
+_EDGE_COLUMNS = tuple(f.name for f in fields(GraphEdge))
+
+
+def _subgraph(
+    keys: Sequence[str], rows: Iterable[Any], config: RecallConfig, graph: Subgraph
+) -> Subgraph:
+    """Node and edge rows of the projection statements added to ``graph``. Columns are read by
+    name, resolved once per result (:mod:`memflow.db.rows`: the hot path of a search builds
+    ~600 nodes and ~700 edges)."""
+    row_type, hub = column_index(keys, "row_type"), column_index(keys, "hub")
+    node, edge = columns(keys, *_NODE_COLUMNS), columns(keys, *_EDGE_COLUMNS)
+    for r in rows:
+        if r[row_type] == "node":
+            n = GraphNode(*node(r))
+            graph.nodes[n.id] = n
+            if r[hub]:
                 graph.notes.append(
-                    f"hub guard: entity {name!r} has more than {config.hub_fanout} links; "
+                    f"hub guard: entity {n.name!r} has more than {config.hub_fanout} links; "
                     f"only the {config.hub_fanout} best were followed"
                 )
         else:
-            graph.edges.append(GraphEdge(src, relationship, dst, edge_text))
+            graph.edges.append(GraphEdge(*edge(r)))
     return graph
 
 
