@@ -29,11 +29,11 @@ from sqlalchemy import text
 from benchmarks import common
 from memflow.db import engine as dbe
 from memflow.embed.base import Embedder, Matrix, Vector
-from memflow.ingest.document import ParsedDocument
 from memflow.ingest.parse import parse_input
 from memflow.memory import Dataset, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.types import SearchResponse
+from memflow.text.document import ParsedDocument
 
 DATA = common.REPO.parent / "shared" / "data" / "locomo10.json"
 DEFAULT_HOME = Path.home() / ".cache" / "memflow-locomo"

@@ -61,7 +61,7 @@ def record(
             pq = preprocess(q.text, None, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
             qvec = mem.embedder.embed_query(pq.vector_query)
             hits, graph, _ = retrieve(
-                mem.engine, ds.id, qvec, pq, cfg, top_k=10, display="highly_related", timings={}
+                ds.context, qvec, pq, cfg, top_k=10, display="highly_related", timings={}
             )
             out.append(Recorded(q, pq, hits, graph, sessions))
     return out

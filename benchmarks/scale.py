@@ -34,6 +34,7 @@ from sqlalchemy import Engine, text
 
 from benchmarks import common, synth
 from memflow.config import libpq_url
+from memflow.context import StoreContext
 from memflow.db import engine as dbe
 from memflow.db.queries import raw
 from memflow.embed.base import Matrix, Vector
@@ -162,7 +163,7 @@ def compare(engine: Engine, emb: LookupEmbedder, queries: list[tuple[str, synth.
             conn.execute(text(_LOWER_BOUND),
                          {"dataset_id": qry.dataset_id, "q": qry.vector, "k": cfg.wide_search_top_k}).all()  # fmt: skip
             lower.append(_ms(t))
-        a = search(engine, emb, qry.dataset_id, qtext, top_k=10, config=cfg)
+        a = search(StoreContext(engine, emb, qry.dataset_id), qtext, top_k=10, config=cfg)
         e, shape = search_exact(engine, qry.dataset_id, qry.vector, qtext, cfg)
         for key, n in shape.items():
             projected.setdefault(key, []).append(float(n))
@@ -211,7 +212,11 @@ def concurrency(engine: Engine, emb: LookupEmbedder, queries: list[tuple[str, sy
             for j in range(per_client):
                 qtext, qry = queries[(offset * per_client + j) % len(queries)]
                 try:
-                    ms = latency(search(engine, emb, qry.dataset_id, qtext, top_k=10, config=cfg))
+                    ms = latency(
+                        search(
+                            StoreContext(engine, emb, qry.dataset_id), qtext, top_k=10, config=cfg
+                        )
+                    )
                 except Exception as exc:  # every failure is counted, none may happen
                     with lock:
                         errors.append(f"{type(exc).__name__}: {exc}"[:200])
@@ -262,7 +267,7 @@ def run_size(
                     by_role.setdefault(plan.role, []).append((qtext, qry))
             large, small = by_role["large"], by_role.get("small", [])
             for qtext, qry in large + small:  # warm the caches of both paths
-                search(engine, emb, qry.dataset_id, qtext, config=cfg)
+                search(StoreContext(engine, emb, qry.dataset_id), qtext, config=cfg)
             for qtext, qry in (large + small)[: max(2, args.queries // 4)]:
                 search_exact(engine, qry.dataset_id, qry.vector, qtext, cfg)
             result = compare(engine, emb, large, cfg)

@@ -14,23 +14,26 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine, text
 
 from memflow import config as mfconfig
+from memflow.context import FaultHook, StoreContext
 from memflow.db import engine as dbe
 from memflow.db.queries import q
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
 from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
 from memflow.ids import content_hash
+from memflow.ingest.pipeline import ExtractorChoice, ProgressFn, Source, memorize
+from memflow.ingest.report import MemorizeReport
+from memflow.ingest.route import RouteSettings
+from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+from memflow.recall.search import search
+from memflow.recall.types import SearchResponse
+from memflow.store.forget import ForgetReport, forget
 from memflow.store.plan import WritePlan, plan_drafts
-from memflow.store.writer import DocumentInfo, FaultHook, Writer, WriteResult, document_id
+from memflow.store.writer import DocumentInfo, Writer, WriteResult, document_id
 
 if TYPE_CHECKING:
     from memflow.db.embedded import EmbeddedServer
-    from memflow.ingest.pipeline import ExtractorChoice, ProgressFn, Source
-    from memflow.ingest.report import ForgetReport, MemorizeReport
-    from memflow.ingest.route import RouteSettings
     from memflow.llm.client import LlmClient
-    from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-    from memflow.recall.types import SearchResponse
 
 _DATASET_NS = uuid.UUID("2b0f3a4e-8d1c-4f57-9a55-6d656d666c6f")
 STAT_KEYS = ("episodes", "facets", "facet_points", "entities", "edges", "documents")
@@ -200,6 +203,12 @@ class Dataset:
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, id={self.id})"
 
+    @property
+    def context(self) -> StoreContext:
+        """What ingest, recall and store need of this dataset (the store's current fault hook)."""
+        m = self.memory
+        return StoreContext(m.engine, m.embedder, self.id, m.fault)
+
     def _writer(self) -> Writer:
         return Writer(self.memory.engine, self.memory.embedder, fault=self.memory.fault)
 
@@ -266,13 +275,9 @@ class Dataset:
     ) -> SearchResponse:
         """Episodes whose evidence chain is cheapest (``mode="episodic"``), or the ``vector`` /
         ``lexical`` baselines. No LLM is called. ``now`` anchors relative dates in the query."""
-        from memflow.recall.search import search
-
         self.check_embedder()
         return search(
-            self.memory.engine,
-            self.memory.embedder,
-            self.id,
+            self.context,
             query,
             top_k=top_k,
             mode=mode,
@@ -299,11 +304,9 @@ class Dataset:
 
         See :mod:`memflow.ingest.pipeline` for what ``source`` may be and when it raises.
         """
-        from memflow.ingest.pipeline import memorize
-
         self.check_embedder()
         return memorize(
-            self,
+            self.context,
             source,
             content_type=content_type,
             extractor=extractor,
@@ -321,9 +324,7 @@ class Dataset:
         episode_id: uuid.UUID | str | None = None,
     ) -> ForgetReport:
         """Remove a document and what only it supported, or one episode with its facets."""
-        from memflow.store.forget import forget
-
-        return forget(self, document_id=document_id, episode_id=episode_id)
+        return forget(self.context, document_id=document_id, episode_id=episode_id)
 
     # -- inspection ------------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from memflow.cli import command, emit, open_memory
-from memflow.ingest.report import DocumentReport, ForgetReport, MemorizeReport
+from memflow.ingest.report import DocumentReport, MemorizeReport
+from memflow.store.forget import ForgetReport
 
 CONTENT_TYPES = ("auto", "text", "markdown", "dialog", "conversation", "draft")
 EXTRACTORS = ("auto", "rules", "llm")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memflow.ids import canonical_name
-from memflow.ingest.sentences import has_cjk
+from memflow.text.sentences import has_cjk
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"

@@ -1,7 +1,7 @@
 """Parse raw inputs (text, Markdown, dialog text, conversation JSON, drafts) into documents.
 
 Every problem with the input is an :class:`~memflow.errors.InvalidInput` whose message says what
-to fix. The result is pure data (:mod:`memflow.ingest.document`); nothing here touches a database.
+to fix. The result is pure data (:mod:`memflow.text.document`); nothing here touches a database.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from memflow.errors import InvalidInput
-from memflow.ingest.document import Chunk, ContentType, ParsedDocument, Session
-from memflow.ingest.sentences import shorten, speaker_label, text_units
+from memflow.text.document import Chunk, ContentType, ParsedDocument, Session
+from memflow.text.sentences import shorten, speaker_label, text_units
 
 TEXT_EXTENSIONS = (".txt", ".md", ".markdown", ".json", ".dialog", ".log")
 MAX_INPUT_BYTES = 50 * 1024 * 1024

@@ -2,7 +2,7 @@
 
 What ``source`` may be (``resolve_inputs``):
 
-- a :class:`~memflow.ingest.document.ParsedDocument` (used as is; the benchmark path);
+- a :class:`~memflow.text.document.ParsedDocument` (used as is; the benchmark path);
 - an ``os.PathLike`` (``Path``): a file or a directory (read recursively), which must exist;
 - ``bytes``: the content of one input;
 - ``str``: ``"-"`` reads stdin; a string naming an existing file or directory is that path; a
@@ -37,31 +37,24 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from sqlalchemy import Engine
 
+from memflow.context import StoreContext
 from memflow.db.engine import transaction
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import ConfigurationError, InvalidInput, MemflowError
 from memflow.ids import content_hash
-from memflow.ingest.document import ParsedDocument
 from memflow.ingest.parse import TEXT_EXTENSIONS, decode_input, iter_sources, parse_input
 from memflow.ingest.report import DocumentReport, MemorizeReport
-from memflow.ingest.route import (
-    NodeUpdate,
-    RouteSettings,
-    apply_updates,
-    load_episodes,
-    merge_into_plan,
-    reconcile,
-    route_drafts,
-)
+from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_drafts
+from memflow.store.merge import NodeUpdate, apply_updates, load_episodes
 from memflow.store.plan import Planner, WritePlan
 from memflow.store.writer import DocumentInfo, Writer, document_exists, document_id
+from memflow.text.document import ParsedDocument
 
 if TYPE_CHECKING:
     from memflow.ingest.rules import RulesExtractor
     from memflow.llm.client import LlmClient, Usage
     from memflow.llm.extractor import LlmExtractor
-    from memflow.memory import Dataset
 
 Source = str | bytes | os.PathLike[str] | ParsedDocument
 ProgressFn = Callable[[int, int, DocumentReport], None]
@@ -265,15 +258,15 @@ class Memorizer:
 
     def __init__(
         self,
-        dataset: Dataset,
+        ctx: StoreContext,
         *,
         extractor: ExtractorChoice | RulesExtractor | LlmExtractor = "auto",
         routing: RouteSettings | bool | None = None,
         llm: LlmClient | None = None,
     ) -> None:
-        self.dataset = dataset
-        self.engine: Engine = dataset.memory.engine
-        self.embedder: Embedder = dataset.memory.embedder
+        self.ctx = ctx
+        self.engine: Engine = ctx.engine
+        self.embedder: Embedder = ctx.embedder
         self.routing = (
             routing
             if isinstance(routing, RouteSettings)
@@ -348,7 +341,7 @@ class Memorizer:
         drafts: list[EpisodeDraft],
         extra: dict[str, Vector],
     ) -> tuple[WritePlan, list[NodeUpdate], int]:
-        ds = self.dataset.id
+        ds = self.ctx.dataset_id
         reuse = _ReusingEmbedder(self.embedder, self._caches(extra))
         targets: list[uuid.UUID | None] = [None] * len(drafts)
         with transaction(self.engine, ds) as conn:
@@ -391,7 +384,7 @@ class Memorizer:
             err = item.error or InvalidInput(f"{item.source}: could not be read")
             return self._failed(report, err, started), err
         doc = item.doc
-        ds = self.dataset.id
+        ds = self.ctx.dataset_id
         report.id = document_id(ds, item.content_hash)
         report.content_type = doc.content_type
         usage_before = self._usage()
@@ -417,7 +410,7 @@ class Memorizer:
             writer = Writer(
                 self.engine,
                 _ReusingEmbedder(self.embedder, self._caches(extra)),
-                fault=self.dataset.memory.fault,
+                fault=self.ctx.fault,
                 after_rows=(lambda conn, ds_id: apply_updates(conn, ds_id, updates))
                 if updates
                 else None,
@@ -465,7 +458,7 @@ class Memorizer:
 
 
 def memorize(
-    dataset: Dataset,
+    ctx: StoreContext,
     source: Source | Sequence[Source],
     *,
     content_type: str = "auto",
@@ -476,9 +469,9 @@ def memorize(
     llm: LlmClient | None = None,
     raise_on_error: bool = True,
 ) -> MemorizeReport:
-    """Memorise ``source`` into ``dataset`` (see the module docstring for the rules)."""
+    """Memorise ``source`` into the dataset of ``ctx`` (see the module docstring for the rules)."""
     items = resolve_inputs(source, content_type=content_type, reference_time=reference_time)
-    memorizer = Memorizer(dataset, extractor=extractor, routing=routing, llm=llm)
+    memorizer = Memorizer(ctx, extractor=extractor, routing=routing, llm=llm)
     try:
         report, errors = memorizer.run(items, progress)
     finally:

@@ -1,4 +1,4 @@
-"""Pure data: what ``memorize`` and ``forget`` did, per document and in total."""
+"""Pure data: what ``memorize`` did, per document and in total."""
 
 from __future__ import annotations
 
@@ -93,23 +93,4 @@ class MemorizeReport(BaseModel):
         return {"documents": [d.to_json() for d in self.documents], "totals": self.totals()}
 
 
-class ForgetReport(BaseModel):
-    """Rows removed by a forget, and merged nodes re-derived from what remains."""
-
-    document_ids: list[uuid.UUID] = Field(default_factory=list)
-    episode_id: uuid.UUID | None = None
-    documents: int = 0
-    chunks: int = 0
-    episodes: int = 0
-    facets: int = 0
-    facet_points: int = 0
-    entities: int = 0
-    edges: int = 0
-    edge_texts: int = 0
-    restored: int = 0  # episodes/facets a merge had changed, restored or re-derived
-
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
-
-__all__ = ["COUNT_KEYS", "DocumentReport", "ForgetReport", "MemorizeReport", "Status"]
+__all__ = ["COUNT_KEYS", "DocumentReport", "MemorizeReport", "Status"]

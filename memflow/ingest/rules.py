@@ -21,11 +21,11 @@ from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft, Ti
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import InvalidInput
 from memflow.ids import canonical_name
-from memflow.ingest.document import Chunk, ParsedDocument
 from memflow.ingest.entities import EntityHit, keywords, rank_entities
 from memflow.ingest.segment import segment
-from memflow.ingest.sentences import join_statements, shorten, speaker_label, text_units
-from memflow.recall.timeparse import best_time, resolve_tz
+from memflow.text.document import Chunk, ParsedDocument
+from memflow.text.sentences import join_statements, shorten, speaker_label, text_units
+from memflow.text.timeparse import best_time, resolve_tz
 
 _FACET_TYPES = (
     (

@@ -16,9 +16,9 @@ from datetime import datetime
 
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft
 from memflow.ids import canonical_name, normalise_text
-from memflow.ingest.document import Chunk, ParsedDocument
 from memflow.llm.client import LlmClient, Usage, load_prompt
 from memflow.llm.schemas import LlmEvent, LlmExtraction, LlmSection
+from memflow.text.document import Chunk, ParsedDocument
 
 SUMMARY_MAX_CHARS = 4000
 POINT_DESCRIPTION_MAX_CHARS = 500

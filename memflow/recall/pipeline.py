@@ -18,8 +18,8 @@ from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
 from memflow.recall.scoring import RelationshipIndex, score_bundles
-from memflow.recall.timeparse import TimeMatch
 from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
+from memflow.text.timeparse import TimeMatch
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from memflow.errors import InvalidInput
-from memflow.recall.timeparse import TimeMatch, parse_time, resolve_tz
+from memflow.text.timeparse import TimeMatch, parse_time, resolve_tz
 
 HybridReason = Literal["mixed_lang", "number", "short_query"]
 

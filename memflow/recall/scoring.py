@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from uuid import UUID
 
 from memflow.recall.config import RecallConfig
-from memflow.recall.timeparse import TimeMatch
 from memflow.recall.types import (
     EDGE_COLLECTION,
     PATH_PREFERENCE,
@@ -31,6 +30,7 @@ from memflow.recall.types import (
     Relationship,
     Subgraph,
 )
+from memflow.text.timeparse import TimeMatch
 
 INF = math.inf
 _EDGE_KINDS: dict[str, tuple[NodeKind | None, NodeKind]] = {

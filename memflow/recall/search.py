@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from sqlalchemy import Engine
 
+from memflow.context import StoreContext
 from memflow.db.engine import transaction
-from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
 from memflow.recall import sqlrecall
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
@@ -46,9 +46,7 @@ def _ms(start: float) -> float:
 
 
 def search(
-    engine: Engine,
-    embedder: Embedder,
-    dataset_id: uuid.UUID,
+    ctx: StoreContext,
     query: str,
     *,
     top_k: int = 10,
@@ -58,6 +56,7 @@ def search(
     now: datetime | None = None,
     config: RecallConfig | None = None,
 ) -> SearchResponse:
+    engine, dataset_id = ctx.engine, ctx.dataset_id
     cfg = config or RecallConfig()
     if mode not in MODES:
         raise InvalidInput(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
@@ -79,15 +78,13 @@ def search(
             engine, dataset_id, mode, query, None, top_k, shown, budget_tokens, cfg, timings, pre
         )
     t = time.perf_counter()
-    qvec = embedder.embed_query(pq.vector_query)
+    qvec = ctx.embedder.embed_query(pq.vector_query)
     timings["embed"] = _ms(t)
     if mode == "vector":
         return _baseline(
             engine, dataset_id, mode, query, qvec, top_k, shown, budget_tokens, cfg, timings, pre
         )
-    hits, graph, scored = retrieve(
-        engine, dataset_id, qvec, pq, cfg, top_k=top_k, display=shown, timings=timings
-    )
+    hits, graph, scored = retrieve(ctx, qvec, pq, cfg, top_k=top_k, display=shown, timings=timings)
     response = respond(
         hits,
         graph,
@@ -106,8 +103,7 @@ def search(
 
 
 def retrieve(
-    engine: Engine,
-    dataset_id: uuid.UUID,
+    ctx: StoreContext,
     qvec: Any,
     pq: PreprocessedQuery,
     cfg: RecallConfig,
@@ -119,8 +115,9 @@ def retrieve(
     """The SQL of an episodic search (one transaction): recall, bonuses, projection (and the
     detail expansion). Everything after it is pure (:func:`memflow.recall.pipeline.respond`),
     so recorded results can be re-ranked offline (benchmarks/locomo_replay.py)."""
+    dataset_id = ctx.dataset_id
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
-    with transaction(engine) as conn:
+    with transaction(ctx.engine) as conn:
         t = time.perf_counter()
         sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
         hits = sqlrecall.recall(conn, dataset_id, qvec, k)

@@ -12,17 +12,18 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pydantic import BaseModel, Field
 from sqlalchemy import Connection
 
+from memflow.context import StoreContext
 from memflow.db.engine import run_with_retry, transaction
 from memflow.db.queries import q
 from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput, NotFound
 from memflow.ids import text_hash
-from memflow.ingest.report import ForgetReport
-from memflow.ingest.route import (
+from memflow.store.merge import (
     MergeRecord,
     NodeUpdate,
     apply_updates,
@@ -34,8 +35,25 @@ from memflow.ingest.route import (
     props_without_merge,
 )
 
-if TYPE_CHECKING:
-    from memflow.memory import Dataset
+
+class ForgetReport(BaseModel):
+    """Rows removed by a forget, and merged nodes re-derived from what remains."""
+
+    document_ids: list[uuid.UUID] = Field(default_factory=list)
+    episode_id: uuid.UUID | None = None
+    documents: int = 0
+    chunks: int = 0
+    episodes: int = 0
+    facets: int = 0
+    facet_points: int = 0
+    entities: int = 0
+    edges: int = 0
+    edge_texts: int = 0
+    restored: int = 0  # episodes/facets a merge had changed, restored or re-derived
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
 
 _KIND_FIELD = {
     "Episode": "episodes",
@@ -236,15 +254,15 @@ def _forget_episode(conn: Connection, dataset_id: uuid.UUID, episode_id: uuid.UU
 
 
 def forget(
-    dataset: Dataset,
+    ctx: StoreContext,
     *,
     document_id: uuid.UUID | str | None = None,
     episode_id: uuid.UUID | str | None = None,
 ) -> ForgetReport:
-    """Forget one document or one episode of ``dataset``; NotFound when it does not exist."""
+    """Forget one document or one episode of the dataset; NotFound when it does not exist."""
     if (document_id is None) == (episode_id is None):
         raise InvalidInput("forget needs exactly one of document_id=... or episode_id=...")
-    engine, embedder, ds = dataset.memory.engine, dataset.memory.embedder, dataset.id
+    engine, embedder, ds = ctx.engine, ctx.embedder, ctx.dataset_id
 
     def attempt() -> ForgetReport:
         with transaction(engine, ds) as conn:
@@ -255,4 +273,4 @@ def forget(
     return run_with_retry(attempt)
 
 
-__all__ = ["forget", "rederive_merged"]
+__all__ = ["ForgetReport", "forget", "rederive_merged"]

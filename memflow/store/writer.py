@@ -13,17 +13,18 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, Engine
 
+from memflow.context import FaultHook
 from memflow.db.engine import run_with_retry, transaction
 from memflow.db.queries import q
 from memflow.db.schema import COLLECTION_BY_NAME
 from memflow.embed.base import Embedder, embed_passages_checked
 from memflow.errors import DatabaseError
 from memflow.ids import make_id, text_hash
-from memflow.ingest.document import Chunk
 from memflow.store.bulk import deferred_maintenance
 from memflow.store.plan import WritePlan
+from memflow.text.document import Chunk
 
-# Fault-injection points (tests/reliability): a callable receiving the stage name may raise.
+# The stages a FaultHook (memflow.context) is called with.
 STAGES = (
     "embedding",
     "before_write",
@@ -33,7 +34,6 @@ STAGES = (
     "mid_embeddings",
     "before_commit",
 )
-FaultHook = Callable[[str], None]
 
 
 @dataclass

@@ -14,11 +14,11 @@ import pytest
 
 from memflow.drafts import EpisodeDraft
 from memflow.errors import ConfigurationError, ExtractionError
-from memflow.ingest.document import Chunk, ParsedDocument, Session
 from memflow.llm.client import LlmClient, LlmSettings, Usage, load_prompt
 from memflow.llm.extractor import LlmExtractor, lost_anchors, numeric_anchors
 from memflow.llm.router import LlmRouter
 from memflow.llm.schemas import MergeDecision
+from memflow.text.document import Chunk, ParsedDocument, Session
 from tests.support.fake_openai import (
     ChatJson,
     ChatText,

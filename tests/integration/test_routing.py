@@ -10,15 +10,9 @@ from typing import Any
 import pytest
 
 from memflow import Memory
-from memflow.ingest.route import (
-    ANCHOR_MAX_CHARS,
-    Candidate,
-    RouteSettings,
-    choose_target,
-    derive_anchor,
-    derive_summary,
-)
+from memflow.ingest.route import Candidate, RouteSettings, choose_target
 from memflow.llm.client import LlmClient, LlmSettings
+from memflow.store.merge import ANCHOR_MAX_CHARS, derive_anchor, derive_summary
 from tests.integration.test_memorize import CONVERSATION, MEMO, rows
 from tests.support.fake_openai import ChatJson, FakeOpenAI
 

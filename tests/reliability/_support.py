@@ -14,10 +14,10 @@ import psycopg
 from memflow.config import libpq_url
 from memflow.drafts import EpisodeDraft
 from memflow.ids import content_hash
-from memflow.ingest.document import Chunk
 from memflow.memory import Dataset
 from memflow.store.plan import plan_drafts
 from memflow.store.writer import DocumentInfo, Writer, WriteResult, document_id
+from memflow.text.document import Chunk
 
 SHARED_ENTITIES = (
     "Maria Lopez",

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from memflow.errors import InvalidInput
 from memflow.ingest.parse import detect_content_type, iter_sources, parse_input, parse_when
-from memflow.ingest.sentences import split_sentences, text_units
+from memflow.text.sentences import split_sentences, text_units
 
 REF = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -15,11 +15,11 @@ from memflow.drafts import EpisodeDraft
 from memflow.embed.base import Matrix, Vector
 from memflow.embed.hash import HashEmbedder
 from memflow.errors import InvalidInput
-from memflow.ingest.document import ParsedDocument
 from memflow.ingest.entities import find_mentions, keywords, rank_entities
 from memflow.ingest.parse import parse_input
 from memflow.ingest.rules import RulesExtractor, facet_type_for
 from memflow.ingest.segment import fixed_windows, segment
+from memflow.text.document import ParsedDocument
 
 REF = datetime(2024, 3, 1, tzinfo=UTC)
 SAMPLES = Path(__file__).parents[2] / "memflow" / "samples"

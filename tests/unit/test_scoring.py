@@ -11,8 +11,8 @@ from memflow.recall.config import RecallConfig
 from memflow.recall.pipeline import hit_ids_for_projection, rank, respond
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.scoring import RelationshipIndex, score_bundles, time_overlap
-from memflow.recall.timeparse import TimeMatch
 from memflow.recall.types import GraphEdge, GraphNode, Hit, NodeKind, Relationship, Subgraph
+from memflow.text.timeparse import TimeMatch
 
 OFF = RecallConfig(facet_discount=False)
 ON = RecallConfig(facet_discount=True)

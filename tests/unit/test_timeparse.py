@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memflow.errors import InvalidInput
-from memflow.recall.timeparse import TimeMatch, best_time, parse_time, resolve_tz, shift_month
+from memflow.text.timeparse import TimeMatch, best_time, parse_time, resolve_tz, shift_month
 
 TZ = "Asia/Shanghai"
 NOW = datetime(2024, 5, 15, 10, 30)  # a Wednesday, read in TZ
