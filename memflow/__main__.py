@@ -1,5 +1,5 @@
 import sys
 
-from memflow.cli import main
+from memflow.cli.app import main
 
 sys.exit(main())

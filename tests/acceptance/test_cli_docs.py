@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from memflow.cli_docs import render
+from memflow.cli.docs import render
 
 from ..conftest import REPO
 
 
 def test_cli_reference_is_current() -> None:
     committed = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
-    assert committed == render(), "run: python -m memflow.cli_docs > docs/cli.md"
+    assert committed == render(), "run: python -m memflow.cli.docs > docs/cli.md"
 
 
 def test_every_command_has_help_and_json() -> None:

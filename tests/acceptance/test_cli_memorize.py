@@ -77,7 +77,7 @@ def test_forget_unknown_ids_and_bad_arguments(db_url: str) -> None:
 def test_the_progress_bar_draws_one_line_and_ends_it() -> None:
     import io
 
-    from memflow.ingest.cli import ProgressBar
+    from memflow.cli.memorize import ProgressBar
     from memflow.ingest.report import DocumentReport
 
     out = io.StringIO()

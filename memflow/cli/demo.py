@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memflow.cli import command, emit, open_memory
+from memflow.cli.base import command, emit, open_memory
 
-SAMPLES = Path(__file__).resolve().parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 QUESTIONS = (
     "API 流式返回改造有哪些约束？",
     "When is the read cut-over to PostgreSQL planned?",

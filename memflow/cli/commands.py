@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memflow.cli import command, emit, open_memory
+from memflow.cli.base import command, emit, open_memory
 from memflow.errors import InvalidInput
 
 CommonAdder = Any
@@ -76,25 +76,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
     common(p)
     p.add_argument("episode_id", nargs="?", help="episode id (omit to list the dataset's episodes)")
     p.set_defaults(handler="show")
-
-    for extra in _extra_registrations():
-        extra(sub, common)
-
-
-def _extra_registrations() -> list[Any]:
-    """Command groups that live in their own modules (memorize, search, demo...)."""
-    import importlib
-
-    out = []
-    for mod in ("memflow.ingest.cli", "memflow.recall.cli", "memflow.demo"):
-        try:
-            module = importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
-            continue
-        out.append(module.register)
-    return out
 
 
 def _server(args: argparse.Namespace) -> Any:

@@ -1,4 +1,4 @@
-"""Generate docs/cli.md from the argparse parsers: ``python -m memflow.cli_docs > docs/cli.md``.
+"""Generate docs/cli.md from the argparse parsers: ``python -m memflow.cli.docs > docs/cli.md``.
 
 A test checks the committed file is current, so the CLI reference never drifts from ``--help``.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from memflow.cli import build_parser
+from memflow.cli.app import build_parser
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -36,7 +36,7 @@ def _render() -> str:
     out = [
         "# memflow command line",
         "",
-        "Generated from `--help` by `python -m memflow.cli_docs`.",
+        "Generated from `--help` by `python -m memflow.cli.docs`.",
         "",
     ]
     out += ["```", root.format_help().rstrip(), "```", ""]

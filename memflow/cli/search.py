@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime
 from typing import Any
 
-from memflow.cli import command, emit, open_memory
+from memflow.cli.base import command, emit, open_memory
 from memflow.errors import InvalidInput
 from memflow.recall.types import SearchResponse, SearchResult
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from memflow.cli import command, emit, open_memory
+from memflow.cli.base import command, emit, open_memory
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.store.forget import ForgetReport
 

@@ -1,0 +1,5 @@
+import sys
+
+from memflow.cli.app import main
+
+sys.exit(main())

@@ -1,0 +1,58 @@
+"""The ``memflow`` command line. Every command takes --json, --database-url, --home and --dataset."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from memflow.cli import commands, demo, memorize, search
+from memflow.cli.base import COMMANDS, common_options
+from memflow.errors import MemflowError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memflow",
+        description="Episodic memory for AI agents in PostgreSQL + pgvector.",
+        epilog="Run `memflow demo` to see it work; `memflow COMMAND --help` for each command.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # The order of the commands in --help and docs/cli.md.
+    for module in (commands, memorize, search, demo):
+        module.register(sub, common_options)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = COMMANDS[args.handler]
+    try:
+        result = handler(args)
+        return int(result) if isinstance(result, int) else 0
+    except MemflowError as exc:
+        if getattr(args, "json", False):
+            print(
+                json.dumps({"error": type(exc).__name__, "message": str(exc)}, ensure_ascii=False)
+            )
+        print(f"memflow: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("memflow: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if os.environ.get("MEMFLOW_DEBUG"):
+            raise
+        print(
+            f"memflow: internal error: {type(exc).__name__}: {exc} (set MEMFLOW_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return 70
+
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,64 @@
+"""What every ``memflow`` command shares: the common options, the handler registry, opening the
+store and printing results (``--json`` or text)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from memflow.memory import Memory
+
+Handler = Callable[[argparse.Namespace], Any]
+COMMANDS: dict[str, Handler] = {}
+
+
+def common_options(p: argparse.ArgumentParser, *, dataset: bool = True) -> None:
+    g = p.add_argument_group("common options")
+    g.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    g.add_argument(
+        "--database-url",
+        default=None,
+        help="PostgreSQL URL (default: MEMFLOW_DATABASE_URL, else the embedded server)",
+    )
+    g.add_argument(
+        "--home",
+        default=None,
+        help="embedded server home (default: MEMFLOW_HOME or the user data dir)",
+    )
+    g.add_argument(
+        "--embedder",
+        default=None,
+        help="local (default) | hash | openai[:model] | sentence-transformers:PATH",
+    )
+    if dataset:
+        g.add_argument(
+            "--dataset",
+            "-d",
+            default=os.environ.get("MEMFLOW_DATASET", "default"),
+            help="dataset name (default: MEMFLOW_DATASET or 'default')",
+        )
+
+
+def command(name: str) -> Callable[[Handler], Handler]:
+    def deco(fn: Handler) -> Handler:
+        COMMANDS[name] = fn
+        return fn
+
+    return deco
+
+
+def open_memory(args: argparse.Namespace, **kwargs: Any) -> Memory:
+    return Memory.open(args.database_url, home=args.home, embedder=args.embedder, **kwargs)
+
+
+def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
+    if args.json:
+        print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+    elif text is not None:
+        print(text)
+
+
+__all__ = ["COMMANDS", "Handler", "command", "common_options", "emit", "open_memory"]
