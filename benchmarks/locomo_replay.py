@@ -61,7 +61,7 @@ def record(
             pq = preprocess(q.text, None, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
             qvec = mem.embedder.embed_query(pq.vector_query)
             hits, graph, _ = retrieve(
-                ds.context, qvec, pq, cfg, top_k=10, display="highly_related", timings={}
+                ds.context, qvec, pq, cfg, top_k=cfg.top_k, display="highly_related", timings={}
             )
             out.append(Recorded(q, pq, hits, graph, sessions))
     return out
@@ -82,7 +82,7 @@ def evaluate(recorded: Sequence[Recorded], config: RecallConfig) -> dict[str, An
             r.pq,
             config,
             display="highly_related",
-            top_k=10,
+            top_k=config.top_k,
             budget_tokens=locomo.UNLIMITED,
         )
         eps = locomo.ranked_episodes(resp)

@@ -107,12 +107,12 @@ def search_exact(
         timings["recall_sql"] = _ms(t)
         t = time.perf_counter()
         scored = score_hits(hits, pq, cfg)
-        seeds = hit_ids_for_projection(scored, cfg, top_k=10)
+        seeds = hit_ids_for_projection(scored, cfg, top_k=cfg.top_k)
         graph = sqlrecall.project(
             conn, ds, seeds, cfg, leaves=episode_hits(scored), with_sources=False
         )
         timings["projection_sql"] = _ms(t)
-    resp = respond(hits, graph, pq, cfg, top_k=10, timings_ms=timings)
+    resp = respond(hits, graph, pq, cfg, top_k=cfg.top_k, timings_ms=timings)
     resp.timings_ms["total"] = sum(v for key, v in resp.timings_ms.items() if key != "total")
     shape = {k: 0 for k in ("Episode", "Facet", "FacetPoint", "Entity")}
     for node in graph.nodes.values():
@@ -163,7 +163,7 @@ def compare(engine: Engine, emb: LookupEmbedder, queries: list[tuple[str, synth.
             conn.execute(text(_LOWER_BOUND),
                          {"dataset_id": qry.dataset_id, "q": qry.vector, "k": cfg.wide_search_top_k}).all()  # fmt: skip
             lower.append(_ms(t))
-        a = search(StoreContext(engine, emb, qry.dataset_id), qtext, top_k=10, config=cfg)
+        a = search(StoreContext(engine, emb, qry.dataset_id), qtext, top_k=cfg.top_k, config=cfg)
         e, shape = search_exact(engine, qry.dataset_id, qry.vector, qtext, cfg)
         for key, n in shape.items():
             projected.setdefault(key, []).append(float(n))
@@ -214,7 +214,10 @@ def concurrency(engine: Engine, emb: LookupEmbedder, queries: list[tuple[str, sy
                 try:
                     ms = latency(
                         search(
-                            StoreContext(engine, emb, qry.dataset_id), qtext, top_k=10, config=cfg
+                            StoreContext(engine, emb, qry.dataset_id),
+                            qtext,
+                            top_k=cfg.top_k,
+                            config=cfg,
                         )
                     )
                 except Exception as exc:  # every failure is counted, none may happen

@@ -21,7 +21,8 @@ from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
 from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
 from memflow.ids import content_hash
-from memflow.ingest.pipeline import ExtractorChoice, ProgressFn, Source, memorize
+from memflow.ingest.options import ExtractorChoice, MemorizeOptions
+from memflow.ingest.pipeline import ProgressFn, Source, memorize
 from memflow.ingest.report import MemorizeReport
 from memflow.ingest.route import RouteSettings
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
@@ -266,15 +267,19 @@ class Dataset:
         self,
         query: str,
         *,
-        top_k: int = 10,
-        mode: SearchMode = "episodic",
-        display: DisplayMode = "summary",
+        top_k: int | None = None,
+        mode: SearchMode | None = None,
+        display: DisplayMode | None = None,
         budget_tokens: int | None = None,
         now: datetime | None = None,
         config: RecallConfig | None = None,
     ) -> SearchResponse:
         """Episodes whose evidence chain is cheapest (``mode="episodic"``), or the ``vector`` /
-        ``lexical`` baselines. No LLM is called. ``now`` anchors relative dates in the query."""
+        ``lexical`` baselines. No LLM is called. ``now`` anchors relative dates in the query.
+
+        ``top_k``, ``mode``, ``display`` and ``budget_tokens`` left as None come from ``config``
+        (default ``RecallConfig()``: 10 episodic results, ``summary`` display; ``budget_tokens``
+        applies to ``highly_related`` only unless given)."""
         self.check_embedder()
         return search(
             self.context,
@@ -292,30 +297,30 @@ class Dataset:
         self,
         source: Source | Sequence[Source],
         *,
-        content_type: str = "auto",
-        extractor: ExtractorChoice | Any = "auto",
+        content_type: str | None = None,
+        extractor: ExtractorChoice | Any = None,
         reference_time: datetime | None = None,
         progress: ProgressFn | None = None,
         routing: RouteSettings | bool | None = None,
         llm: LlmClient | None = None,
-        raise_on_error: bool = True,
+        raise_on_error: bool | None = None,
+        options: MemorizeOptions | None = None,
     ) -> MemorizeReport:
         """Memorise files, directories, stdin ("-"), text, bytes or ParsedDocuments.
 
-        See :mod:`memflow.ingest.pipeline` for what ``source`` may be and when it raises.
+        Keywords left as None come from ``options`` (default ``MemorizeOptions()``, which
+        documents them). See :mod:`memflow.ingest.pipeline` for what ``source`` may be and when
+        it raises.
         """
-        self.check_embedder()
-        return memorize(
-            self.context,
-            source,
+        opts = (options or MemorizeOptions()).updated(
             content_type=content_type,
             extractor=extractor,
             reference_time=reference_time,
-            progress=progress,
             routing=routing,
-            llm=llm,
             raise_on_error=raise_on_error,
         )
+        self.check_embedder()
+        return memorize(self.context, source, opts, progress=progress, llm=llm)
 
     def forget(
         self,

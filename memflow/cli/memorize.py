@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from memflow.cli.base import command, emit, open_memory
+from memflow.ingest.options import CONTENT_TYPE_CHOICES, EXTRACTOR_CHOICES, MemorizeOptions
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.store.forget import ForgetReport
 
-CONTENT_TYPES = ("auto", "text", "markdown", "dialog", "conversation", "draft")
-EXTRACTORS = ("auto", "rules", "llm")
 _BAR_WIDTH = 24
 
 
@@ -36,11 +35,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     )
     common(p)
     p.add_argument("paths", nargs="+", metavar="PATH", help="file, directory, or - for stdin")
-    p.add_argument("--content-type", choices=CONTENT_TYPES, default="auto")
+    defaults = MemorizeOptions()  # the one source of memorize's defaults
+    p.add_argument("--content-type", choices=CONTENT_TYPE_CHOICES, default=defaults.content_type)
     p.add_argument(
         "--extractor",
-        choices=EXTRACTORS,
-        default="auto",
+        choices=EXTRACTOR_CHOICES,
+        default=defaults.extractor,
         help="auto = llm when MEMFLOW_LLM_MODEL is set, else rules",
     )
     p.add_argument(
@@ -113,15 +113,14 @@ def _memorize(args: argparse.Namespace) -> int:
     routing = {"auto": None, "on": True, "off": False}[args.routing]
     progress = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     with open_memory(args) as mem:
-        report = mem.dataset(args.dataset).memorize(
-            sources,
+        options = MemorizeOptions(
             content_type=args.content_type,
             extractor=args.extractor,
             reference_time=args.reference_time,
-            progress=progress,
             routing=routing,
             raise_on_error=False,
         )
+        report = mem.dataset(args.dataset).memorize(sources, options=options, progress=progress)
     emit(args, report.to_json(), memorize_text(report))
     return 0 if report.ok else 1
 

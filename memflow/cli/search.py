@@ -8,6 +8,7 @@ from typing import Any
 
 from memflow.cli.base import command, emit, open_memory
 from memflow.errors import InvalidInput
+from memflow.recall.config import DISPLAY_MODES, SEARCH_MODES, RecallConfig
 from memflow.recall.types import SearchResponse, SearchResult
 
 
@@ -20,25 +21,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     )
     common(p)
     p.add_argument("query", help="the question or keywords")
-    p.add_argument("--top-k", type=int, default=10, help="number of results (default 10)")
+    defaults = RecallConfig()  # the one source of search defaults
+    p.add_argument(
+        "--top-k", type=int, default=None, help=f"number of results (default {defaults.top_k})"
+    )
     p.add_argument(
         "--mode",
-        choices=("episodic", "vector", "lexical"),
-        default="episodic",
-        help="episodic (default) | vector baseline | lexical full-text",
+        choices=SEARCH_MODES,
+        default=None,
+        help=f"episodic | vector baseline | lexical full-text (default {defaults.mode})",
     )
     p.add_argument(
         "--display",
-        choices=("summary", "highly_related", "detail"),
-        default="summary",
-        help="what the context holds (default summary)",
+        choices=DISPLAY_MODES,
+        default=None,
+        help=f"what the context holds (default {defaults.display})",
     )
     p.add_argument(
         "--budget-tokens",
         type=int,
         default=None,
-        help="token budget of the context: highly_related packs units into it (default 500); "
-        "summary and detail keep the whole episode blocks that fit (default: no limit)",
+        help="token budget of the context: highly_related packs units into it "
+        f"(default {defaults.budget_tokens}); summary and detail keep the whole episode blocks "
+        "that fit (default: no limit)",
     )
     p.add_argument(
         "--now",

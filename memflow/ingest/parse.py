@@ -14,7 +14,7 @@ import unicodedata
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast, get_args
 
 from memflow.errors import InvalidInput
 from memflow.text.document import Chunk, ContentType, ParsedDocument, Session
@@ -22,7 +22,7 @@ from memflow.text.sentences import shorten, speaker_label, text_units
 
 TEXT_EXTENSIONS = (".txt", ".md", ".markdown", ".json", ".dialog", ".log")
 MAX_INPUT_BYTES = 50 * 1024 * 1024
-_CONTENT_TYPES = ("text", "markdown", "dialog", "conversation", "draft")
+_CONTENT_TYPES: tuple[ContentType, ...] = get_args(ContentType)
 
 # "[ts] Speaker: message" (ASCII colon needs a space after it, so "http://" or "10:30" never match).
 _DIALOG_LINE = re.compile(

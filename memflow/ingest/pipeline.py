@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Engine
@@ -43,6 +43,7 @@ from memflow.drafts import EpisodeDraft
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import ConfigurationError, InvalidInput, MemflowError
 from memflow.ids import content_hash
+from memflow.ingest.options import EXTRACTOR_CHOICES, MemorizeOptions
 from memflow.ingest.parse import TEXT_EXTENSIONS, decode_input, iter_sources, parse_input
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_drafts
@@ -52,14 +53,10 @@ from memflow.store.writer import DocumentInfo, Writer, document_exists, document
 from memflow.text.document import ParsedDocument
 
 if TYPE_CHECKING:
-    from memflow.ingest.rules import RulesExtractor
     from memflow.llm.client import LlmClient, Usage
-    from memflow.llm.extractor import LlmExtractor
 
 Source = str | bytes | os.PathLike[str] | ParsedDocument
 ProgressFn = Callable[[int, int, DocumentReport], None]
-ExtractorChoice = Literal["auto", "rules", "llm"]
-_EXTRACTORS = ("auto", "rules", "llm")
 
 
 # ---------------------------------------------------------------- inputs
@@ -259,11 +256,12 @@ class Memorizer:
     def __init__(
         self,
         ctx: StoreContext,
+        options: MemorizeOptions | None = None,
         *,
-        extractor: ExtractorChoice | RulesExtractor | LlmExtractor = "auto",
-        routing: RouteSettings | bool | None = None,
         llm: LlmClient | None = None,
     ) -> None:
+        opts = options or MemorizeOptions()
+        routing = opts.routing
         self.ctx = ctx
         self.engine: Engine = ctx.engine
         self.embedder: Embedder = ctx.embedder
@@ -274,7 +272,7 @@ class Memorizer:
         )
         self._own_client = False
         self.client = llm
-        self.extractor = self._make_extractor(extractor)
+        self.extractor = self._make_extractor(opts.extractor)
         self.router = self._make_router()
 
     # -- setup ----------------------------------------------------------------------------------
@@ -295,9 +293,9 @@ class Memorizer:
             if not hasattr(choice, "extract"):
                 raise ConfigurationError(f"extractor {choice!r} has no extract(document) method")
             return choice
-        if choice not in _EXTRACTORS:
+        if choice not in EXTRACTOR_CHOICES:
             raise ConfigurationError(
-                f"extractor must be one of {', '.join(_EXTRACTORS)}, not {choice!r}"
+                f"extractor must be one of {', '.join(EXTRACTOR_CHOICES)}, not {choice!r}"
             )
         if choice == "llm" or (choice == "auto" and (self.client or LlmSettings.configured())):
             return LlmExtractor(self._llm_client())
@@ -460,23 +458,22 @@ class Memorizer:
 def memorize(
     ctx: StoreContext,
     source: Source | Sequence[Source],
+    options: MemorizeOptions | None = None,
     *,
-    content_type: str = "auto",
-    extractor: ExtractorChoice | RulesExtractor | LlmExtractor = "auto",
-    reference_time: datetime | None = None,
     progress: ProgressFn | None = None,
-    routing: RouteSettings | bool | None = None,
     llm: LlmClient | None = None,
-    raise_on_error: bool = True,
 ) -> MemorizeReport:
     """Memorise ``source`` into the dataset of ``ctx`` (see the module docstring for the rules)."""
-    items = resolve_inputs(source, content_type=content_type, reference_time=reference_time)
-    memorizer = Memorizer(ctx, extractor=extractor, routing=routing, llm=llm)
+    opts = options or MemorizeOptions()
+    items = resolve_inputs(
+        source, content_type=opts.content_type, reference_time=opts.reference_time
+    )
+    memorizer = Memorizer(ctx, opts, llm=llm)
     try:
         report, errors = memorizer.run(items, progress)
     finally:
         memorizer.close()
-    if raise_on_error and errors and not any(d.status != "failed" for d in report.documents):
+    if opts.raise_on_error and errors and not any(d.status != "failed" for d in report.documents):
         raise errors[0]
     return report
 

@@ -6,17 +6,22 @@ with ``RecallConfig(...).model_copy(update={...})`` or by constructing a new obj
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 DisplayMode = Literal["summary", "highly_related", "detail"]
 SearchMode = Literal["episodic", "vector", "lexical"]
 Normalization = Literal["minmax", "raw"]
+# The lists where one is needed (validation messages, CLI choices): from the types, never repeated.
+SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
+DISPLAY_MODES: tuple[DisplayMode, ...] = get_args(DisplayMode)
 
 
 class RecallConfig(BaseModel):
-    """Knobs of recall, scoring and rendering. Scores are distances: smaller is better."""
+    """Knobs of recall, scoring and rendering, and the defaults of ``Dataset.search`` (``mode``,
+    ``top_k``, ``display``, ``budget_tokens``) and ``memflow search``. Scores are distances:
+    smaller is better."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -62,9 +67,12 @@ class RecallConfig(BaseModel):
     vector_facets: bool = False
 
     # --- 8. output
+    mode: SearchMode = "episodic"
     top_k: int = Field(default=10, ge=1)
     display: DisplayMode = "summary"
-    budget_tokens: int = Field(default=500, ge=1)  # highly_related context budget
+    # highly_related context budget (summary and detail keep whole episode blocks: no budget
+    # unless the call passes one)
+    budget_tokens: int = Field(default=500, ge=1)
     # highly_related: FacetPoints ranked by d(unit) + lambda * EpisodeScore + mu * d(best unit of
     # its facet), d = raw cosine distance (docs/benchmarks/locomo.md: on all
     # 1,536 LoCoMo questions this beat min-max distances, facet texts as units and lambda 0.3).
@@ -98,4 +106,11 @@ class RecallConfig(BaseModel):
         return k
 
 
-__all__ = ["DisplayMode", "Normalization", "RecallConfig", "SearchMode"]
+__all__ = [
+    "DISPLAY_MODES",
+    "SEARCH_MODES",
+    "DisplayMode",
+    "Normalization",
+    "RecallConfig",
+    "SearchMode",
+]

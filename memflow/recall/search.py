@@ -16,7 +16,13 @@ from memflow.context import StoreContext
 from memflow.db.engine import transaction
 from memflow.errors import InvalidInput
 from memflow.recall import sqlrecall
-from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+from memflow.recall.config import (
+    DISPLAY_MODES,
+    SEARCH_MODES,
+    DisplayMode,
+    RecallConfig,
+    SearchMode,
+)
 from memflow.recall.pipeline import (
     ScoredHits,
     episode_hits,
@@ -37,9 +43,6 @@ from memflow.recall.types import (
 )
 from memflow.recall.unitrules import QueryRules
 
-MODES: tuple[SearchMode, ...] = ("episodic", "vector", "lexical")
-DISPLAYS: tuple[DisplayMode, ...] = ("summary", "highly_related", "detail")
-
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
@@ -49,20 +52,24 @@ def search(
     ctx: StoreContext,
     query: str,
     *,
-    top_k: int = 10,
-    mode: SearchMode = "episodic",
+    top_k: int | None = None,
+    mode: SearchMode | None = None,
     display: DisplayMode | None = None,
     budget_tokens: int | None = None,
     now: datetime | None = None,
     config: RecallConfig | None = None,
 ) -> SearchResponse:
+    """``top_k``, ``mode`` and ``display`` default to ``config``'s (``RecallConfig()``);
+    ``budget_tokens`` to ``config.budget_tokens`` for ``highly_related``, else no budget."""
     engine, dataset_id = ctx.engine, ctx.dataset_id
     cfg = config or RecallConfig()
-    if mode not in MODES:
-        raise InvalidInput(f"unknown search mode {mode!r}: use one of {', '.join(MODES)}")
+    top_k = cfg.top_k if top_k is None else top_k
+    mode = cfg.mode if mode is None else mode
+    if mode not in SEARCH_MODES:
+        raise InvalidInput(f"unknown search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
     shown = display or cfg.display
-    if shown not in DISPLAYS:
-        raise InvalidInput(f"unknown display {shown!r}: use one of {', '.join(DISPLAYS)}")
+    if shown not in DISPLAY_MODES:
+        raise InvalidInput(f"unknown display {shown!r}: use one of {', '.join(DISPLAY_MODES)}")
     if top_k < 1:
         raise InvalidInput(f"top_k must be at least 1, got {top_k}")
     if budget_tokens is not None and budget_tokens < 1:

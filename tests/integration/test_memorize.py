@@ -13,6 +13,7 @@ import pytest
 
 from memflow import DatabaseError, ExtractionError, InvalidInput, Memory
 from memflow.config import libpq_url
+from memflow.ingest.options import MemorizeOptions
 from memflow.ingest.pipeline import Memorizer, resolve_inputs
 from memflow.llm.client import LlmClient, LlmSettings
 from memflow.text.document import Chunk, ParsedDocument, Session
@@ -221,7 +222,7 @@ def test_parsed_documents_as_the_benchmark_builds_them(mem: Memory, db_url: str)
         session_doc(TURNS, 8, "s1"),
         session_doc([("D2:1", "Melanie", "I painted a lake.")], 9, "s2"),
     ]
-    memorizer = Memorizer(ds.context, extractor="rules")
+    memorizer = Memorizer(ds.context, MemorizeOptions(extractor="rules"))
     seen: list[tuple[int, int, str]] = []
     report, errors = memorizer.run(
         resolve_inputs(docs), progress=lambda i, n, d: seen.append((i, n, d.status))
