@@ -7,7 +7,11 @@
 ...     hits = ds.search("what did we decide about the database?")
 """
 
+from typing import TYPE_CHECKING, Any
+
+from memflow.context import FaultHook, StoreContext
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft, TimeSpan
+from memflow.embed.base import Embedder
 from memflow.errors import (
     ConfigurationError,
     ConnectionFailed,
@@ -22,16 +26,46 @@ from memflow.errors import (
     NotFound,
     SchemaOutOfDate,
 )
+from memflow.ingest.options import ExtractorChoice, MemorizeOptions
+from memflow.ingest.pipeline import ProgressFn, Source
+from memflow.ingest.report import DocumentReport, MemorizeReport
+from memflow.ingest.route import RouteSettings
 from memflow.memory import Dataset, DatasetInfo, Memory
+from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+from memflow.recall.types import ContextUnit, PathStep, SearchResponse, SearchResult
+from memflow.store.forget import ForgetReport
+from memflow.store.writer import WriteResult
+from memflow.text.document import Chunk, ParsedDocument
+
+if TYPE_CHECKING:
+    from memflow.llm.client import LlmClient, LlmSettings
 
 __version__ = "0.1.0"
 
+# Imported on first use: the LLM client loads the openai package (~1 s), which memflow without
+# an LLM never needs.
+_LAZY = {"LlmClient": "memflow.llm.client", "LlmSettings": "memflow.llm.client"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'memflow' has no attribute {name!r}")
+
+
 __all__ = [
+    "Chunk",
     "ConfigurationError",
     "ConnectionFailed",
+    "ContextUnit",
     "DatabaseError",
     "Dataset",
     "DatasetInfo",
+    "DisplayMode",
+    "DocumentReport",
+    "Embedder",
     "EmbedderMismatch",
     "EmbeddingDimensionMismatch",
     "EmbeddingError",
@@ -39,13 +73,31 @@ __all__ = [
     "EpisodeDraft",
     "ExtensionMissing",
     "ExtractionError",
+    "ExtractorChoice",
     "FacetDraft",
+    "FaultHook",
+    "ForgetReport",
     "InvalidInput",
+    "LlmClient",
+    "LlmSettings",
     "MemflowError",
+    "MemorizeOptions",
+    "MemorizeReport",
     "Memory",
     "NotFound",
+    "ParsedDocument",
+    "PathStep",
     "PointDraft",
+    "ProgressFn",
+    "RecallConfig",
+    "RouteSettings",
     "SchemaOutOfDate",
+    "SearchMode",
+    "SearchResponse",
+    "SearchResult",
+    "Source",
+    "StoreContext",
     "TimeSpan",
+    "WriteResult",
     "__version__",
 ]

@@ -10,12 +10,8 @@ from __future__ import annotations
 class MemflowError(Exception):
     """Base class of every memflow error."""
 
-    hint: str = ""
-
     def __init__(self, message: str | None = None) -> None:
         text = message or (self.__doc__ or self.__class__.__name__).strip().splitlines()[0]
-        if self.hint and self.hint not in text:
-            text = f"{text} ({self.hint})"
         super().__init__(text)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import psycopg
 import sqlalchemy.exc as sa_exc
 from sqlalchemy import Connection, Engine, create_engine, event, text
 
@@ -58,13 +59,19 @@ def wrap_db_error(exc: BaseException) -> MemflowError:
     return DatabaseError(f"database error{f' [{state}]' if state else ''}: {detail}")
 
 
-def _register_vector(dbapi_conn: object, _record: object) -> None:
+def _register_vector(dbapi_conn: Any, _record: object) -> None:
+    """Teach a new connection pgvector's types. A database without the extension (before the
+    first migration creates it) has none to register; any other failure is a DatabaseError."""
     from pgvector.psycopg import register_vector
+    from psycopg.types import TypeInfo
 
     try:
-        register_vector(dbapi_conn)  # type: ignore[arg-type]
-    except Exception:
-        log.debug("pgvector type not registered on this connection")
+        if TypeInfo.fetch(dbapi_conn, "vector") is None:
+            log.debug("no vector type in this database yet: pgvector types not registered")
+            return
+        register_vector(dbapi_conn)
+    except psycopg.Error as exc:
+        raise wrap_db_error(exc) from exc
 
 
 APP_ROLE = "memflow_app"

@@ -243,3 +243,28 @@ class _Renamed(HashEmbedder):
     def __init__(self) -> None:
         super().__init__(384)
         self.name = "other-model-384"
+
+
+def test_connections_register_pgvector_types_only_where_the_extension_is(
+    fresh_db: str, db_url: str
+) -> None:
+    from sqlalchemy import text
+
+    from memflow.db import engine as dbe
+
+    # A database the migrations have not reached yet has no vector type: connecting still works.
+    bare = dbe.make_engine(fresh_db)
+    try:
+        with dbe.transaction(bare) as conn:
+            assert conn.execute(text("SELECT 1")).scalar_one() == 1
+    finally:
+        bare.dispose()
+    # Where the extension is, vectors come back as pgvector values, not text (types registered).
+    migrated = dbe.make_engine(db_url)
+    try:
+        with dbe.transaction(migrated) as conn:
+            vec = conn.execute(text("SELECT CAST('[1,2,3]' AS vector)")).scalar_one()
+    finally:
+        migrated.dispose()
+    assert not isinstance(vec, str)
+    assert vec.to_list() == [1.0, 2.0, 3.0]
