@@ -11,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from memflow import config as mfconfig
 from memflow.context import FaultHook, StoreContext
@@ -155,9 +155,7 @@ class Memory:
         with dbe.transaction(self.engine) as conn:
             for r in conn.execute(q("dataset_list")).all():
                 # Row-level security: counts are visible only with the transaction bound to r.id.
-                conn.execute(
-                    text("SELECT set_config('memflow.dataset_id', :d, true)"), {"d": str(r.id)}
-                )
+                conn.execute(q("bind_dataset"), {"dataset_id": str(r.id)})
                 c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
                 out.append(
                     DatasetInfo(r.id, r.name, r.created_at, int(c.episodes), int(c.documents))

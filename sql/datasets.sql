@@ -50,9 +50,3 @@ FROM memflow.node
 WHERE dataset_id = :dataset_id AND kind = 'Episode'
 ORDER BY coalesce(time_start, created_at), name
 LIMIT :limit;
-
--- name: node_get
-SELECT id, kind, name, summary, search_text, anchor_text, description, facet_type,
-       canonical_name, entity_type, time_start, time_end, time_text, created_at
-FROM memflow.node
-WHERE dataset_id = :dataset_id AND id = :id;

@@ -12,8 +12,10 @@ from typing import Any, TypeVar
 
 import psycopg
 import sqlalchemy.exc as sa_exc
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from psycopg.rows import dict_row
+from sqlalchemy import Connection, Engine, create_engine, event
 
+from memflow.db.queries import q, raw
 from memflow.errors import (
     ConnectionFailed,
     DatabaseError,
@@ -74,21 +76,16 @@ def _register_vector(dbapi_conn: Any, _record: object) -> None:
         raise wrap_db_error(exc) from exc
 
 
-APP_ROLE = "memflow_app"
+APP_ROLE = "memflow_app"  # named in sql/session.sql (app_role_available, set_app_role)
 
 
 def _use_app_role(dbapi_conn: Any, _record: object) -> None:
     """Switch to the role row-level security applies to (superusers and owners would bypass it)."""
-    with dbapi_conn.cursor() as cur:
-        cur.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s)"
-            " AND (pg_has_role(current_user, %s, 'MEMBER')"
-            "      OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user))",
-            (APP_ROLE, APP_ROLE),
-        )
+    with dbapi_conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(raw("app_role_available"))
         row = cur.fetchone()
-        if row and row[0]:
-            cur.execute(f"SET ROLE {APP_ROLE}")
+        if row and row["available"]:
+            cur.execute(raw("set_app_role"))
     dbapi_conn.commit()  # SET is transactional: keep it past the pool's reset-on-return rollback
 
 
@@ -109,12 +106,7 @@ def make_engine(url: str, *, pool_size: int = 5, app_role: bool = False) -> Engi
 
 
 def pgvector_version(conn: Connection) -> tuple[int, ...] | None:
-    row = conn.execute(
-        text(
-            "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'vector'),"
-            " (SELECT default_version FROM pg_available_extensions WHERE name = 'vector'))"
-        )
-    ).scalar()
+    row = conn.execute(q("pgvector_version")).scalar()
     if row is None:
         return None
     return tuple(int(p) for p in str(row).split(".") if p.isdigit())
@@ -158,10 +150,7 @@ def transaction(engine: Engine, dataset_id: uuid.UUID | None = None) -> Iterator
     try:
         with engine.begin() as conn:
             if dataset_id is not None:
-                conn.execute(
-                    text("SELECT set_config('memflow.dataset_id', :d, true)"),
-                    {"d": str(dataset_id)},
-                )
+                conn.execute(q("bind_dataset"), {"dataset_id": str(dataset_id)})
             yield conn
     except MemflowError:
         raise

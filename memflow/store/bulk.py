@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from memflow.db.queries import q
 from memflow.errors import ConfigurationError, DatabaseError
@@ -21,13 +22,13 @@ from memflow.errors import ConfigurationError, DatabaseError
 
 @dataclass(frozen=True)
 class Deferred:
-    foreign_keys: list[tuple[str, str, str]]  # (table, name, definition)
-    indexes: list[tuple[str, str]]  # (name, definition)
+    foreign_keys: list[Any]  # rows of bulk_foreign_keys: table_name, name, drop/add_statement
+    indexes: list[Any]  # rows of bulk_vector_indexes: drop_statement, create_statement
 
 
-def _as_owner(conn: Connection, sql: str) -> None:
+def _as_owner(conn: Connection, statement: str) -> None:
     try:
-        conn.exec_driver_sql(sql)
+        conn.exec_driver_sql(statement)
     except Exception as exc:  # the caller's transaction rolls back either way
         orig = getattr(exc, "orig", None)
         if getattr(orig, "sqlstate", None) == "42501":
@@ -41,29 +42,31 @@ def _as_owner(conn: Connection, sql: str) -> None:
 
 @contextmanager
 def deferred_maintenance(conn: Connection) -> Iterator[Deferred]:
-    """Drop HNSW indexes and foreign keys for the body of a ``with``; restore them after it."""
-    role = str(conn.execute(text("SELECT current_user")).scalar_one())
-    conn.exec_driver_sql("RESET ROLE")  # DDL as the session's login role (the owner)
-    tables = [str(r.name) for r in conn.execute(q("bulk_tables"))]
-    _as_owner(conn, f"LOCK TABLE {', '.join(tables)} IN ACCESS EXCLUSIVE MODE")
+    """Drop HNSW indexes and foreign keys for the body of a ``with``; restore them after it.
+
+    The DDL statements are generated from the catalog by the named statements of sql/bulk.sql."""
+    role = str(conn.execute(q("bulk_login_role")).scalar_one())
+    conn.execute(q("bulk_reset_role"))
+    _as_owner(conn, str(conn.execute(q("bulk_lock_tables")).scalar_one()))
     deferred = Deferred(
-        [(r.table_name, r.name, r.definition) for r in conn.execute(q("bulk_foreign_keys"))],
-        [(r.name, r.definition) for r in conn.execute(q("bulk_vector_indexes"))],
+        list(conn.execute(q("bulk_foreign_keys")).all()),
+        list(conn.execute(q("bulk_vector_indexes")).all()),
     )
-    for table, name, _ in deferred.foreign_keys:
-        _as_owner(conn, f"ALTER TABLE {table} DROP CONSTRAINT {name}")
-    for name, _ in deferred.indexes:
-        _as_owner(conn, f"DROP INDEX {name}")
-    conn.execute(text("SELECT set_config('role', :r, false)"), {"r": role})
+    for fk in deferred.foreign_keys:
+        _as_owner(conn, fk.drop_statement)
+    for index in deferred.indexes:
+        _as_owner(conn, index.drop_statement)
+    conn.execute(q("bulk_set_role"), {"role": role})
     yield deferred
-    conn.exec_driver_sql("RESET ROLE")
-    for table, name, definition in deferred.foreign_keys:
+    conn.execute(q("bulk_reset_role"))
+    for fk in deferred.foreign_keys:
         try:
-            conn.exec_driver_sql(f"ALTER TABLE {table} ADD CONSTRAINT {name} {definition}")
+            conn.exec_driver_sql(fk.add_statement)
         except Exception as exc:
             raise DatabaseError(
-                f"the bulk import broke the constraint {name} on {table}: nothing was written"
+                f"the bulk import broke the constraint {fk.name} on {fk.table_name}: nothing was "
+                "written"
             ) from exc
-    for _, definition in deferred.indexes:
-        conn.exec_driver_sql(definition)
-    conn.execute(text("SELECT set_config('role', :r, false)"), {"r": role})
+    for index in deferred.indexes:
+        conn.exec_driver_sql(index.create_statement)
+    conn.execute(q("bulk_set_role"), {"role": role})

@@ -1,0 +1,22 @@
+-- Connections and transactions: checks at open, the role row-level security applies to, and the
+-- dataset each transaction is bound to.
+
+-- name: pgvector_version
+-- The installed pgvector, else the one the server could install (NULL: none).
+SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname = 'vector'),
+                (SELECT default_version FROM pg_available_extensions WHERE name = 'vector'))
+       AS version;
+
+-- name: bind_dataset
+-- Bind the transaction to one dataset: the setting every row-level security policy keys on.
+SELECT set_config('memflow.dataset_id', :dataset_id, true);
+
+-- name: app_role_available
+-- Run on each new connection (through the driver, so no parameters): can this login switch to
+-- memflow_app (memflow.db.engine.APP_ROLE), the role row-level security applies to?
+SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memflow_app')
+       AND (pg_has_role(current_user, 'memflow_app', 'MEMBER')
+            OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS available;
+
+-- name: set_app_role
+SET ROLE memflow_app;
