@@ -4,7 +4,8 @@
 functions, comments, roles and grants, extensions, the store_meta rows) as plain JSON-able
 lists; ``assert_same_catalog(expected, actual)`` compares two of them and names every
 difference. The name of the role that ran the migrations is written as ``$owner`` so a snapshot
-taken as one superuser compares with a store built by another.
+taken as one superuser compares with a store built by another; an ACL that was never set reads
+as its default (``acldefault``), so "never granted" equals "granted, then revoked".
 """
 
 from __future__ import annotations
@@ -101,14 +102,17 @@ QUERIES: dict[str, str] = {
         FROM pg_roles WHERE rolname = 'memflow_app'""",
     "grants": f"""
         SELECT 'schema', n.nspname, {_GRANTEE}, a.privilege_type, a.is_grantable
-        FROM pg_namespace n, aclexplode(n.nspacl) a WHERE {_IN_SCHEMA}
-        UNION ALL
-        SELECT 'relation', c.relname, {_GRANTEE}, a.privilege_type, a.is_grantable
-        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a
+        FROM pg_namespace n, aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) a
         WHERE {_IN_SCHEMA}
         UNION ALL
+        SELECT 'relation', c.relname, {_GRANTEE}, a.privilege_type, a.is_grantable
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace,
+             aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a
+        WHERE {_IN_SCHEMA} AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+        UNION ALL
         SELECT 'function', p.proname, {_GRANTEE}, a.privilege_type, a.is_grantable
-        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace, aclexplode(p.proacl) a
+        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace,
+             aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
         WHERE {_IN_SCHEMA}
         ORDER BY 1, 2, 3, 4""",
     # Names only: the versions depend on the server, not on memflow.
