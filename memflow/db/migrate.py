@@ -112,7 +112,12 @@ class Step:
     title: str
 
     def describe(self) -> str:
-        return f"{self.frm or 'empty'} -> {self.to} ({self.title})"
+        return f"{self.frm or 'none'} -> {self.to} ({self.title.lower()})"
+
+
+def _title(doc: str) -> str:
+    """A revision's short name: its message up to the first colon ("Row-level security: ...")."""
+    return doc.strip().splitlines()[0].split(":")[0].rstrip(".")
 
 
 def pending(current: str | None, target: str = "head") -> list[Step]:
@@ -124,7 +129,7 @@ def pending(current: str | None, target: str = "head") -> list[Step]:
     for frm, to in zip(chain[start:end], chain[start + 1 : end + 1], strict=True):
         rev = script.get_revision(to)
         assert rev is not None and to is not None
-        steps.append(Step(frm, to, (rev.doc or to).strip().splitlines()[0].rstrip(".")))
+        steps.append(Step(frm, to, _title(rev.doc or to)))
     return steps
 
 
