@@ -122,14 +122,15 @@ def _title(doc: str) -> str:
 
 def pending(current: str | None, target: str = "head") -> list[Step]:
     """The revisions an upgrade from ``current`` to ``target`` applies, in order."""
-    chain: list[str | None] = [None, *revision_chain()]
+    chain = revision_chain()
+    start = 0 if current is None else chain.index(current) + 1
+    end = chain.index(resolve_revision(target)) + 1
     script = _script()
-    start, end = chain.index(current), chain.index(resolve_revision(target))
     steps = []
-    for frm, to in zip(chain[start:end], chain[start + 1 : end + 1], strict=True):
-        rev = script.get_revision(to)
-        assert rev is not None and to is not None
-        steps.append(Step(frm, to, _title(rev.doc or to)))
+    for i in range(start, end):
+        rev = script.get_revision(chain[i])
+        doc = rev.doc if rev is not None else chain[i]
+        steps.append(Step(chain[i - 1] if i else None, chain[i], _title(doc or chain[i])))
     return steps
 
 
