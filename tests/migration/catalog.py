@@ -99,7 +99,10 @@ QUERIES: dict[str, str] = {
     "roles": """
         SELECT rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin,
                rolreplication, rolbypassrls
-        FROM pg_roles WHERE rolname = 'memflow_app'""",
+        FROM pg_roles r WHERE rolname = 'memflow_app'
+          -- roles are cluster-wide: count it when this store grants it something
+          AND EXISTS (SELECT 1 FROM pg_namespace n, aclexplode(n.nspacl) a
+                      WHERE n.nspname = 'memflow' AND a.grantee = r.oid)""",
     "grants": f"""
         SELECT 'schema', n.nspname, {_GRANTEE}, a.privilege_type, a.is_grantable
         FROM pg_namespace n, aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) a
