@@ -6,7 +6,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine, pool, text
 
-from memflow.db.migrate import embedding_dim_for, resolve_url
+from memflow.db.migrate import embedding_dim_for, lock_for_upgrade, resolve_url
 from memflow.db.schema import SCHEMA, build_metadata
 
 config = context.config
@@ -29,6 +29,9 @@ def _include_object(
 
 
 def _run(connection: object) -> None:
+    # Concurrent first uses of a fresh database queue here instead of creating the schema twice
+    # (held until the migration transaction ends; memflow.db.migrate.upgrade took it already).
+    lock_for_upgrade(connection)  # type: ignore[arg-type]
     connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))  # type: ignore[attr-defined]
     context.configure(
         connection=connection,

@@ -1,5 +1,9 @@
 """Initial schema: datasets, documents, chunks, graph, provenance, per-field embeddings, views.
 
+Frozen: the literal DDL the first release created (0001_tables.sql, 0001_views.sql), with the
+embedding dimension substituted. memflow/db/schema.py is only the target of autogenerate; a
+change there needs a new revision, never an edit here.
+
 Revision ID: 0001
 Revises:
 Create Date: 2026-11-29
@@ -8,40 +12,39 @@ Create Date: 2026-11-29
 from collections.abc import Sequence
 from pathlib import Path
 
-import sqlalchemy as sa
 from alembic import context, op
 
 from memflow.db.migrate import embedding_dim_for
-from memflow.db.schema import build_metadata
 
 revision: str = "0001"
 down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-_VIEWS = Path(__file__).with_name("0001_views.sql")
+_HERE = Path(__file__).parent
+
+
+def _sql(name: str) -> str:
+    return (_HERE / name).read_text(encoding="utf-8")
 
 
 def upgrade() -> None:
     bind = op.get_bind()
-    for ext in ("vector", "pg_trgm"):
-        op.execute(f"CREATE EXTENSION IF NOT EXISTS {ext}")
     dim = embedding_dim_for(bind, context.config, context.get_x_argument(as_dictionary=True))
-    # The baseline is the metadata of memflow/db/schema.py; a schema change needs a new revision,
-    # and tests/migration checks that autogenerate against schema.py finds nothing to do.
-    build_metadata(dim).create_all(bind)
-    op.execute(
-        sa.text(
-            "INSERT INTO memflow.store_meta (key, value) VALUES ('embedding_dim', :dim)"
-        ).bindparams(dim=str(dim))
-    )
-    op.execute(_VIEWS.read_text(encoding="utf-8"))
+    op.execute(_sql("0001_tables.sql").replace("@EMBEDDING_DIM@", str(int(dim))))
+    op.execute(_sql("0001_views.sql"))
 
 
 def downgrade() -> None:
+    # The extensions stay: they may predate memflow and other schemas may use them.
     op.execute(
-        "DROP VIEW IF EXISTS memflow.episode_tree, memflow.episodes, memflow.facets, "
-        "memflow.facet_points, memflow.entities CASCADE"
+        """
+        DROP VIEW memflow.episode_tree, memflow.episodes, memflow.facets, memflow.facet_points,
+          memflow.entities;
+        DROP TABLE memflow.edge_text, memflow.entity_name, memflow.facetpoint_search_text,
+          memflow.facet_anchor_text, memflow.facet_search_text, memflow.episode_summary,
+          memflow.node_chunk, memflow.edge_source, memflow.node_source, memflow.edge,
+          memflow.node, memflow.chunk, memflow.document, memflow.store_meta, memflow.dataset;
+        COMMENT ON SCHEMA memflow IS NULL;
+        """
     )
-    bind = op.get_bind()
-    build_metadata(384).drop_all(bind)

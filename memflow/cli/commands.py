@@ -118,11 +118,13 @@ def _db_upgrade(args: argparse.Namespace) -> None:
     try:
         with dbe.transaction(eng) as conn:
             dbe.check_server(conn)
-            migrate.upgrade(conn, embedding_dim=dim)
+            steps = migrate.upgrade(conn, embedding_dim=dim, announce=True)
             rev = migrate.current_revision(conn)
     finally:
         eng.dispose()
-    emit(args, {"revision": rev}, f"memflow schema at revision {rev}")
+    applied = [{"from": s.frm, "to": s.to, "title": s.title} for s in steps]
+    done = "" if steps else " (already up to date)"
+    emit(args, {"revision": rev, "applied": applied}, f"memflow schema at revision {rev}{done}")
 
 
 @command("db_current")

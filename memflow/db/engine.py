@@ -135,7 +135,7 @@ def check_schema(conn: Connection, *, auto_upgrade: bool, embedding_dim: int) ->
                 f"the memflow schema is at revision {current or 'none'}, this memflow needs {head}: "
                 "run `memflow db upgrade` (or `alembic upgrade head`) against this database"
             )
-        migrate.upgrade(conn, embedding_dim=embedding_dim)
+        migrate.upgrade(conn, embedding_dim=embedding_dim, announce=True)
     stored = migrate.stored_dim(conn)
     if stored is not None and stored != embedding_dim:
         raise EmbeddingDimensionMismatch(

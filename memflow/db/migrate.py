@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +83,55 @@ def embedding_dim_for(connection: Any, cfg: Config, x_args: dict[str, str]) -> i
         raise ConfigurationError(f"embedding dimension must be an integer, got {raw!r}") from exc
 
 
+def _script() -> ScriptDirectory:
+    return ScriptDirectory.from_config(alembic_config())
+
+
 def head_revision() -> str:
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    head = _script().get_current_head()
     assert head is not None
     return head
+
+
+def revision_chain() -> list[str]:
+    """The revision ids from the first to the head (memflow's history is linear)."""
+    return [rev.revision for rev in reversed(list(_script().walk_revisions()))]
+
+
+def resolve_revision(name: str) -> str:
+    """A revision id for ``name`` ("head" or an id)."""
+    return head_revision() if name == "head" else name
+
+
+@dataclass(frozen=True)
+class Step:
+    """One revision an upgrade applies."""
+
+    frm: str | None
+    to: str
+    title: str
+
+    def describe(self) -> str:
+        return f"{self.frm or 'none'} -> {self.to} ({self.title.lower()})"
+
+
+def _title(doc: str) -> str:
+    """A revision's short name: its message up to the first colon ("Row-level security: ...")."""
+    return doc.strip().splitlines()[0].split(":")[0].rstrip(".")
+
+
+def pending(current: str | None, target: str = "head") -> list[Step]:
+    """The revisions an upgrade from ``current`` to ``target`` applies, in order."""
+    chain = revision_chain()
+    start = 0 if current is None else chain.index(current) + 1
+    end = chain.index(resolve_revision(target)) + 1
+    script = _script()
+    steps = []
+    for i in range(start, end):
+        rev = script.get_revision(chain[i])
+        doc = rev.doc if rev is not None else chain[i]
+        steps.append(Step(chain[i - 1] if i else None, chain[i], _title(doc or chain[i])))
+    return steps
 
 
 def current_revision(connection: Connection) -> str | None:
@@ -95,12 +142,36 @@ def current_revision(connection: Connection) -> str | None:
     return ctx.get_current_revision()
 
 
+# Held (transaction-scoped) while a store is created or upgraded: concurrent first uses of a
+# fresh database wait for the first one instead of creating the schema twice.
+UPGRADE_LOCK_KEY = 0x6D656D666C6F77  # "memflow"
+
+
+def lock_for_upgrade(connection: Connection) -> None:
+    """Take the upgrade lock until the end of ``connection``'s transaction."""
+    connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": UPGRADE_LOCK_KEY})
+
+
 def upgrade(
-    connection: Connection, *, embedding_dim: int | None = None, revision: str = "head"
-) -> None:
+    connection: Connection,
+    *,
+    embedding_dim: int | None = None,
+    revision: str = "head",
+    announce: bool = False,
+) -> list[Step]:
+    """Apply the revisions up to ``revision`` under the upgrade lock; returns what was applied.
+
+    With ``announce`` each revision is named on stderr before it runs. The caller commits.
+    """
     from alembic import command
 
-    command.upgrade(alembic_config(connection, embedding_dim=embedding_dim), revision)
+    lock_for_upgrade(connection)
+    steps = pending(current_revision(connection), revision)
+    for step in steps if announce else ():
+        print(f"memflow: upgrading schema {step.describe()}", file=sys.stderr)
+    if steps:
+        command.upgrade(alembic_config(connection, embedding_dim=embedding_dim), revision)
+    return steps
 
 
 def downgrade(connection: Connection, revision: str) -> None:
