@@ -78,11 +78,13 @@ def test_nul_bytes(mem: Memory, db_url: str) -> None:
     kind, _ = outcome(
         db_url, lambda: ds.memorize("hello\x00world. A second sentence here.", extractor="rules")
     )
+    kinds = [kind]
     if kind == "stored":  # stored without the NUL (PostgreSQL text cannot hold it)
         texts = _chunk_texts(db_url, ds)
         assert any("hello" in t and "world" in t for t in texts), texts
     kind, err = outcome(db_url, lambda: ds.memorize(b"hello\x00world. Second.", extractor="rules"))
     assert kind == "rejected" and isinstance(err, InvalidInput)
+    kinds.append(f"{kind} ({type(err).__name__})")
     kind, _ = outcome(
         db_url,
         lambda: ds.add_episode(
@@ -91,7 +93,13 @@ def test_nul_bytes(mem: Memory, db_url: str) -> None:
     )
     assert kind == "stored"
     assert {e["name"] for e in ds.episodes()} >= {"nulname"}
-    record("bad_input", inputs=["NUL in text", "NUL in bytes", "NUL in drafts"], tried=3)
+    kinds.append(f"{kind} without the NUL")
+    record(
+        "bad_input",
+        inputs=["NUL in text", "NUL in bytes", "NUL in drafts"],
+        tried=3,
+        outcome="; ".join(kinds),
+    )
 
 
 def test_invalid_utf8_and_binary_files(mem: Memory, db_url: str, tmp_path: Path) -> None:
@@ -222,7 +230,7 @@ def test_embedder_returning_wrong_dimension_or_nan(db_url: str, mode: str) -> No
             assert ("10-dim" in str(err)) if mode == "dim" else ("NaN" in str(err))
     record(
         "bad_input",
-        inputs=[f"embedder returning {mode}"],
+        inputs=[f"embedder returning {'10-dim' if mode == 'dim' else 'NaN'} vectors"],
         tried=len(calls),
         outcome="EmbeddingError",
     )
