@@ -106,6 +106,29 @@ def fingerprint(url: str) -> dict[str, tuple[int, str]]:
     return out
 
 
+def row_digests(url: str) -> dict[str, set[str]]:
+    """The md5 of every row of every memflow table (as the superuser): what a later snapshot must
+    still contain for no committed row to be lost."""
+    out: dict[str, set[str]] = {}
+    with psycopg.connect(libpq_url(url)) as conn:
+        for t in TABLES:
+            rows = conn.execute(f"SELECT md5(t::text) FROM memflow.{t} t").fetchall()
+            out[t] = {str(r[0]) for r in rows}
+    return out
+
+
+def rows_missing(before: dict[str, set[str]], after: dict[str, set[str]]) -> int:
+    """How many rows of ``before`` are absent (or changed) in ``after``."""
+    return sum(len(rows - after.get(t, set())) for t, rows in before.items())
+
+
+def changed_tables(
+    before: dict[str, tuple[int, str]], after: dict[str, tuple[int, str]]
+) -> list[str]:
+    """Tables whose fingerprint differs (a failed call must leave this empty)."""
+    return sorted(t for t in before.keys() | after.keys() if before.get(t) != after.get(t))
+
+
 def integrity_problems(url: str) -> dict[str, int]:
     """Counts of every partial-write symptom (all zero in a healthy store)."""
     with psycopg.connect(libpq_url(url)) as conn:

@@ -57,13 +57,20 @@ def _chunk_texts(url: str, ds: Dataset) -> list[str]:
 
 def test_empty_and_whitespace_only_are_rejected(mem: Memory, db_url: str) -> None:
     ds = mem.dataset("bad")
-    for raw in ("", " ", "  \n\t  ", "\u3000\u3000", b"", b"   \n"):
+    raws: tuple[str | bytes, ...] = ("", " ", "  \n\t  ", "\u3000\u3000", b"", b"   \n")
+    queries = ("", "   ", "\n\t")
+    for raw in raws:
         kind, err = outcome(db_url, partial(ds.memorize, raw, extractor="rules"))
         assert kind == "rejected" and isinstance(err, InvalidInput), (raw, kind)
-    for q in ("", "   ", "\n\t"):
+    for q in queries:
         kind, err = outcome(db_url, partial(ds.search, q))
         assert kind == "rejected" and isinstance(err, InvalidInput)
-    record("bad_input", inputs=["empty", "whitespace"], outcome="rejected")
+    record(
+        "bad_input",
+        inputs=["empty and whitespace-only texts and queries"],
+        tried=len(raws) + len(queries),
+        outcome="InvalidInput",
+    )
 
 
 def test_nul_bytes(mem: Memory, db_url: str) -> None:
@@ -71,11 +78,13 @@ def test_nul_bytes(mem: Memory, db_url: str) -> None:
     kind, _ = outcome(
         db_url, lambda: ds.memorize("hello\x00world. A second sentence here.", extractor="rules")
     )
+    kinds = [kind]
     if kind == "stored":  # stored without the NUL (PostgreSQL text cannot hold it)
         texts = _chunk_texts(db_url, ds)
         assert any("hello" in t and "world" in t for t in texts), texts
     kind, err = outcome(db_url, lambda: ds.memorize(b"hello\x00world. Second.", extractor="rules"))
     assert kind == "rejected" and isinstance(err, InvalidInput)
+    kinds.append(f"{kind} ({type(err).__name__})")
     kind, _ = outcome(
         db_url,
         lambda: ds.add_episode(
@@ -84,7 +93,13 @@ def test_nul_bytes(mem: Memory, db_url: str) -> None:
     )
     assert kind == "stored"
     assert {e["name"] for e in ds.episodes()} >= {"nulname"}
-    record("bad_input", inputs=["NUL in text", "NUL in bytes", "NUL in drafts"])
+    kinds.append(f"{kind} without the NUL")
+    record(
+        "bad_input",
+        inputs=["NUL in text", "NUL in bytes", "NUL in drafts"],
+        tried=3,
+        outcome="; ".join(kinds),
+    )
 
 
 def test_invalid_utf8_and_binary_files(mem: Memory, db_url: str, tmp_path: Path) -> None:
@@ -100,7 +115,12 @@ def test_invalid_utf8_and_binary_files(mem: Memory, db_url: str, tmp_path: Path)
     for path in (blob, png):
         kind, err = outcome(db_url, partial(ds.memorize, path, extractor="rules"))
         assert kind == "rejected" and isinstance(err, InvalidInput), path
-    record("bad_input", inputs=["invalid UTF-8 file", "random binary file", "PNG named .md"])
+    record(
+        "bad_input",
+        inputs=["Latin-1 file", "random binary file", "PNG named .md"],
+        tried=3,
+        outcome="InvalidInput",
+    )
 
 
 def test_full_width_emoji_and_sql_looking_text_is_stored_and_found(
@@ -123,7 +143,7 @@ def test_full_width_emoji_and_sql_looking_text_is_stored_and_found(
     ):
         hits = ds.search(query, top_k=3).results
         assert hits and texts[key][:10] in hits[0].name + " ".join(_chunk_texts(db_url, ds)), key
-    for q in (
+    queries = (
         "' OR 1=1 --",
         "%",
         "_",
@@ -132,13 +152,16 @@ def test_full_width_emoji_and_sql_looking_text_is_stored_and_found(
         "$$",
         "%(x)s",
         "'; DROP TABLE memflow.chunk; --",
-    ):
+    )
+    for q in queries:
         kind, _ = outcome(db_url, partial(ds.search, q, top_k=5))
         assert kind == "stored"
     assert ds.stats() == stats
     record(
         "bad_input",
-        inputs=["full-width CJK", "emoji + ZWJ", "SQL-looking text", "SQL-looking queries (8)"],
+        inputs=["full-width CJK", "emoji + ZWJ", "SQL-looking text", "SQL-looking queries"],
+        tried=len(texts) + len(queries),
+        outcome="stored and found; queries answered",
     )
 
 
@@ -157,7 +180,12 @@ def test_sql_looking_names_everywhere(mem: Memory, db_url: str) -> None:
     assert kind == "stored"
     assert ds.stats()["entities"] == 3
     assert [e["name"] for e in ds.episodes()] == [draft["name"]]
-    record("bad_input", inputs=["SQL-looking dataset, episode, entity and facet names"])
+    record(
+        "bad_input",
+        inputs=["SQL-looking dataset, episode, entity and facet names"],
+        tried=1,
+        outcome="stored verbatim",
+    )
 
 
 class _BadEmbedder:
@@ -200,7 +228,12 @@ def test_embedder_returning_wrong_dimension_or_nan(db_url: str, mode: str) -> No
             kind, err = outcome(db_url, call)
             assert kind == "rejected" and isinstance(err, EmbeddingError), (kind, repr(err))
             assert ("10-dim" in str(err)) if mode == "dim" else ("NaN" in str(err))
-    record("bad_input", inputs=[f"embedder returning {mode}"], outcome="EmbeddingError")
+    record(
+        "bad_input",
+        inputs=[f"embedder returning {'10-dim' if mode == 'dim' else 'NaN'} vectors"],
+        tried=len(calls),
+        outcome="EmbeddingError",
+    )
 
 
 # -- large inputs, in a bounded subprocess so a pathological case fails instead of hanging --------
@@ -234,7 +267,7 @@ def test_a_single_one_megabyte_line(db_url: str, tmp_path: Path) -> None:
     words = (f"token{i % 5000} alpha{i % 97}" for i in range(80_000))
     path.write_text(" ".join(words)[: 1024 * 1024], encoding="utf-8")
     out = _bounded_input(db_url, "text", path, limit=90)
-    record("bad_input", inputs=["1 MB single line"], **out)
+    record("bad_input", inputs=["1 MB single line"], tried=1, **out)
 
 
 def _ten_mb_text() -> str:
@@ -253,7 +286,7 @@ def test_a_ten_megabyte_text(db_url: str, tmp_path: Path) -> None:
     path = tmp_path / "ten-mb.txt"
     path.write_text(_ten_mb_text(), encoding="utf-8")
     out = _bounded_input(db_url, "text", path, limit=300)
-    record("bad_input", inputs=["10 MB text"], **out)
+    record("bad_input", inputs=["10 MB text"], tried=1, **out)
 
 
 def test_a_draft_with_ten_thousand_entities(db_url: str, tmp_path: Path) -> None:
@@ -265,7 +298,7 @@ def test_a_draft_with_ten_thousand_entities(db_url: str, tmp_path: Path) -> None
     out = _bounded_input(db_url, "drafts", path, limit=300)
     if out["outcome"] == "stored":
         assert out["entities"] == 10_000 and out["edges"] == 10_000
-    record("bad_input", inputs=["draft with 10,000 entities"], **out)
+    record("bad_input", inputs=["draft with 10,000 entities"], tried=1, **out)
 
 
 # -- hypothesis ---------------------------------------------------------------------------------
@@ -275,6 +308,7 @@ def test_a_draft_with_ten_thousand_entities(db_url: str, tmp_path: Path) -> None
 @given(text=st.text(max_size=400))
 def test_any_text_is_stored_or_rejected_cleanly(mem: Memory, db_url: str, text: str) -> None:
     ds = mem.dataset("hyp-text")
+    record("hypothesis_example", property="any text")
     outcome(db_url, lambda: ds.memorize(text, content_type="text", extractor="rules"))
 
 
@@ -282,6 +316,7 @@ def test_any_text_is_stored_or_rejected_cleanly(mem: Memory, db_url: str, text: 
 @given(data=st.binary(max_size=400))
 def test_any_bytes_are_stored_or_rejected_cleanly(mem: Memory, db_url: str, data: bytes) -> None:
     ds = mem.dataset("hyp-bytes")
+    record("hypothesis_example", property="any bytes")
     outcome(db_url, lambda: ds.memorize(data, extractor="rules"))
 
 
@@ -291,6 +326,7 @@ def test_any_query_returns_or_is_rejected_cleanly(
     mem: Memory, db_url: str, query: str, top_k: int
 ) -> None:
     ds = mem.dataset("hyp-search")
+    record("hypothesis_example", property="any query and top_k")
     if not ds.stats()["episodes"]:
         ds.memorize("Maria moved ticket T-1 to Kubernetes. 王小明 reviewed it.", extractor="rules")
     outcome(db_url, lambda: ds.search(query, top_k=top_k))
@@ -305,6 +341,7 @@ def test_any_draft_is_stored_or_rejected_cleanly(
     mem: Memory, db_url: str, name: str, summary: str, entities: list[str], facet: str
 ) -> None:
     ds = mem.dataset("hyp-drafts")
+    record("hypothesis_example", property="any draft")
     draft = {
         "name": name,
         "summary": summary,

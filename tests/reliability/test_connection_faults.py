@@ -21,7 +21,14 @@ from memflow.embed.hash import HashEmbedder
 from memflow.errors import ConnectionFailed, MemflowError
 from memflow.memory import Dataset, Memory
 
-from ._support import assert_intact, doc_drafts, expected_stats, record
+from ._support import (
+    assert_intact,
+    doc_drafts,
+    expected_stats,
+    record,
+    row_digests,
+    rows_missing,
+)
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +105,7 @@ def test_restart_during_a_call_fails_it_clearly_and_the_next_call_reconnects(
     with _open(server, monkeypatch) as mem:
         ds = _prepared(mem, f"restart-{call}")
         expected = ds.stats()
+        kept = row_digests(server.url())
         fn: Callable[[], Any] = {
             "search": lambda: ds.search("Maria Lopez ticket", top_k=3),
             "write": lambda: ds.add_episodes(doc_drafts(1)),
@@ -106,12 +114,14 @@ def test_restart_during_a_call_fails_it_clearly_and_the_next_call_reconnects(
         assert isinstance(error, ConnectionFailed), repr(error)
         assert "retry" in str(error)
         assert ds.stats() == expected  # reconnected; the interrupted write left nothing
+        lost = rows_missing(kept, row_digests(server.url()))
+        assert lost == 0
         assert ds.search("Maria Lopez ticket", top_k=3).results
         if call == "write":
             assert ds.add_episodes(doc_drafts(1)).status == "written"
             assert ds.stats() == expected_stats(ds.id, [doc_drafts(0), doc_drafts(1)])
     assert_intact(server.url())
-    record("fault_server_restart", during=call, rows_lost=0)
+    record("fault_server_restart", during=call, raised=type(error).__name__, rows_lost=lost)
 
 
 def _kill_postmaster(server: EmbeddedServer) -> None:
@@ -135,6 +145,7 @@ def test_killed_embedded_server_is_recovered_by_the_next_open(
     mem = _open(server, monkeypatch)
     ds = _prepared(mem, "killed-server")
     committed = ds.stats()
+    kept = row_digests(server.url())
     # A write is inside its transaction when the server dies.
     reached, release = threading.Event(), threading.Event()
 
@@ -159,12 +170,19 @@ def test_killed_embedded_server_is_recovered_by_the_next_open(
         recovered = again.dataset("killed-server")
         assert recovered.stats() == committed  # committed rows survived, the open write did not
         seconds = time.perf_counter() - started
+    lost = rows_missing(kept, row_digests(server.url()))
+    assert lost == 0
     assert ds.stats() == committed  # the old Memory reconnects once the server is back
     assert ds.add_episodes(doc_drafts(1)).status == "written"
     assert ds.stats() == expected_stats(ds.id, [doc_drafts(0), doc_drafts(1)])
     mem.close()
     assert_intact(server.url())
-    record("fault_server_sigkill", recovered_in_s=round(seconds, 2), rows_lost=0)
+    record(
+        "fault_server_sigkill",
+        raised=type(out["error"]).__name__,
+        recovered_in_s=round(seconds, 2),
+        rows_lost=lost,
+    )
 
 
 def test_open_recovers_from_a_stale_pid_file_and_socket(
@@ -178,8 +196,10 @@ def test_open_recovers_from_a_stale_pid_file_and_socket(
     lines = pidfile.read_text().splitlines()
     pidfile.write_text("\n".join([str(os.getpid()), *lines[1:]]) + "\n")
     with _open(server, monkeypatch) as mem:
-        assert mem.dataset("stale").stats()["episodes"] == 2
+        episodes = mem.dataset("stale").stats()["episodes"]
+        assert episodes == 2
     assert server.is_running()
+    record("fault_stale_pid", started=True, episodes_after=episodes)
 
 
 def test_errors_while_down_are_memflow_errors(
@@ -188,6 +208,7 @@ def test_errors_while_down_are_memflow_errors(
     mem = _open(server, monkeypatch)
     ds = mem.dataset("down")
     assert server.stop("fast")
+    raised: list[str] = []
     try:
         for call in (
             ds.stats,
@@ -198,6 +219,8 @@ def test_errors_while_down_are_memflow_errors(
                 call()
             assert isinstance(info.value, ConnectionFailed), repr(info.value)
             assert info.value.__cause__ is not None
+            raised.append(type(info.value).__name__)
     finally:
         server.start()
         mem.close()
+    record("fault_server_down", calls=len(raised), raised=sorted(set(raised)))

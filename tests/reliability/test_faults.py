@@ -28,11 +28,14 @@ from memflow.store.writer import STAGES
 from ..conftest import REPO
 from ._support import (
     assert_intact,
+    changed_tables,
     doc_drafts,
     expected_stats,
     fingerprint,
     planned_rows,
     record,
+    row_digests,
+    rows_missing,
     rows_of,
 )
 
@@ -56,19 +59,21 @@ def test_fault_at_each_stage_writes_nothing_and_a_retry_succeeds(
 ) -> None:
     ds = mem.dataset("faults")
     ds.add_episodes(doc_drafts(0))  # earlier content sharing entities with the failing document
-    before = fingerprint(db_url)
+    before, kept = fingerprint(db_url), row_digests(db_url)
     seen: list[str] = []
     mem.fault = _hook_raising_at(stage, seen)
     with pytest.raises(InjectedFault):
         ds.add_episodes(doc_drafts(1))
     assert seen[-1] == stage
-    assert fingerprint(db_url) == before
+    changed = changed_tables(before, fingerprint(db_url))
+    lost = rows_missing(kept, row_digests(db_url))
+    assert changed == [] and lost == 0
     assert_intact(db_url)
     mem.fault = None
     assert ds.add_episodes(doc_drafts(1)).status == "written"
     assert ds.stats() == expected_stats(ds.id, [doc_drafts(0), doc_drafts(1)])
     assert_intact(db_url)
-    record("fault_stage", stage=stage, rows_lost=0)
+    record("fault_stage", stage=stage, rows_lost=lost, tables_changed=len(changed), retry="written")
 
 
 def test_every_stage_is_reached_by_a_normal_write(mem: Memory) -> None:
@@ -76,6 +81,7 @@ def test_every_stage_is_reached_by_a_normal_write(mem: Memory) -> None:
     mem.fault = seen.append
     mem.dataset("stages").add_episodes(doc_drafts(0))
     assert set(seen) == set(STAGES)
+    record("fault_stages_reached", stages=sorted(set(seen)))
 
 
 def _terminate_memflow_backends(url: str) -> int:
@@ -92,7 +98,7 @@ def _terminate_memflow_backends(url: str) -> int:
 def test_connection_dropped_mid_transaction(mem: Memory, db_url: str, stage: str) -> None:
     ds = mem.dataset("dropped")
     ds.add_episodes(doc_drafts(0))
-    before = fingerprint(db_url)
+    before, kept = fingerprint(db_url), row_digests(db_url)
     killed: list[int] = []
 
     def hook(s: str) -> None:
@@ -103,12 +109,21 @@ def test_connection_dropped_mid_transaction(mem: Memory, db_url: str, stage: str
     with pytest.raises(ConnectionFailed, match="retry"):
         ds.add_episodes(doc_drafts(1))
     assert killed == [1]
-    assert fingerprint(db_url) == before
+    changed = changed_tables(before, fingerprint(db_url))
+    lost = rows_missing(kept, row_digests(db_url))
+    assert changed == [] and lost == 0
     mem.fault = None
     assert ds.add_episodes(doc_drafts(1)).status == "written"  # the pool reconnects
     assert ds.stats() == expected_stats(ds.id, [doc_drafts(0), doc_drafts(1)])
     assert_intact(db_url)
-    record("fault_connection_dropped", stage=stage, rows_lost=0)
+    record(
+        "fault_connection_dropped",
+        stage=stage,
+        backends_terminated=killed[0],
+        rows_lost=lost,
+        tables_changed=len(changed),
+        retry="written",
+    )
 
 
 class HalfwayFailingEmbedder(BaseEmbedder):
@@ -139,19 +154,29 @@ class HalfwayFailingEmbedder(BaseEmbedder):
 def test_embedder_failing_half_way(mem: Memory, db_url: str, error: Exception) -> None:
     ds = mem.dataset("embedder")
     ds.add_episodes(doc_drafts(0))
-    before = fingerprint(db_url)
+    before, kept = fingerprint(db_url), row_digests(db_url)
     failing = HalfwayFailingEmbedder(fail_after_batches=2, error=error)
     mem.embedder = failing
     with pytest.raises(EmbeddingError) as info:
         ds.add_episodes(doc_drafts(1))
     assert failing.calls == 3, "the embedder must have failed after real progress"
     assert "provider" in str(info.value)
-    assert fingerprint(db_url) == before
+    changed = changed_tables(before, fingerprint(db_url))
+    lost = rows_missing(kept, row_digests(db_url))
+    assert changed == [] and lost == 0
     mem.embedder = HashEmbedder(384)
     assert ds.add_episodes(doc_drafts(1)).status == "written"
     assert ds.stats() == expected_stats(ds.id, [doc_drafts(0), doc_drafts(1)])
     assert_intact(db_url)
-    record("fault_embedder_half_way", error=type(error).__name__, rows_lost=0)
+    record(
+        "fault_embedder_half_way",
+        error=type(error).__name__,
+        raised=type(info.value).__name__,
+        batches_before_failure=failing.calls - 1,
+        rows_lost=lost,
+        tables_changed=len(changed),
+        retry="written",
+    )
 
 
 # -- a writer process killed with SIGKILL ----------------------------------------------------------
@@ -198,17 +223,25 @@ def _kill(proc: subprocess.Popen[str]) -> None:
 def test_writer_killed_mid_transaction_leaves_nothing(mem: Memory, db_url: str, stage: str) -> None:
     ds = mem.dataset("killed")
     ds.add_episodes(doc_drafts(0))
-    before = fingerprint(db_url)
+    before, kept = fingerprint(db_url), row_digests(db_url)
     proc = _spawn("hang", db_url, "killed", "1", stage)
     _wait_for_line(proc, f"at {stage}")
     _kill(proc)
-    assert fingerprint(db_url) == before
+    changed = changed_tables(before, fingerprint(db_url))
+    lost = rows_missing(kept, row_digests(db_url))
+    assert changed == [] and lost == 0
     assert_intact(db_url)
     # The killed backend's locks are gone: the retry neither blocks nor fails.
     assert ds.add_episodes(doc_drafts(1)).status == "written"
     assert ds.stats() == expected_stats(ds.id, [doc_drafts(0), doc_drafts(1)])
     assert_intact(db_url)
-    record("fault_sigkill_stage", stage=stage, rows_lost=0)
+    record(
+        "fault_sigkill_stage",
+        stage=stage,
+        rows_lost=lost,
+        tables_changed=len(changed),
+        retry="written",
+    )
 
 
 def test_memorize_loop_killed_at_a_random_moment(mem: Memory, db_url: str) -> None:
@@ -238,4 +271,11 @@ def test_memorize_loop_killed_at_a_random_moment(mem: Memory, db_url: str) -> No
     assert out.count("skipped") == stored
     assert ds.stats() == expected_stats(ds.id, docs)
     assert_intact(db_url)
-    record("fault_sigkill_loop", documents_before_kill=stored, total=n, rows_lost=0)
+    record(
+        "fault_sigkill_loop",
+        total=n,
+        reported_committed=max(committed) + 1,
+        documents_present=stored,
+        documents_lost=max(0, max(committed) + 1 - stored),
+        rerun_skipped=out.count("skipped"),
+    )

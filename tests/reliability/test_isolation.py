@@ -23,6 +23,7 @@ from memflow.recall.config import SearchMode
 
 from ._support import (
     TABLES,
+    changed_tables,
     doc_drafts,
     expected_stats,
     fingerprint,
@@ -84,9 +85,12 @@ def _one_row_json(url: str, table: str, dataset_id: uuid.UUID) -> str:
     return str(row[0])
 
 
-def _attack_as_a(conn: psycopg.Connection[Any], url: str, a: Dataset, b: Dataset) -> int:
-    """Every read/write on B's rows from a session bound to A; returns the statements tried."""
-    tried = 0
+def _attack_as_a(
+    conn: psycopg.Connection[Any], url: str, a: Dataset, b: Dataset
+) -> tuple[int, int]:
+    """Every read/write on B's rows from a session bound to A; returns the statements tried and
+    the rows of B they saw or touched."""
+    tried = leaked = 0
     a_counts, b_counts = _counts(url, a.id), _counts(url, b.id)
     for t in SCOPED:
         assert b_counts[t] > 0 and a_counts[t] > 0, t
@@ -98,7 +102,9 @@ def _attack_as_a(conn: psycopg.Connection[Any], url: str, a: Dataset, b: Dataset
         }  # fmt: skip
         for sql, want in reads.items():
             row = conn.execute(sql, {"a": a.id, "b": b.id}).fetchone()
-            assert row is not None and row[0] == want, (sql, row)
+            assert row is not None
+            leaked += int(row[0]) if want == 0 else 0
+            assert row[0] == want, (sql, row)
             tried += 1
         for sql in (
             f"UPDATE memflow.{t} SET dataset_id = dataset_id WHERE dataset_id = %(b)s",
@@ -107,6 +113,7 @@ def _attack_as_a(conn: psycopg.Connection[Any], url: str, a: Dataset, b: Dataset
             f"DELETE FROM memflow.{t} WHERE dataset_id <> %(a)s",
         ):
             cur = conn.execute(sql, {"a": a.id, "b": b.id})
+            leaked += max(cur.rowcount, 0)
             assert cur.rowcount == 0, (sql, cur.rowcount)
             tried += 1
         # Moving A's own rows into B, or inserting a copy of B's row, violates the WITH CHECK.
@@ -151,7 +158,7 @@ def _attack_as_a(conn: psycopg.Connection[Any], url: str, a: Dataset, b: Dataset
         (a.id,),
     ).fetchone()
     assert row == (0,)
-    return tried + 8
+    return tried + 8, leaked
 
 
 def test_library_connections_run_as_the_rls_role(mem: Memory, db_url: str) -> None:
@@ -175,10 +182,22 @@ def test_library_connections_run_as_the_rls_role(mem: Memory, db_url: str) -> No
             "SELECT tablename, cmd, coalesce(qual, with_check) FROM pg_policies "
             "WHERE schemaname = 'memflow'"
         ).fetchall()
+        version = conn.execute("SHOW server_version").fetchone()
+        vector = conn.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
     for table, cmd, expr in pols:
         if (table, cmd) in {("dataset", "SELECT"), ("dataset", "INSERT")}:
             continue
         assert "current_dataset()" in expr, (table, cmd, expr)
+    record(
+        "rls_tables",
+        tables=len(rows),
+        forced=sum(1 for r in rows if r[1] and r[2]),
+        policies=len(pols),
+        server_version=version[0] if version else None,
+        pgvector=vector[0] if vector else None,
+    )
 
 
 def test_library_transactions_are_bound_and_scoped(
@@ -202,9 +221,12 @@ def test_raw_session_bound_to_a_cannot_touch_b(two: tuple[Dataset, Dataset], db_
     a, b = two
     before = fingerprint(db_url)
     with _app_session(db_url, a.id) as conn:
-        tried = _attack_as_a(conn, db_url, a, b)
-    assert fingerprint(db_url) == before
-    record("rls_raw_session", statements=tried, cross_dataset_rows=0)
+        tried, leaked = _attack_as_a(conn, db_url, a, b)
+    changed = changed_tables(before, fingerprint(db_url))
+    assert changed == [] and leaked == 0
+    record(
+        "rls_raw_session", statements=tried, cross_dataset_rows=leaked, tables_changed=len(changed)
+    )
 
 
 def test_unbound_or_garbage_binding_sees_nothing(two: tuple[Dataset, Dataset], db_url: str) -> None:
@@ -231,9 +253,15 @@ def test_login_role_cannot_escape_its_binding_by_role_games(
             with pytest.raises(pgerr.InsufficientPrivilege):
                 conn.execute(sql)
         conn.execute("RESET ROLE")
-        tried = _attack_as_a(conn, db_url, a, b)
-    assert fingerprint(db_url) == before
-    record("rls_login_role", statements=tried, cross_dataset_rows=0)
+        tried, leaked = _attack_as_a(conn, db_url, a, b)
+    changed = changed_tables(before, fingerprint(db_url))
+    assert changed == [] and leaked == 0
+    record(
+        "rls_login_role",
+        statements=tried + 2,
+        cross_dataset_rows=leaked,
+        tables_changed=len(changed),
+    )
 
 
 NASTY_NAMES = (
@@ -272,6 +300,7 @@ def test_dataset_names_with_quotes_wildcards_and_unicode_stay_isolated(
     with _app_session(db_url, dataset_uuid("o'brien")) as conn:
         names = {r[0] for r in conn.execute("SELECT name FROM memflow.episodes").fetchall()}
     assert names == {"Meeting 0.0"}
+    record("dataset_names", names=len(NASTY_NAMES), dropped=2)
 
 
 @settings(
@@ -285,6 +314,7 @@ def test_any_dataset_name_round_trips_and_stays_isolated(mem: Memory, name: str)
     control.add_episode({"name": "control", "summary": "the control episode"})
     before = control.stats()
     ds = mem.dataset(name) if name != "control-dataset" else control
+    record("hypothesis_example", property="any dataset name")
     summary = f"episode of {json.dumps(name, ensure_ascii=False)}"
     ds.add_episode({"name": "own", "summary": summary})
     assert mem.dataset(name, create=False).id == ds.id == dataset_uuid(name)

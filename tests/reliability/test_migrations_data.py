@@ -13,7 +13,15 @@ from memflow.db import migrate
 from memflow.embed.hash import HashEmbedder
 from memflow.memory import Memory
 
-from ._support import assert_intact, doc_drafts, fingerprint, record, write_chunked_document
+from ._support import (
+    assert_intact,
+    doc_drafts,
+    fingerprint,
+    record,
+    row_digests,
+    rows_missing,
+    write_chunked_document,
+)
 
 
 def _revisions() -> list[str]:
@@ -55,9 +63,11 @@ def test_data_written_at_the_first_revision_survives_the_upgrade(fresh_db: str) 
         stats = {n: old.dataset(n).stats() for n in ("before-a", "before-b")}
     finally:
         old.close()
-    before = fingerprint(fresh_db)
+    before, kept = fingerprint(fresh_db), row_digests(fresh_db)
     _to(fresh_db, migrate.head_revision())
     assert fingerprint(fresh_db) == before
+    lost = rows_missing(kept, row_digests(fresh_db))
+    assert lost == 0
     with Memory.open(fresh_db, embedder=HashEmbedder(384)) as mem:
         a = mem.dataset("before-a", create=False)
         assert {n: mem.dataset(n).stats() for n in stats} == stats
@@ -71,14 +81,19 @@ def test_data_written_at_the_first_revision_survives_the_upgrade(fresh_db: str) 
             rows = conn.execute("SELECT DISTINCT dataset_id FROM memflow.node").fetchall()
         assert rows == [(a.id,)]
     assert_intact(fresh_db)
-    record("migration_upgrade_with_data", revisions=_revisions(), rows_lost=0)
+    record(
+        "migration_upgrade_with_data",
+        revisions=_revisions(),
+        rows=sum(len(r) for r in kept.values()),
+        rows_lost=lost,
+    )
 
 
 def test_every_down_up_step_keeps_every_row(db_url: str) -> None:
     with Memory.open(db_url, embedder=HashEmbedder(384)) as mem:
         _fill(mem)
         expected = {n: mem.dataset(n).stats() for n in ("before-a", "before-b")}
-    before = fingerprint(db_url)
+    before, kept = fingerprint(db_url), row_digests(db_url)
     revs = _revisions()
     steps = 0
     for target in reversed(revs[:-1]):  # head-1 ... base revision
@@ -87,6 +102,8 @@ def test_every_down_up_step_keeps_every_row(db_url: str) -> None:
         _to(db_url, migrate.head_revision())
         assert fingerprint(db_url) == before, f"upgrade from {target} lost rows"
         steps += 1
+    lost = rows_missing(kept, row_digests(db_url))
+    assert lost == 0
     with Memory.open(db_url, embedder=HashEmbedder(384)) as mem:
         assert {n: mem.dataset(n).stats() for n in expected} == expected
         b = mem.dataset("before-b")
@@ -96,4 +113,9 @@ def test_every_down_up_step_keeps_every_row(db_url: str) -> None:
         hits = {r.episode_id for r in a.search("Meeting 10.0 ticket T-10-0", top_k=10).results}
         assert hits.isdisjoint({e["id"] for e in b.episodes()})
     assert_intact(db_url)
-    record("migration_round_trip_with_data", steps=steps, rows_lost=0)
+    record(
+        "migration_round_trip_with_data",
+        steps=steps,
+        rows=sum(len(r) for r in kept.values()),
+        rows_lost=lost,
+    )
