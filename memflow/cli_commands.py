@@ -86,7 +86,7 @@ def _extra_registrations() -> list[Any]:
     import importlib
 
     out = []
-    for mod in ("memflow.ingest.cli", "memflow.recall.cli", "memflow.demo"):
+    for mod in ("memflow.ingest.cli", "memflow.recall.cli", "memflow.demo", "memflow.server_cli"):
         try:
             module = importlib.import_module(mod)
         except ModuleNotFoundError as exc:
