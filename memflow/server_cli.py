@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import sys
@@ -72,7 +72,12 @@ def _listen(p: argparse.ArgumentParser, port: int) -> None:
 
 
 def _require(command_name: str, *modules: str) -> None:
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    missing = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
     if missing:
         raise ConfigurationError(
             f"memflow {command_name} needs {', '.join(missing)}, which are not installed: "
