@@ -181,7 +181,8 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
         responses=_ERRORS,
     )
 
-    def allowed(request: Request) -> frozenset[str] | None:
+    # Dependencies do no I/O: async, so they run on the event loop, not a worker thread.
+    async def allowed(request: Request) -> frozenset[str] | None:
         if not keys:
             return None
         auth = request.headers.get("authorization", "")
@@ -193,7 +194,7 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
                 return names
         raise ApiError(401, "Unauthorized", "unknown API key: check MEMFLOW_API_KEYS")
 
-    def dataset_access(name: str, names: frozenset[str] | None = Depends(allowed)) -> str:
+    async def dataset_access(name: str, names: frozenset[str] | None = Depends(allowed)) -> str:
         if names is not None and name not in names:
             raise ApiError(403, "Forbidden", f"this API key may not use the dataset {name!r}")
         return name
