@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -69,3 +70,23 @@ def test_error_statuses_and_times() -> None:
     assert parse_time("2024-05-08T13:56:00Z", "t").utcoffset().total_seconds() == 0  # type: ignore[union-attr]
     with pytest.raises(InvalidInput, match="not an ISO 8601 time"):
         parse_time("soon", "reference_time")
+
+
+def test_statement_timeout_cancels_and_maps_to_504(mem: Any) -> None:
+    from sqlalchemy import text
+
+    from memflow.db import engine as dbe
+    from memflow.service import Service, limit_statements
+
+    service = Service(mem)
+    service.memory.dataset("t")
+    limit_statements(mem.engine, 0.2)
+    with (
+        pytest.raises(DatabaseError, match="cancelled") as caught,
+        dbe.transaction(mem.engine) as conn,
+    ):
+        conn.execute(text("SELECT pg_sleep(2)"))
+    assert status_of(caught.value) == 504
+    assert service.stats("t")["documents"] == 0  # the pool still serves ordinary calls
+    with pytest.raises(InvalidInput, match="positive"):
+        limit_statements(mem.engine, 0)
