@@ -29,8 +29,8 @@ from memflow.service import AGENT_DISPLAY, ContentTypeChoice, PayloadTooLarge, S
 try:
     from fastapi import Depends, FastAPI, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse
-    from pydantic import BaseModel, ConfigDict, Field
+    from fastapi.responses import JSONResponse, Response
+    from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
     from starlette.exceptions import HTTPException as StarletteHTTPException
 except ModuleNotFoundError as exc:  # pragma: no cover - exercised by the CLI's message
     raise ConfigurationError(
@@ -87,6 +87,15 @@ def status_of(exc: MemflowError) -> int:
     if isinstance(exc, DatabaseError):
         return 504 if "cancelled" in str(exc) else 503
     return 500
+
+
+_PAYLOAD = TypeAdapter(dict[str, Any])
+
+
+def _ok(payload: dict[str, Any]) -> Response:
+    """A JSON response serialised by pydantic in one pass (FastAPI's default encoder walks the
+    dict in Python first: ~5 ms for a 20 KB search result on a busy 2-core machine)."""
+    return Response(_PAYLOAD.dump_json(payload), media_type="application/json")
 
 
 def _error(status: int, kind: str, message: str) -> JSONResponse:
@@ -167,6 +176,9 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
+_JSON: dict[int | str, dict[str, Any]] = {
+    200: {"description": "the JSON the matching CLI command prints with --json"}
+}
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422, 503)
 }
@@ -221,49 +233,54 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
     async def _crash(_: Request, exc: Exception) -> JSONResponse:
         return _error(500, "InternalError", f"internal error: {type(exc).__name__}")
 
-    @app.get("/healthz", tags=["service"])
-    def healthz() -> dict[str, Any]:
+    @app.get("/healthz", tags=["service"], responses=_JSON)
+    def healthz() -> Response:
         """Liveness and database reachability (no key needed)."""
         service.ping()
-        return {"status": "ok", "embedder": service.memory.embedder.name}
+        return _ok({"status": "ok", "embedder": service.memory.embedder.name})
 
-    @app.get("/v1/datasets", tags=["datasets"])
-    def datasets(names: frozenset[str] | None = Depends(allowed)) -> dict[str, Any]:
+    @app.get("/v1/datasets", tags=["datasets"], responses=_JSON)
+    def datasets(names: frozenset[str] | None = Depends(allowed)) -> Response:
         """The datasets this key may use, with episode and document counts."""
-        return service.list_datasets(names)
+        return _ok(service.list_datasets(names))
 
-    @app.get("/v1/datasets/{name}/stats", tags=["datasets"])
-    def stats(name: str = Depends(dataset_access)) -> dict[str, Any]:
+    @app.get("/v1/datasets/{name}/stats", tags=["datasets"], responses=_JSON)
+    def stats(name: str = Depends(dataset_access)) -> Response:
         """Counts of episodes, facets, points, entities, edges, documents (`memflow stats`)."""
-        return service.stats(name)
+        return _ok(service.stats(name))
 
-    @app.post("/v1/datasets/{name}/memorize", tags=["memory"])
-    def memorize(body: MemorizeBody, name: str = Depends(dataset_access)) -> dict[str, Any]:
+    @app.post("/v1/datasets/{name}/memorize", tags=["memory"], responses=_JSON)
+    def memorize(body: MemorizeBody, name: str = Depends(dataset_access)) -> Response:
         """Memorise one text (the `memflow memorize --json` report). The same content again is
         `skipped`; an input that fails validation writes nothing."""
-        return service.memorize(
-            name, text=body.text, content_type=body.content_type, reference_time=body.reference_time
+        return _ok(
+            service.memorize(
+                name,
+                text=body.text,
+                content_type=body.content_type,
+                reference_time=body.reference_time,
+            )
         )
 
-    @app.post("/v1/datasets/{name}/search", tags=["memory"])
-    def search(body: SearchBody, name: str = Depends(dataset_access)) -> dict[str, Any]:
+    @app.post("/v1/datasets/{name}/search", tags=["memory"], responses=_JSON)
+    def search(body: SearchBody, name: str = Depends(dataset_access)) -> Response:
         """Search (the same JSON as `memflow search --json`); `context` is what to read."""
-        return service.search(name, **body.model_dump())
+        return _ok(service.search(name, **body.model_dump()))
 
-    @app.delete("/v1/datasets/{name}/documents/{document_id}", tags=["memory"])
-    def forget_document(document_id: str, name: str = Depends(dataset_access)) -> dict[str, Any]:
+    @app.delete("/v1/datasets/{name}/documents/{document_id}", tags=["memory"], responses=_JSON)
+    def forget_document(document_id: str, name: str = Depends(dataset_access)) -> Response:
         """Remove a document and what only it supported (`memflow forget --document`)."""
-        return service.forget(name, document_id=document_id)
+        return _ok(service.forget(name, document_id=document_id))
 
-    @app.delete("/v1/datasets/{name}/episodes/{episode_id}", tags=["memory"])
-    def forget_episode(episode_id: str, name: str = Depends(dataset_access)) -> dict[str, Any]:
+    @app.delete("/v1/datasets/{name}/episodes/{episode_id}", tags=["memory"], responses=_JSON)
+    def forget_episode(episode_id: str, name: str = Depends(dataset_access)) -> Response:
         """Remove one episode with its facets (`memflow forget --episode`)."""
-        return service.forget(name, episode_id=episode_id)
+        return _ok(service.forget(name, episode_id=episode_id))
 
-    @app.get("/v1/datasets/{name}/episodes/{episode_id}", tags=["memory"])
-    def episode(episode_id: str, name: str = Depends(dataset_access)) -> dict[str, Any]:
+    @app.get("/v1/datasets/{name}/episodes/{episode_id}", tags=["memory"], responses=_JSON)
+    def episode(episode_id: str, name: str = Depends(dataset_access)) -> Response:
         """One episode's tree with edge texts, and the documents that support it."""
-        return service.get_episode(name, episode_id)
+        return _ok(service.get_episode(name, episode_id))
 
     return BodyLimit(app, max_body)
 
