@@ -207,16 +207,9 @@ def _datasets(args: argparse.Namespace) -> None:
             )
             return
         rows = mem.datasets()
-    payload = [
-        {
-            "id": str(d.id),
-            "name": d.name,
-            "episodes": d.episodes,
-            "documents": d.documents,
-            "created_at": d.created_at.isoformat(),
-        }
-        for d in rows
-    ]
+    from memflow.service import dataset_json
+
+    payload = [dataset_json(d) for d in rows]
     lines = [f"{d.name}\t{d.episodes} episodes\t{d.documents} documents" for d in rows] or [
         "(no datasets)"
     ]
@@ -305,9 +298,9 @@ def _import_episodes(args: argparse.Namespace) -> None:
 def _stats(args: argparse.Namespace) -> None:
     with open_memory(args) as mem:
         stats = mem.dataset(args.dataset, create=False).stats()
-    emit(
-        args, {"dataset": args.dataset, **stats}, "\n".join(f"{k:13} {v}" for k, v in stats.items())
-    )
+    from memflow.service import stats_json
+
+    emit(args, stats_json(args.dataset, stats), "\n".join(f"{k:13} {v}" for k, v in stats.items()))
 
 
 @command("show")

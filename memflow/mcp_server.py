@@ -1,0 +1,220 @@
+"""``memflow mcp``: memflow as a Model Context Protocol server (the official ``mcp`` SDK).
+
+Tools: memorize, search, forget, list_datasets, stats, get_episode; resource template
+``memflow://{dataset}/episodes/{episode_id}``. With a fixed dataset the tools take no dataset
+argument and every call is bound to it. A memflow error becomes an MCP tool error carrying its
+one-line message (``Error executing tool search: NotFound: no dataset named ...``).
+"""
+
+# No ``from __future__ import annotations``: the SDK reads these signatures at run time.
+
+import functools
+import inspect
+import json
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from memflow.errors import MemflowError
+from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Service
+
+try:
+    from mcp.server import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    from mcp.types import ToolAnnotations
+except ModuleNotFoundError as exc:  # pragma: no cover - exercised by the CLI's message
+    from memflow.errors import ConfigurationError
+
+    raise ConfigurationError(
+        "memflow mcp needs the server extra: pip install 'memflow[server]'"
+    ) from exc
+
+INSTRUCTIONS = """memflow is a long-term episodic memory. `memorize` stores a note, document or
+dialog; `search` returns the stored facts most related to a question as a compact context (read
+its "context" field); `get_episode` shows one episode with the documents it came from; `forget`
+removes a document or an episode. Search before answering questions about past events."""
+
+DatasetName = Annotated[str, Field(description="dataset (memory space) name, e.g. 'notes'")]
+Query = Annotated[
+    str, Field(description="the question or keywords, in the language of the stored text")
+]
+TopK = Annotated[int, Field(ge=1, le=100, description="episodes to return (1-100)")]
+Mode = Annotated[
+    Literal["episodic", "vector", "lexical"],
+    Field(description="episodic (graph ranking, best) | vector | lexical baselines"),
+]
+Display = Annotated[
+    Literal["highly_related", "summary", "detail"],
+    Field(
+        description="highly_related: the facts most related to the query, packed into "
+        "budget_tokens (what an agent should read); summary: one block per episode; detail: "
+        "whole episodes"
+    ),
+]
+Budget = Annotated[
+    int | None,
+    Field(ge=1, le=20_000, description="token budget of the context (default 500)"),
+]
+IsoTime = Annotated[
+    str | None,
+    Field(description="ISO 8601 time, e.g. 2024-05-08 or 2024-05-08T13:56:00Z"),
+]
+
+
+def _tool_error(exc: MemflowError) -> ToolError:
+    return ToolError(f"{type(exc).__name__}: {exc}")
+
+
+def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def call(**kwargs: Any) -> Any:
+        try:
+            return fn(**kwargs)
+        except MemflowError as exc:
+            raise _tool_error(exc) from exc
+
+    return call
+
+
+def _bind(fn: Callable[..., Any], **fixed: Any) -> Callable[..., Any]:
+    """``fn`` with the ``fixed`` parameters removed from its schema and always passed."""
+    sig = inspect.signature(fn, eval_str=True)
+
+    @functools.wraps(fn)
+    def call(**kwargs: Any) -> Any:
+        return fn(**kwargs, **fixed)
+
+    params = [p for p in sig.parameters.values() if p.name not in fixed]
+    call.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    del call.__wrapped__
+    return call
+
+
+def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
+    """An MCP server over ``service``; ``dataset`` fixes the one dataset every call uses."""
+    server = MCPServer(
+        name="memflow",
+        instructions=INSTRUCTIONS
+        + (f" Every call uses the dataset {dataset!r}." if dataset else ""),
+        log_level="WARNING",
+    )
+
+    def memorize(
+        dataset: DatasetName,
+        text: Annotated[
+            str | None,
+            Field(description="the content to remember: a note, Markdown, a dialog or JSON"),
+        ] = None,
+        path: Annotated[
+            str | None,
+            Field(description="instead of text: a file or directory the server may read"),
+        ] = None,
+        content_type: Annotated[
+            ContentTypeChoice,
+            Field(description="auto-detected unless given"),
+        ] = "auto",
+        reference_time: Annotated[
+            str | None,
+            Field(description="ISO 8601 time that relative dates ('yesterday') refer to"),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Remember a text (or a file the server may read). Returns the per-document report:
+        status written/skipped (same content again)/failed, counts and episode_ids."""
+        return service.memorize(
+            dataset, text=text, path=path, content_type=content_type, reference_time=reference_time
+        )
+
+    def search(
+        dataset: DatasetName,
+        query: Query,
+        top_k: TopK = 10,
+        mode: Mode = "episodic",
+        display: Display = AGENT_DISPLAY,
+        budget_tokens: Budget = None,
+        now: IsoTime = None,
+    ) -> dict[str, Any]:
+        """Search the memory. Read the "context" field: the stored facts most related to the
+        query, with their dates. "results" lists the ranked episodes with their ids."""
+        return service.search(
+            dataset,
+            query,
+            top_k=top_k,
+            mode=mode,
+            display=display,
+            budget_tokens=budget_tokens,
+            now=now,
+        )
+
+    def forget(
+        dataset: DatasetName,
+        document_id: Annotated[
+            str | None, Field(description="a document id from memorize's report")
+        ] = None,
+        episode_id: Annotated[str | None, Field(description="an episode id from search")] = None,
+    ) -> dict[str, Any]:
+        """Remove a document (and what only it supported) or one episode. Give exactly one id."""
+        return service.forget(dataset, document_id=document_id, episode_id=episode_id)
+
+    def list_datasets() -> dict[str, Any]:
+        """The datasets with their episode and document counts."""
+        return service.list_datasets(None if dataset is None else frozenset({dataset}))
+
+    def stats(dataset: DatasetName) -> dict[str, Any]:
+        """Counts of episodes, facets, points, entities, edges and documents in a dataset."""
+        return service.stats(dataset)
+
+    def get_episode(
+        dataset: DatasetName,
+        episode_id: Annotated[str, Field(description="an episode id from search results")],
+    ) -> dict[str, Any]:
+        """One episode as a tree (facets, points, entities, edge texts) and the documents it
+        came from (provenance)."""
+        return service.get_episode(dataset, episode_id)
+
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    tools: list[tuple[Callable[..., Any], ToolAnnotations]] = [
+        (
+            memorize,
+            ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
+        ),
+        (search, read_only),
+        (forget, ToolAnnotations(read_only_hint=False, destructive_hint=True)),
+        (list_datasets, read_only),
+        (stats, read_only),
+        (get_episode, read_only),
+    ]
+    for fn, annotations in tools:
+        fixed: dict[str, Any] = {}
+        params = inspect.signature(fn).parameters
+        if dataset is not None and "dataset" in params:
+            fixed["dataset"] = dataset
+        if fn is memorize and not service.read_roots:
+            fixed["path"] = None
+        tool = _bind(fn, **fixed) if fixed else fn
+        server.add_tool(_guarded(tool), name=fn.__name__, annotations=annotations)
+
+    @server.resource(
+        "memflow://{dataset_name}/episodes/{episode_id}",
+        name="episode",
+        description="An episode's tree and provenance (what get_episode returns), as JSON.",
+        mime_type="application/json",
+    )
+    def episode_resource(dataset_name: str, episode_id: str) -> str:
+        if dataset is not None and dataset_name != dataset:
+            raise ResourceError(f"this server serves only the dataset {dataset!r}")
+        try:
+            payload = service.get_episode(dataset_name, episode_id)
+        except MemflowError as exc:
+            raise ResourceError(f"{type(exc).__name__}: {exc}") from exc
+        return json.dumps(payload, ensure_ascii=False)
+
+    return server
+
+
+def streamable_http_app(server: MCPServer, *, host: str, max_body: int) -> Any:
+    """The Starlette app serving ``server`` over streamable HTTP at ``/mcp``."""
+    return server.streamable_http_app(json_response=True, host=host, max_request_body_size=max_body)
+
+
+__all__ = ["build_server", "streamable_http_app"]

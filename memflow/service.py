@@ -1,0 +1,273 @@
+"""The one service layer behind memflow's front doors (MCP server, HTTP API).
+
+It takes an open :class:`~memflow.memory.Memory`, validates what a remote caller sends, calls the
+Dataset API and returns JSON-able dicts -- the same ones ``memflow search --json`` and
+``memflow memorize --json`` print. Every failure is a :class:`~memflow.errors.MemflowError` whose
+one-line message the doors pass on unchanged. Nothing here knows about HTTP or MCP.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from sqlalchemy import Engine, event
+
+from memflow.db import engine as dbe
+from memflow.db.queries import q
+from memflow.errors import InvalidInput
+from memflow.ingest.pipeline import max_document_bytes, resolve_inputs
+
+if TYPE_CHECKING:
+    from memflow.memory import Dataset, DatasetInfo, Memory
+    from memflow.recall.config import DisplayMode, SearchMode
+
+ContentTypeChoice = Literal["auto", "text", "markdown", "dialog", "conversation", "draft"]
+CONTENT_TYPE_CHOICES: tuple[str, ...] = get_args(ContentTypeChoice)
+# What an agent gets unless it asks for more: the units most related to the query, packed into
+# the token budget (not whole episode blocks).
+AGENT_DISPLAY: DisplayMode = "highly_related"
+
+
+class PayloadTooLarge(InvalidInput):
+    """The input is larger than memflow takes in one call: split it into smaller documents."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one remote call may ask for (a local script calls the Dataset API)."""
+
+    max_top_k: int = 100
+    max_budget_tokens: int = 20_000
+    max_query_chars: int = 4_000
+
+
+def dataset_json(d: DatasetInfo) -> dict[str, Any]:
+    """One row of ``memflow datasets --json``."""
+    return {
+        "id": str(d.id),
+        "name": d.name,
+        "episodes": d.episodes,
+        "documents": d.documents,
+        "created_at": d.created_at.isoformat(),
+    }
+
+
+def stats_json(dataset: str, stats: dict[str, int]) -> dict[str, Any]:
+    """What ``memflow stats --json`` prints."""
+    return {"dataset": dataset, **stats}
+
+
+def parse_time(value: str | datetime | None, what: str) -> datetime | None:
+    """An ISO 8601 time (a date alone is midnight UTC); naive times are taken as UTC."""
+    if value is None or isinstance(value, datetime):
+        when = value
+    else:
+        try:
+            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidInput(
+                f"{what} {value!r} is not an ISO 8601 time: use e.g. 2024-05-08 or "
+                "2024-05-08T13:56:00Z"
+            ) from None
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
+
+
+def limit_statements(engine: Engine, seconds: float) -> None:
+    """Cancel statements of ``engine`` that run longer than ``seconds``: the transaction rolls
+    back, so a timed-out write leaves nothing behind. Applies to connections opened from now on."""
+    if seconds <= 0:
+        raise InvalidInput(f"the statement timeout must be positive, got {seconds}")
+    millis = max(1, int(seconds * 1000))
+
+    def _set(dbapi_conn: Any, _record: object) -> None:
+        with dbapi_conn.cursor() as cur:
+            cur.execute(f"SET statement_timeout = {millis}")
+        dbapi_conn.commit()  # SET is transactional: keep it past the pool's reset-on-return
+
+    event.listen(engine, "connect", _set)
+    engine.dispose()  # connections already pooled reopen with the limit
+
+
+def _between(value: int, low: int, high: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInput(f"{what} must be an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+class Service:
+    """What a remote caller may do with a store: memorize, search, forget, inspect.
+
+    ``read_roots`` are the directories whose files ``memorize(path=...)`` may read; with none, a
+    caller can only send text (a server never reads its own disk on a stranger's say-so).
+    """
+
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        read_roots: Sequence[str | Path] = (),
+        limits: Limits | None = None,
+    ) -> None:
+        self.memory = memory
+        self.read_roots = tuple(Path(r).expanduser().resolve() for r in read_roots)
+        self.limits = limits or Limits()
+
+    def _dataset(self, name: str) -> Dataset:
+        return self.memory.dataset(name, create=False)
+
+    def ping(self) -> None:
+        """Raise ConnectionFailed unless the database answers."""
+        with dbe.transaction(self.memory.engine) as conn:
+            conn.execute(q("service_ping"))
+
+    # -- datasets ---------------------------------------------------------------------------------
+    def list_datasets(self, allowed: frozenset[str] | None = None) -> dict[str, Any]:
+        """Every dataset (or those in ``allowed``) with its episode and document counts."""
+        rows = self.memory.datasets()
+        return {"datasets": [dataset_json(d) for d in rows if allowed is None or d.name in allowed]}
+
+    def stats(self, dataset: str) -> dict[str, Any]:
+        return stats_json(dataset, self._dataset(dataset).stats())
+
+    # -- memorize ---------------------------------------------------------------------------------
+    def _readable(self, path: str) -> Path:
+        if not self.read_roots:
+            raise InvalidInput(
+                "this server reads no files: send the content as text, or start it with "
+                "--allow-read DIR"
+            )
+        p = Path(path).expanduser()
+        resolved = p.resolve() if p.is_absolute() else (self.read_roots[0] / p).resolve()
+        if not any(resolved.is_relative_to(root) for root in self.read_roots):
+            roots = ", ".join(str(r) for r in self.read_roots)
+            raise InvalidInput(f"{path}: outside the directories this server may read ({roots})")
+        if not resolved.exists():
+            raise InvalidInput(f"{path}: no such file or directory")
+        return resolved
+
+    def memorize(
+        self,
+        dataset: str,
+        *,
+        text: str | None = None,
+        path: str | None = None,
+        content_type: str = "auto",
+        reference_time: str | datetime | None = None,
+        extractor: Literal["auto", "rules", "llm"] = "auto",
+    ) -> dict[str, Any]:
+        """Memorise one text (or a file/directory under the read roots) into ``dataset``.
+
+        The input is parsed before the dataset is created or anything is written, so a request
+        that fails validation changes nothing; a document that fails later writes nothing."""
+        if (text is None) == (path is None):
+            raise InvalidInput("pass exactly one of text or path")
+        if content_type not in CONTENT_TYPE_CHOICES:
+            raise InvalidInput(
+                f"content_type {content_type!r} is not one of {', '.join(CONTENT_TYPE_CHOICES)}"
+            )
+        ref = parse_time(reference_time, "reference_time")
+        source: bytes | Path
+        if text is not None:
+            # Bytes, never str: a str naming an existing file would be read from this disk.
+            source = text.encode("utf-8", "surrogatepass")
+            limit = max_document_bytes()
+            if len(source) > limit:
+                raise PayloadTooLarge(
+                    f"the text is {len(source)} bytes, more than memflow memorises as one document "
+                    f"({limit} bytes, MEMFLOW_MAX_DOCUMENT_BYTES): split it (by chapter, by day)"
+                )
+        else:
+            source = self._readable(str(path))
+        for item in resolve_inputs(source, content_type=content_type, reference_time=ref):
+            if item.error is not None:
+                raise item.error
+        report = self.memory.dataset(dataset).memorize(
+            source, content_type=content_type, extractor=extractor, reference_time=ref
+        )
+        return report.to_json()
+
+    # -- search and forget -------------------------------------------------------------------------
+    def search(
+        self,
+        dataset: str,
+        query: str,
+        *,
+        top_k: int = 10,
+        mode: SearchMode = "episodic",
+        display: DisplayMode = AGENT_DISPLAY,
+        budget_tokens: int | None = None,
+        now: str | datetime | None = None,
+    ) -> dict[str, Any]:
+        """The same JSON as ``memflow search --json``."""
+        lim = self.limits
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("the query is empty: pass the question or keywords to search for")
+        if len(query) > lim.max_query_chars:
+            raise InvalidInput(
+                f"the query is {len(query)} characters long: use at most {lim.max_query_chars}"
+            )
+        _between(top_k, 1, lim.max_top_k, "top_k")
+        if budget_tokens is not None:
+            _between(budget_tokens, 1, lim.max_budget_tokens, "budget_tokens")
+        resp = self._dataset(dataset).search(
+            query,
+            top_k=top_k,
+            mode=mode,
+            display=display,
+            budget_tokens=budget_tokens,
+            now=parse_time(now, "now"),
+        )
+        return resp.model_dump(mode="json")
+
+    def forget(
+        self, dataset: str, *, document_id: str | None = None, episode_id: str | None = None
+    ) -> dict[str, Any]:
+        """Remove a document (and what only it supported) or one episode."""
+        if (document_id is None) == (episode_id is None):
+            raise InvalidInput("pass exactly one of document_id or episode_id")
+        ds = self._dataset(dataset)
+        return ds.forget(document_id=document_id, episode_id=episode_id).to_json()
+
+    # -- episodes ---------------------------------------------------------------------------------
+    def episodes(self, dataset: str, limit: int = 1000) -> dict[str, Any]:
+        rows = self._dataset(dataset).episodes(limit)
+        return {"dataset": dataset, "episodes": [_jsonable(r) for r in rows]}
+
+    def get_episode(self, dataset: str, episode_id: str) -> dict[str, Any]:
+        """An episode as ``memflow show`` prints it (rows of the tree with their edge texts),
+        with its provenance: the documents that support it."""
+        ds = self._dataset(dataset)
+        try:
+            eid = uuid.UUID(str(episode_id))
+        except ValueError:
+            raise InvalidInput(f"{episode_id!r} is not an episode id: pass a UUID") from None
+        rows = ds.episode_tree(eid)
+        with dbe.transaction(self.memory.engine, ds.id) as conn:
+            docs = conn.execute(q("episode_documents"), {"dataset_id": ds.id, "node_id": eid})
+            documents = [_jsonable(dict(r._mapping)) for r in docs]
+        return {"dataset": dataset, "episode_id": str(eid), "rows": rows, "documents": documents}
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: (v.isoformat() if isinstance(v, datetime) else str(v) if isinstance(v, uuid.UUID) else v)
+        for k, v in row.items()
+    }
+
+
+__all__ = [
+    "AGENT_DISPLAY",
+    "CONTENT_TYPE_CHOICES",
+    "Limits",
+    "PayloadTooLarge",
+    "Service",
+    "dataset_json",
+    "limit_statements",
+    "parse_time",
+    "stats_json",
+]
