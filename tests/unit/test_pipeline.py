@@ -16,9 +16,9 @@ from memflow.recall.pipeline import (
     respond,
     score_hits,
 )
-from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.types import Hit, Subgraph
 
+from .test_bonus import query as pq
 from .test_scoring import G, nid
 
 CFG = RecallConfig()
@@ -33,16 +33,6 @@ def hit(collection: str, name: str | None, distance: float, text: str | None = N
         node_id=nid(name) if name else None,
         text=text or name or "",
         distance=distance,
-    )
-
-
-def pq(text: str, keywords: list[str] | None = None) -> PreprocessedQuery:
-    return PreprocessedQuery(
-        original=text,
-        vector_query=text,
-        keywords=keywords or [],
-        hybrid_reason="short_query" if keywords else None,
-        use_hybrid=bool(keywords),
     )
 
 
