@@ -99,8 +99,14 @@ def entity_seed_bound(scored: ScoredHits, config: RecallConfig, top_k: int) -> f
     worst = scored.worst
     points = scored.by_collection.get("FacetPoint_search_text", {})
     spread = (worst.get("FacetPoint_search_text", 0.0) - min(points.values())) if points else 0.0
+    # The unit rules can widen the gap between an episode's two best points beyond the spread.
+    rules = (
+        config.speaker_penalty
+        + config.question_turn_penalty
+        + config.term_overlap_bonus * config.term_overlap_cap
+    )
     most = (
-        config.second_point_weight * max(config.second_point_miss, spread)
+        config.second_point_weight * max(config.second_point_miss, spread + rules)
         + config.facet_support_weight * worst.get("Facet_anchor_text", 1.0)
         + config.summary_support_weight * worst.get("Episode_summary", 1.0)
     )
