@@ -40,6 +40,10 @@ DEFAULT_HOME = Path.home() / ".cache" / "memflow-locomo"
 BUDGETS = (200, 500, 1000)
 UNLIMITED = 10**6  # one search per question; each budget is packed from its ranked units
 KS = (1, 3, 5, 10)
+# Evaluation discipline: constants are chosen on the tune half (the first five conversations of
+# the file, in file order) and reported on both; the test half is never used to choose anything.
+SPLITS = ("tune", "test")
+TUNE_CONVERSATIONS = 5
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _KEY = re.compile(r"^D(\d+):(\d+)$")
 _LOOSE_KEY = re.compile(r"^D:?(\d+):(\d+)$")
@@ -65,6 +69,7 @@ class Conversation:
     sample_id: str
     sessions: list[tuple[int, str, list[dict[str, str]]]]  # (number, date text, turns)
     questions: list[Question] = field(default_factory=list)
+    position: int = 0  # in the file: the first TUNE_CONVERSATIONS are the tune half
 
     @property
     def turn_keys(self) -> set[str]:
@@ -72,6 +77,10 @@ class Conversation:
 
     def turn_texts(self) -> dict[str, str]:
         return {t["id"]: turn_text(t) for _, _, turns in self.sessions for t in turns}
+
+
+def split_of(conv: Conversation) -> str:
+    return "tune" if conv.position < TUNE_CONVERSATIONS else "test"
 
 
 def session_of(key: str) -> int:
@@ -129,7 +138,7 @@ def load(path: Path, categories: Sequence[int] = (1, 2, 3, 4)) -> tuple[list[Con
                 if turn_text(t)
             ]
             sessions.append((n, str(conv.get(f"session_{n}_date_time") or ""), turns))
-        c = Conversation(str(item["sample_id"]), sessions)
+        c = Conversation(str(item["sample_id"]), sessions, position=len(out))
         known = c.turn_keys
         for qa in item["qa"]:
             if int(qa["category"]) not in categories:
@@ -228,13 +237,18 @@ class System:
 
 
 def systems() -> list[System]:
-    """The baselines, the shipped default and the variants that decide its defaults."""
+    """The baselines, the shipped default and the ablations that show what each part adds."""
     d = RecallConfig()
-    flip = "raw" if d.normalize == "minmax" else "minmax"
-    other_k = 30 if d.wide_search_top_k != 30 else 100
+    no_rules = {"speaker_penalty": 0.0, "term_overlap_bonus": 0.0, "question_turn_penalty": 0.0}
     return [
         System("vector", "vector", "plain pgvector top-k over turns (FacetPoints)"),
         System("lexical", "lexical", "Postgres full-text search over turns (chunks)"),
+        System(
+            "vector+rules",
+            "vector",
+            "vector with episodic's query-aware unit rules (speaker, shared terms, questions)",
+            {"vector_unit_rules": True},
+        ),
         System("episodic", "episodic", "shipped default: Dataset.search(q) with RecallConfig()"),
         System(
             "episodic/summary",
@@ -249,58 +263,44 @@ def systems() -> list[System]:
             display="detail",
         ),
         System(
-            "vector+facets",
-            "vector",
-            "top-k over turns and facet texts (4-8 turn windows)",
-            {"vector_facets": True},
+            "episodic/no_corroboration",
+            "episodic",
+            "EpisodeScore = the cheapest chain only (no second point, window or summary terms)",
+            {
+                "second_point_weight": 0.0,
+                "facet_support_weight": 0.0,
+                "summary_support_weight": 0.0,
+            },
         ),
         System(
-            "vector+rules",
-            "vector",
-            "vector with episodic's query-aware unit rules (speaker, shared terms, questions)",
-            {"vector_unit_rules": True},
+            "episodic/no_expansion",
+            "episodic",
+            "units only from the wide recall (no points fetched for the best episodes)",
+            {"expand_episodes": 0},
+        ),
+        System(
+            "episodic/no_episode_prior",
+            "episodic",
+            "lambda = mu = 0: units ranked by their own distance and rules only",
+            {"episode_prior_lambda": 0.0, "facet_prior_mu": 0.0},
         ),
         System(
             "episodic/no_unit_rules",
             "episodic",
-            "the query-aware unit rules off (the shipped ranking before them)",
-            {"speaker_penalty": 0.0, "term_overlap_bonus": 0.0, "question_turn_penalty": 0.0},
+            "the query-aware unit rules off (in the units and in the point chains)",
+            no_rules,
         ),
         System(
-            f"episodic/normalize={flip}",
+            "episodic/no_entity_specificity",
             "episodic",
-            f"{flip} distances for bundle scoring",
-            {"normalize": flip},
+            "entity chains pay no extra for entities linked to many episodes",
+            {"entity_generic_cost": 0.0},
         ),
         System(
-            f"episodic/facet_discount={not d.facet_discount}",
+            f"episodic/lambda={d.episode_prior_lambda / 4:g}",
             "episodic",
-            "facet confidence discount toggled",
-            {"facet_discount": not d.facet_discount},
-        ),
-        System(
-            f"episodic/wide_search_top_k={other_k}",
-            "episodic",
-            f"{other_k} rows per collection",
-            {"wide_search_top_k": other_k},
-        ),
-        System(
-            "episodic/units=minmax",
-            "episodic",
-            "units ranked by min-max distances (the spec's first highly_related)",
-            {"highly_related_distance": "minmax"},
-        ),
-        System(
-            "episodic/no_priors",
-            "episodic",
-            "lambda = mu = 0: units ranked by raw distance only (inside the projection)",
-            {"episode_prior_lambda": 0.0, "facet_prior_mu": 0.0},
-        ),
-        System(
-            "episodic/facet_units",
-            "episodic",
-            "facet texts compete with points for the budget",
-            {"highly_related_facets": True},
+            "a quarter of the episode prior in the unit ranking",
+            {"episode_prior_lambda": d.episode_prior_lambda / 4},
         ),
     ]
 
@@ -428,9 +428,11 @@ def evaluate(
     convs: Sequence[Conversation],
     chosen: Sequence[System],
     max_questions: int | None = None,
-) -> tuple[dict[str, Tally], dict[int, dict[str, Tally]]]:
+) -> tuple[dict[str, Tally], dict[int, dict[str, Tally]], dict[str, dict[str, Tally]]]:
+    """Every system on every question; tallies overall, per category and per split."""
     overall = {s.name: Tally() for s in chosen}
     by_cat = {c: {s.name: Tally() for s in chosen} for c in CATEGORIES}
+    by_split = {name: {s.name: Tally() for s in chosen} for name in SPLITS}
     started = time.perf_counter()
     done = 0
     for conv in convs:
@@ -441,7 +443,11 @@ def evaluate(
         questions = [q for q in conv.questions if q.sessions <= present][:max_questions]
         for q in questions:
             for system in chosen:
-                tallies = (overall[system.name], by_cat[q.category][system.name])
+                tallies = (
+                    overall[system.name],
+                    by_cat[q.category][system.name],
+                    by_split[split_of(conv)][system.name],
+                )
                 probe = Tally()
                 run_question(ds, q, system, sessions, probe, texts)
                 for tally in tallies:
@@ -449,7 +455,7 @@ def evaluate(
             done += 1
             if done % 100 == 0:
                 print(f"  {done} questions ({time.perf_counter() - started:.0f} s)", flush=True)
-    return overall, by_cat
+    return overall, by_cat, by_split
 
 
 def _merge(into: Tally, part: Tally) -> None:
@@ -467,12 +473,18 @@ def _merge(into: Tally, part: Tally) -> None:
 def results_json(
     overall: dict[str, Tally],
     by_cat: dict[int, dict[str, Tally]],
+    by_split: dict[str, dict[str, Tally]],
     chosen: Sequence[System],
     settings: dict[str, Any],
 ) -> dict[str, Any]:
     st = common.stamp(settings)
     return {
         "overall": {name: t.row() for name, t in overall.items()},
+        "splits": {
+            split: {name: t.row() for name, t in tallies.items()}
+            for split, tallies in by_split.items()
+            if any(t.ms for t in tallies.values())
+        },
         "by_category": {
             f"{c} {CATEGORIES[c]}": {name: t.row() for name, t in tallies.items()}
             for c, tallies in by_cat.items()
@@ -496,6 +508,16 @@ def markdown(res: dict[str, Any]) -> str:
         for name, r in res["overall"].items()
     ]
     parts.append(common.md_table(head, rows))
+    for split, table in res.get("splits", {}).items():
+        n = next(iter(table.values()))["questions"] if table else 0
+        which = "first" if split == "tune" else "last"
+        parts += [
+            "",
+            f"## {split.capitalize()} half ({which} {TUNE_CONVERSATIONS} conversations, {n} questions)",
+            "",
+        ]
+        rows = [[name, *(r[c] for c in cols)] for name, r in table.items()]
+        parts.append(common.md_table(head[: 1 + len(cols)], rows))
     for cat, table in res["by_category"].items():
         n = next(iter(table.values()))["questions"] if table else 0
         parts += ["", f"## Category {cat} ({n} questions)", ""]
@@ -559,7 +581,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         wanted = {s.strip() for s in args.systems.split(",") if s.strip()}
         chosen = [s for s in systems() if not wanted or s.name in wanted]
         print(f"search with {', '.join(s.name for s in chosen)}", flush=True)
-        overall, by_cat = evaluate(mem, convs, chosen, args.questions)
+        overall, by_cat, by_split = evaluate(mem, convs, chosen, args.questions)
         settings = {
             "data": str(args.data.name),
             "embedder": embedder.name,
@@ -573,10 +595,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "display": "highly_related",
             "episode_recall": "share of the evidence sessions whose episode is in the top k",
             "recall_config_default": RecallConfig().model_dump(),
+            "splits": f"tune = the first {TUNE_CONVERSATIONS} conversations of the file, test = the rest",
             "ingest_seconds_this_run": round(ingest_s, 1),
             "database": "external" if args.database_url else "embedded",
         }
-        res = results_json(overall, by_cat, chosen, settings)
+        res = results_json(overall, by_cat, by_split, chosen, settings)
         if args.llm:
             from benchmarks.locomo_llm import run_llm_protocol
 

@@ -46,6 +46,7 @@ class Recorded:
     hits: list[Hit]
     graph: Subgraph
     sessions: dict[uuid.UUID, int]  # episode -> LoCoMo session (shared per conversation)
+    split: str  # "tune" or "test" (benchmarks.locomo.split_of)
 
 
 def record(
@@ -63,7 +64,7 @@ def record(
             hits, graph, _ = retrieve(
                 ds.context, qvec, pq, cfg, top_k=cfg.top_k, display="highly_related", timings={}
             )
-            out.append(Recorded(q, pq, hits, graph, sessions))
+            out.append(Recorded(q, pq, hits, graph, sessions, locomo.split_of(conv)))
     return out
 
 
@@ -128,6 +129,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     rank.add_argument("variants", nargs="*", help="NAME='{\"field\": value}' (default: shipped)")
     rank.add_argument("--recording", type=Path, default=DEFAULT_RECORDING)
     rank.add_argument("--json", action="store_true", help="print the results as JSON")
+    rank.add_argument(
+        "--split",
+        choices=("tune", "test", "all"),
+        default="tune",
+        help="the questions to replay: choose constants on tune only (default), report test",
+    )
     args = ap.parse_args(argv)
 
     if args.command == "record":
@@ -149,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     with args.recording.open("rb") as fh:
         recorded = pickle.load(fh)  # a file this tool wrote
+    if args.split != "all":
+        recorded = [r for r in recorded if r.split == args.split]
+    if not recorded:
+        raise SystemExit(f"no recorded question in the {args.split} split of {args.recording}")
     variants = [parse_variant(v) for v in args.variants] or [("shipped", RecallConfig())]
     results = {name: evaluate(recorded, cfg) for name, cfg in variants}
     if args.json:

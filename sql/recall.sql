@@ -45,10 +45,14 @@ UNION ALL
 -- FacetPoint -> Facet (has_point), Facet -> Episode (has_facet), Entity -> Facet/Episode
 -- (involves_entity). Episodes have no parents on these edges, so Episode hits (:leaves) and nodes
 -- reached through has_facet are not looked up. Hub guard: each node contributes at most :fanout
--- parents, hits first, then the newest. Every reached node carries the rank of the best hit it
+-- parents, hits first, then by edge text (content: the same store gives the same subgraph in any
+-- dataset; the id only orders edges with identical texts). Every reached node carries the rank of the best hit it
 -- was reached from; the cap (:max_nodes) keeps whole chains of the best hits (rank, then depth).
 -- Rows: the kept nodes ('node'), then the walked edges between kept nodes ('edge'). Chunk keys
 -- (provenance) are read for Facets and FacetPoints only when :with_sources (evidence units).
+-- A FacetPoint carries the speaker of its first chunk (the unit rules); an Entity its degree, the
+-- episodes linking to it (counted up to :degree_cap), and every Entity row the dataset's episode
+-- count (computed once): entity specificity.
 -- Node columns are named after GraphNode's fields (memflow/recall/types.py), read by name.
 WITH RECURSIVE
 seed AS (
@@ -66,7 +70,7 @@ walk(node_id, depth, ord, is_episode, src, relationship, dst, edge_text) AS (
     FROM memflow.edge e
     WHERE e.dataset_id = :dataset_id AND e.dst = w.node_id
       AND e.relationship IN ('has_point', 'has_facet', 'involves_entity')
-    ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.created_at DESC, e.src
+    ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.text_hash, e.src
     LIMIT :fanout
   ) up
   WHERE w.depth < 2 AND NOT w.is_episode
@@ -96,11 +100,30 @@ SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary
                                  WHERE e.dataset_id = :dataset_id AND e.dst = k.id
                                  LIMIT :fanout + 1) d) > :fanout
        END AS hub,
+       CASE WHEN k.kind = 'FacetPoint' THEN
+         (SELECT c.speaker FROM memflow.node_chunk nc
+            JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+           WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
+           ORDER BY c.idx LIMIT 1)
+       END AS speaker,
+       CASE WHEN k.kind = 'Entity' THEN
+         (SELECT count(*) FROM (SELECT 1 FROM memflow.edge e
+                                  JOIN memflow.node src ON src.dataset_id = e.dataset_id
+                                                       AND src.id = e.src AND src.kind = 'Episode'
+                                 WHERE e.dataset_id = :dataset_id AND e.dst = k.id
+                                   AND e.relationship = 'involves_entity'
+                                 LIMIT :degree_cap) d)
+       END AS degree,
+       CASE WHEN k.kind = 'Entity' THEN
+         (SELECT count(*) FROM memflow.node n
+           WHERE n.dataset_id = :dataset_id AND n.kind = 'Episode')
+       END AS episode_count,
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM kept k
 UNION ALL
 SELECT DISTINCT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
        NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[], NULL::boolean,
+       NULL::text, NULL::bigint, NULL::bigint,
        w.src, w.relationship, w.dst, w.edge_text
 FROM walk w
 WHERE w.depth > 0
@@ -126,14 +149,44 @@ links AS (SELECT * FROM lvl1 UNION ALL SELECT * FROM lvl2)
 SELECT 'node' AS row_type, n.id, n.kind, coalesce(n.name, '') AS name, n.summary, n.search_text,
        n.anchor_text, n.description, n.facet_type, n.created_at, n.time_start, n.time_end,
        n.display_only, '{}'::text[] AS sources, NULL::boolean AS hub,
+       NULL::text AS speaker, NULL::bigint AS degree, NULL::bigint AS episode_count,
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM memflow.node n
 WHERE n.dataset_id = :dataset_id AND n.id IN (SELECT dst FROM links)
 UNION ALL
 SELECT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
        NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[], NULL::boolean,
+       NULL::text, NULL::bigint, NULL::bigint,
        l.src, l.relationship, l.dst, l.edge_text
 FROM links l;
+
+-- name: expand_points
+-- highly_related only, after scoring: the FacetPoints of the best episodes (:episode_ids) that the
+-- wide recall did not return (:known), each with its exact distance to the query, its two links
+-- (episode -> facet, facet -> point) and its provenance, so the context can draw on the whole of
+-- the episodes the evidence chose.
+SELECT p.id, p.kind, coalesce(p.name, '') AS name, p.summary, p.search_text, p.anchor_text,
+       p.description, p.facet_type, p.created_at, p.time_start, p.time_end, p.display_only,
+       ARRAY(SELECT c.key FROM memflow.node_chunk nc
+               JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+              WHERE nc.dataset_id = :dataset_id AND nc.node_id = p.id
+              ORDER BY c.idx LIMIT 64) AS sources,
+       (SELECT c.speaker FROM memflow.node_chunk nc
+          JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+         WHERE nc.dataset_id = :dataset_id AND nc.node_id = p.id
+         ORDER BY c.idx LIMIT 1) AS speaker,
+       NULL::bigint AS degree,
+       hf.src AS episode_id, hf.dst AS facet_id, hf.edge_text AS facet_edge_text,
+       hp.edge_text AS point_edge_text,
+       fp.embedding <=> CAST(:q AS vector) AS distance
+FROM memflow.edge hf
+JOIN memflow.edge hp ON hp.dataset_id = hf.dataset_id AND hp.src = hf.dst
+                    AND hp.relationship = 'has_point'
+JOIN memflow.node p ON p.dataset_id = hp.dataset_id AND p.id = hp.dst
+JOIN memflow.facetpoint_search_text fp ON fp.dataset_id = p.dataset_id AND fp.node_id = p.id
+WHERE hf.dataset_id = :dataset_id AND hf.relationship = 'has_facet'
+  AND hf.src = ANY(CAST(:episode_ids AS uuid[]))
+  AND NOT (hp.dst = ANY(CAST(:known AS uuid[])));
 
 -- name: vector_units
 -- Baseline: plain ANN over FacetPoint and Facet texts, each unit with its episode.
@@ -150,7 +203,11 @@ SELECT h.collection, h.node_id, h.text, h.distance, ep.id AS episode_id, ep.name
        ep.time_start, ep.created_at,
        ARRAY(SELECT c.key FROM memflow.node_chunk nc
                JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
-              WHERE nc.dataset_id = :dataset_id AND nc.node_id = h.node_id ORDER BY c.idx) AS sources
+              WHERE nc.dataset_id = :dataset_id AND nc.node_id = h.node_id ORDER BY c.idx) AS sources,
+       (SELECT c.speaker FROM memflow.node_chunk nc
+          JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+         WHERE nc.dataset_id = :dataset_id AND nc.node_id = h.node_id
+         ORDER BY c.idx LIMIT 1) AS speaker
 FROM hits h
 LEFT JOIN LATERAL (
   SELECT n.id, n.name, n.time_start, n.created_at

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from uuid import UUID
 
-from memflow.recall.config import Normalization, RecallConfig
+from memflow.recall.config import RecallConfig
 from memflow.recall.preprocess import (
     NumberToken,
     PreprocessedQuery,
@@ -25,20 +25,13 @@ _MATCH_DROP = re.compile(r"[\s，,。.；;：:！!？?、]")
 _COLLECTION_ORDER = {name: i for i, name in enumerate(COLLECTIONS)}
 
 
-def normalize_scores(hits: Sequence[Hit], mode: Normalization = "minmax") -> list[Hit]:
-    """Set each hit's score from its raw distance: per-collection min-max, or the distance."""
-    if mode == "raw":
-        return [h.rescored(h.distance) for h in hits]
+def collection_bounds(hits: Iterable[Hit]) -> dict[str, tuple[float, float]]:
+    """(best, worst) raw distance of each collection's hits."""
     bounds: dict[str, tuple[float, float]] = {}
     for h in hits:
         lo, hi = bounds.get(h.collection, (h.distance, h.distance))
         bounds[h.collection] = (min(lo, h.distance), max(hi, h.distance))
-    out: list[Hit] = []
-    for h in hits:
-        lo, hi = bounds[h.collection]
-        score = (h.distance - lo) / (hi - lo) if hi > lo else 0.0
-        out.append(h.rescored(score))
-    return out
+    return bounds
 
 
 def normalize_for_match(text: str) -> str:
@@ -90,25 +83,31 @@ def _term_bonus(patterns: Sequence[re.Pattern[str]], text: str, config: RecallCo
 
 
 def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConfig) -> list[Hit]:
-    """Keyword bonus (hybrid queries), then the exact-match bonus against the original query
-    for scores still >= exact_match_min_score. Scores never go below 0."""
+    """Scores from raw distances, less the rule-based bonuses: keyword bonus (hybrid queries),
+    then the exact-match bonus against the original query for hits at least
+    ``exact_match_min_score`` into their collection's spread. A bonus is a share of the spread
+    between the collection's best and worst hit (the scale m_flow's min-max scores give them),
+    and no bonus takes a score below the collection's best distance."""
+    bounds = collection_bounds(hits)
     numbers = extract_numbers(pq.original)
     patterns = _term_patterns(latin_terms(pq.original)) if has_cjk(pq.original) else []
     keywords = [k for k in (normalize_for_match(k) for k in pq.keywords) if k]
     out: list[Hit] = []
     for h in hits:
         if h.collection == EDGE_COLLECTION:
-            out.append(h)
+            out.append(h.rescored(h.distance))
             continue
-        score = h.score
+        lo, hi = bounds[h.collection]
+        spread = hi - lo
+        rel = (h.distance - lo) / spread if spread > 0 else 0.0
         if pq.use_hybrid and keywords:
             norm = normalize_for_match(h.text)
             if any(k in norm for k in keywords):
-                score = max(0.0, score - config.keyword_bonus)
-        if score >= config.exact_match_min_score and (numbers or patterns):
+                rel = max(0.0, rel - config.keyword_bonus)
+        if rel >= config.exact_match_min_score and (numbers or patterns):
             bonus = number_bonus(numbers, h.text, config) + _term_bonus(patterns, h.text, config)
-            score = max(0.0, score - bonus)
-        out.append(h if score == h.score else h.rescored(score))
+            rel = max(0.0, rel - bonus)
+        out.append(h.rescored(lo + rel * spread if spread > 0 else h.distance))
     return out
 
 
@@ -157,11 +156,11 @@ __all__ = [
     "apply_bonuses",
     "best_by_id",
     "best_hits",
+    "collection_bounds",
     "edge_best_hits",
     "edge_hit_map",
     "keyword_matches",
     "normalize_for_match",
-    "normalize_scores",
     "number_bonus",
     "term_bonus",
 ]

@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 DisplayMode = Literal["summary", "highly_related", "detail"]
 SearchMode = Literal["episodic", "vector", "lexical"]
-Normalization = Literal["minmax", "raw"]
 # The lists where one is needed (validation messages, CLI choices): from the types, never repeated.
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 DISPLAY_MODES: tuple[DisplayMode, ...] = get_args(DisplayMode)
@@ -31,34 +30,42 @@ class RecallConfig(BaseModel):
     time_confidence_min: float = Field(default=0.4, ge=0.0, le=1.0)
     ef_search: int = Field(default=200, ge=1)  # hnsw.ef_search; the SQL layer uses max(this, k)
 
-    # --- 3. normalisation and bonuses
-    # LoCoMo (docs/benchmarks/locomo.md) favours "raw", but the bundle constants below are tuned on
-    # the min-max scale and the seed examples break with raw distances: kept "minmax" for now.
-    normalize: Normalization = "minmax"
+    # --- 3. bonuses (on the raw cosine-distance scale: each bonus below is a share of the spread
+    # between the best and the worst hit of the hit's collection, as m_flow applies them to
+    # per-collection min-max scores)
     keyword_bonus: float = 0.15
     number_same_unit: float = 0.12
     number_other_unit: float = 0.03
     number_bonus_floor: float = 0.24  # the number bonus is at most this much in total
     english_term_bonus: float = 0.08
     english_term_max: float = 0.16
-    exact_match_min_score: float = 0.10  # exact-match bonuses only apply to scores >= this
+    exact_match_min_score: float = (
+        0.10  # exact-match bonuses only for hits this far into the spread
+    )
 
     # --- 5. graph projection
     max_relevant_ids: int = Field(default=300, ge=1)
     max_projection_nodes: int = Field(default=600, ge=1)
     hub_fanout: int = Field(default=50, ge=1)
+    entity_degree_cap: int = Field(default=1000, ge=1)  # links counted for entity specificity
 
-    # --- 6-7. bundle scoring
-    hop_cost: float = 0.05
-    edge_miss_cost: float = 0.9
-    direct_episode_penalty: float = 0.3
-    # m_flow's facet confidence discount (not in the seed article): a facet whose own distance is
-    # below the strong threshold pays a flat facet->episode step, below the weak one a fraction.
-    facet_discount: bool = True
-    facet_discount_strong_below: float = 0.1
-    facet_discount_strong_edge: float = 0.1  # the flat step is this + hop_cost
-    facet_discount_weak_below: float = 0.2
-    facet_discount_weak_factor: float = 0.3
+    # --- 6-7. episode scoring (memflow.recall.scoring), all on raw cosine distances.
+    # The cheapest evidence chain: a FacetPoint (its distance plus the unit rules), a facet text,
+    # an entity (less the more episodes it is linked to), an edge text, or the episode summary;
+    # each kind of chain pays its cost. Then corroboration: the episode's second-best point, its
+    # best facet window and its summary, weighted. Chosen on the LoCoMo tune half
+    # (docs/benchmarks/locomo.md); chains other than points never decide there (dialog turns are
+    # the closest texts), their costs keep documents' facet titles and named entities in play.
+    point_cost: float = Field(default=0.0, ge=0)
+    facet_cost: float = Field(default=0.06, ge=0)
+    entity_cost: float = Field(default=0.05, ge=0)
+    entity_generic_cost: float = Field(default=0.3, ge=0)  # x (1 - specificity), 0..1
+    edge_cost: float = Field(default=0.1, ge=0)  # edge texts are composites, like summaries
+    direct_cost: float = Field(default=0.1, ge=0)
+    second_point_weight: float = Field(default=0.1, ge=0)
+    second_point_miss: float = Field(default=0.05, ge=0)  # the gap assumed when there is none
+    facet_support_weight: float = Field(default=0.6, ge=0)
+    summary_support_weight: float = Field(default=0.1, ge=0)
     time_bonus_max: float = 0.04
     time_bonus_floor: float = 0.08  # the time bonus never lowers a score below this
 
@@ -73,10 +80,10 @@ class RecallConfig(BaseModel):
     # highly_related context budget (summary and detail keep whole episode blocks: no budget
     # unless the call passes one)
     budget_tokens: int = Field(default=500, ge=1)
-    # highly_related: FacetPoints ranked by d(unit) + lambda * EpisodeScore + mu * d(best unit of
-    # its facet), d = raw cosine distance (docs/benchmarks/locomo.md: on all
-    # 1,536 LoCoMo questions this beat min-max distances, facet texts as units and lambda 0.3).
-    episode_prior_lambda: float = 0.05
+    # highly_related: FacetPoints ranked by u(unit) + lambda * (EpisodeScore - best EpisodeScore)
+    # + mu * d(best unit of its facet), u = raw cosine distance plus the unit rules (LoCoMo tune
+    # half, docs/benchmarks/locomo.md).
+    episode_prior_lambda: float = 0.2
     facet_prior_mu: float = 0.1
     # Query-aware unit rules (memflow.recall.unitrules), also measured on LoCoMo: a turn of another
     # speaker than the one the query names, shared content words (capped), question-only turns.
@@ -86,11 +93,13 @@ class RecallConfig(BaseModel):
     question_turn_penalty: float = Field(default=0.02, ge=0)
     # Apply the same rules to the ``vector`` baseline's turns (benchmarks: what the graph adds).
     vector_unit_rules: bool = False
-    highly_related_distance: Normalization = "raw"
     highly_related_facets: bool = False
     highly_related_names: bool = False  # group headers "[time] [name]" instead of "[time]"
     # Episodes whose units compete for the highly_related budget; 0 = every scored episode.
     highly_related_episodes: int = Field(default=0, ge=0)
+    # highly_related: every point of the best this-many episodes is a candidate unit, with its
+    # exact distance, also when the wide recall missed it (one more statement, sql/recall.sql).
+    expand_episodes: int = Field(default=3, ge=0)
     detail_max_facets: int = Field(default=4, ge=0)
     detail_max_points: int = Field(default=8, ge=0)
     detail_max_entities: int = Field(default=2, ge=0)
@@ -110,7 +119,6 @@ __all__ = [
     "DISPLAY_MODES",
     "SEARCH_MODES",
     "DisplayMode",
-    "Normalization",
     "RecallConfig",
     "SearchMode",
 ]

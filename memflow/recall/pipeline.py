@@ -13,22 +13,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from memflow.recall.bonus import apply_bonuses, best_hits, edge_best_hits, normalize_scores
+from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, edge_best_hits
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
-from memflow.recall.scoring import RelationshipIndex, score_bundles
+from memflow.recall.scoring import Evidence, RelationshipIndex, score_bundles
 from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
+from memflow.recall.unitrules import QueryRules
 from memflow.text.timeparse import TimeMatch
 
 
 @dataclass(frozen=True)
 class ScoredHits:
-    """Hits after normalisation and bonuses, with the per-node and per-edge-text minima."""
+    """Hits after the bonuses, with the per-node and per-edge-text minima and, per collection,
+    each node's score and the worst score recalled."""
 
     hits: list[Hit]
     node_hits: dict[UUID, Hit]
     edge_hits: dict[str, Hit]
+    by_collection: dict[str, dict[UUID, float]]
+    worst: dict[str, float]
 
     @property
     def best_by_id(self) -> dict[UUID, float]:
@@ -38,33 +42,88 @@ class ScoredHits:
     def edge_hit_map(self) -> dict[str, float]:
         return {text: h.score for text, h in self.edge_hits.items()}
 
+    def evidence(self, subgraph: Subgraph, query: str | None, config: RecallConfig) -> Evidence:
+        """The scorer's view, with the unit rules of ``query`` applied to the subgraph's points
+        (speakers from the parsed turns, :mod:`memflow.recall.unitrules`)."""
+        adjust: dict[UUID, float] = {}
+        if query:
+            points = [
+                n
+                for n in subgraph.nodes.values()
+                if n.kind == "FacetPoint" and n.id in self.node_hits
+            ]
+            rules = QueryRules.build(query, (n.speaker for n in points))
+            for n in points:
+                a = rules.adjustment(n.search_text or n.name, n.speaker, config)
+                if a:
+                    adjust[n.id] = a
+        return Evidence(
+            best=self.best_by_id,
+            edges=self.edge_hit_map,
+            by_collection=self.by_collection,
+            worst=self.worst,
+            unit_adjust=adjust,
+            node_hits=self.node_hits,
+            edge_hits=self.edge_hits,
+        )
+
 
 def score_hits(
     hits: Sequence[Hit], pq: PreprocessedQuery | None, config: RecallConfig
 ) -> ScoredHits:
-    """Stage 3-4: normalise per collection, apply bonuses (when a query is given), take minima.
+    """Stage 3-4: scores from raw distances less the bonuses (when a query is given), minima.
 
     Scores are recomputed from the raw distances, so passing already scored hits is harmless."""
-    scored = normalize_scores(hits, config.normalize)
-    if pq is not None:
-        scored = apply_bonuses(scored, pq, config)
-    return ScoredHits(scored, best_hits(scored), edge_best_hits(scored))
+    scored = (
+        apply_bonuses(hits, pq, config)
+        if pq is not None
+        else [h.rescored(h.distance) for h in hits]
+    )
+    by_collection: dict[str, dict[UUID, float]] = {}
+    for h in scored:
+        if h.node_id is not None:
+            col = by_collection.setdefault(h.collection, {})
+            col[h.node_id] = min(h.score, col.get(h.node_id, math.inf))
+    worst = {c: hi for c, (_, hi) in collection_bounds(scored).items()}
+    return ScoredHits(scored, best_hits(scored), edge_best_hits(scored), by_collection, worst)
 
 
 def entity_seed_bound(scored: ScoredHits, config: RecallConfig, top_k: int) -> float:
     """An upper bound of the ``top_k``-th best EpisodeScore, known before the projection.
 
-    A directly hit episode scores at most ``d(e) + direct_episode_penalty`` (the time bonus only
-    lowers it). A path through an entity costs at least ``d(en) + hop_cost - time_bonus_max``, so an
-    entity hit above the bound cannot place an episode in the top ``top_k``: the projection need not
-    walk its (possibly thousands of) links. Infinite when fewer than ``top_k`` episodes were hit.
-    """
+    A directly hit episode scores at most ``d(e) + direct_cost`` plus the most corroboration can
+    add (the time bonus only lowers it). An entity chain costs at least ``d(en) + entity_cost``
+    plus the least corroboration can add, less the time bonus: an entity hit above the bound
+    cannot place an episode in the top ``top_k``, so the projection need not walk its (possibly
+    thousands of) links. Infinite when fewer than ``top_k`` episodes were hit."""
+    worst = scored.worst
+    points = scored.by_collection.get("FacetPoint_search_text", {})
+    spread = (worst.get("FacetPoint_search_text", 0.0) - min(points.values())) if points else 0.0
+    # The unit rules can widen the gap between an episode's two best points beyond the spread.
+    rules = (
+        config.speaker_penalty
+        + config.question_turn_penalty
+        + config.term_overlap_bonus * config.term_overlap_cap
+    )
+    most = (
+        config.second_point_weight * max(config.second_point_miss, spread + rules)
+        + config.facet_support_weight * worst.get("Facet_anchor_text", 1.0)
+        + config.summary_support_weight * worst.get("Episode_summary", 1.0)
+    )
     direct = sorted(
-        h.score + config.direct_episode_penalty
+        h.score + config.direct_cost + most
         for h in scored.node_hits.values()
         if h.collection == "Episode_summary"
     )
     return direct[top_k - 1] if len(direct) >= top_k else math.inf
+
+
+def _least_support(scored: ScoredHits, config: RecallConfig) -> float:
+    windows = scored.by_collection.get("Facet_anchor_text", {})
+    summaries = scored.by_collection.get("Episode_summary", {})
+    return config.facet_support_weight * min(windows.values(), default=0.0) + (
+        config.summary_support_weight * min(summaries.values(), default=0.0)
+    )
 
 
 def hit_ids_for_projection(
@@ -73,20 +132,20 @@ def hit_ids_for_projection(
     pq: PreprocessedQuery | None = None,
     top_k: int | None = None,
 ) -> list[UUID]:
-    """Hit node ids, best score first (ties: lower distance, lower id), capped at
-    ``max_relevant_ids``: the seeds of the graph projection. With ``top_k``, entity hits that
+    """Hit node ids, best score first (ties: lower raw distance, then the hit's text), capped
+    at ``max_relevant_ids``: the seeds of the graph projection. With ``top_k``, entity hits that
     cannot reach the top ``top_k`` (see :func:`entity_seed_bound`) are left out."""
     scored = hits if isinstance(hits, ScoredHits) else score_hits(hits, pq, config)
     node_hits = scored.node_hits
     bound = entity_seed_bound(scored, config, top_k) if top_k else math.inf
-    slack = config.hop_cost - config.time_bonus_max
+    slack = config.entity_cost + _least_support(scored, config) - config.time_bonus_max
     ordered = sorted(
         (
             kv
             for kv in node_hits.items()
             if kv[1].collection != "Entity_name" or kv[1].score + slack <= bound
         ),
-        key=lambda kv: (kv[1].score, kv[1].distance, kv[0].int),
+        key=lambda kv: (kv[1].score, kv[1].distance, kv[1].collection, kv[1].text),
     )
     return [node for node, _ in ordered[: config.max_relevant_ids]]
 
@@ -110,17 +169,15 @@ def rank_scored(
     config: RecallConfig,
     top_k: int | None = None,
     index: RelationshipIndex | None = None,
+    evidence: Evidence | None = None,
 ) -> list[Bundle]:
     """Stages 6-7 on already scored hits."""
     return score_bundles(
         index or RelationshipIndex.build(subgraph),
-        scored.best_by_id,
-        scored.edge_hit_map,
+        evidence or scored.evidence(subgraph, pq.original, config),
         config,
         query_time(pq, config),
         top_k or config.top_k,
-        node_hits=scored.node_hits,
-        edge_hits=scored.edge_hits,
     )
 
 
@@ -131,7 +188,7 @@ def rank(
     config: RecallConfig,
     top_k: int | None = None,
 ) -> list[Bundle]:
-    """normalise -> bonuses -> best_by_id / edge_hit_map -> RelationshipIndex -> bundles."""
+    """bonuses -> minima -> unit rules -> RelationshipIndex -> bundles."""
     return rank_scored(score_hits(hits, pq, config), subgraph, pq, config, top_k)
 
 
@@ -163,12 +220,14 @@ def respond(
     index = RelationshipIndex.build(subgraph)
     timings["index"] = _ms(t)
     t = time.perf_counter()
-    bundles = rank_scored(scored, subgraph, pq, config, top_k, index)
+    evidence = scored.evidence(subgraph, pq.original, config)
     shown = display or config.display
-    unit_bundles = None
-    if shown == "highly_related" and config.highly_related_episodes != len(bundles):
-        wide = config.highly_related_episodes or max(1, len(index.episodes))
-        unit_bundles = rank_scored(scored, subgraph, pq, config, wide, index)
+    k = top_k or config.top_k
+    wide = k
+    if shown == "highly_related":
+        wide = config.highly_related_episodes or max(k, len(index.episodes))
+    ranked = rank_scored(scored, subgraph, pq, config, max(k, wide), index, evidence)
+    bundles = ranked[:k]
     timings["score"] = _ms(t)
     t = time.perf_counter()
     units: list[ContextUnit] = []
@@ -177,14 +236,11 @@ def respond(
         subgraph,
         shown,
         config,
-        best_by_id=scored.best_by_id,
-        edge_hit_map=scored.edge_hit_map,
+        evidence=evidence,
         index=index,
         budget_tokens=budget_tokens,
         units_out=units,
-        unit_bundles=unit_bundles,
-        raw_distance={node: h.distance for node, h in scored.node_hits.items()},
-        query=pq.original,
+        unit_bundles=ranked[:wide] if shown == "highly_related" else None,
     )
     timings["render"] = _ms(t)
     return SearchResponse(

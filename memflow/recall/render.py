@@ -12,14 +12,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from uuid import UUID
 
 from memflow.recall.config import DisplayMode, RecallConfig
-from memflow.recall.scoring import INF, BundleScorer, RelationshipIndex
+from memflow.recall.scoring import INF, BundleScorer, Evidence, RelationshipIndex
 from memflow.recall.types import Bundle, ContextUnit, GraphNode, SearchResult, Subgraph
-from memflow.recall.unitrules import QueryRules
 
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 GROUP_SEPARATOR = "\n\n"
@@ -111,22 +110,24 @@ class EvidenceUnit:
 def evidence_units(
     bundles: Sequence[Bundle],
     index: RelationshipIndex,
-    best_by_id: Mapping[UUID, float],
+    evidence: Evidence,
     config: RecallConfig,
-    raw_distance: Mapping[UUID, float] | None = None,
-    query: str | None = None,
+    extra_distance: Mapping[UUID, float] | None = None,
 ) -> list[EvidenceUnit]:
-    """Scored facets and points of the bundles' episodes, best first, one per node and text.
+    """Scored points (and facets without points) of the bundles' episodes, best first, one per
+    node and text.
 
-    rank = d(unit) + lambda * EpisodeScore(episode) + mu * d(best unit of the unit's facet), plus,
-    for points and when ``query`` is given, the rules of :mod:`memflow.recall.unitrules`. ``d`` is
-    the raw cosine distance when ``raw_distance`` is given and ``config.highly_related_distance ==
-    "raw"`` (min-max would put every collection's best hit at 0 and flatten the ranking), else the
-    scorer's normalised distance. Measured on LoCoMo (docs/benchmarks/locomo.md)."""
-    use_raw = raw_distance is not None and config.highly_related_distance == "raw"
-    dist: Mapping[UUID, float] = (
-        raw_distance if use_raw and raw_distance is not None else best_by_id
-    )
+    rank = d(unit) + rules(unit) + lambda * EpisodeScore(episode) + mu * d(best point of the
+    unit's facet), with ``d`` the raw cosine distance: a unit's own similarity decides, the
+    episode's evidence and the unit's topic window break near-ties (docs/benchmarks/locomo.md).
+    ``extra_distance`` holds points that were not recalled but fetched with their exact distance
+    for the best episodes (``expand_episodes``)."""
+    extra = extra_distance or {}
+
+    def raw(node: UUID) -> float:
+        hit = evidence.node_hits.get(node)
+        return hit.distance if hit is not None else extra.get(node, INF)
+
     candidates: list[EvidenceUnit] = []
     for b in bundles:
         prior = config.episode_prior_lambda * b.score
@@ -135,33 +136,24 @@ def evidence_units(
             members = [(p, True) for p in points]
             if config.highly_related_facets or not points:
                 members.insert(0, (f, False))
-            facet_best = min((dist.get(m, INF) for m in [f, *points]), default=INF)
-            facet_prior = config.facet_prior_mu * (facet_best if facet_best < INF else 1.0)
+            recalled = [raw(p) for p in points if p in evidence.node_hits]
+            facet_best = min(recalled, default=INF)
             for node_id, is_point in members:
-                d = dist.get(node_id, INF)
+                d = raw(node_id)
                 node = index.nodes.get(node_id)
                 if d == INF or node is None:
                     continue
+                own = d + evidence.unit_adjust.get(node_id, 0.0) if is_point else d
+                window = facet_best if facet_best < INF else d
                 text = point_text(node) if is_point else facet_text(node)
-                candidates.append(
-                    EvidenceUnit(node_id, b.episode_id, text, d + prior + facet_prior, is_point)
-                )
-    if query:
-        rules = QueryRules.build(query, (u.text for u in candidates if u.is_point))
-        candidates = [
-            replace(u, rank_score=u.rank_score + rules.adjustment(u.text, config))
-            if u.is_point
-            else u
-            for u in candidates
-        ]
+                rank = own + prior + config.facet_prior_mu * window
+                candidates.append(EvidenceUnit(node_id, b.episode_id, text, rank, is_point))
     best: dict[UUID, EvidenceUnit] = {}
     for unit in candidates:
         cur = best.get(unit.node_id)
         if cur is None or unit.rank_score < cur.rank_score:
             best[unit.node_id] = unit
-    ordered = sorted(
-        best.values(), key=lambda u: (round(u.rank_score, 9), not u.is_point, u.node_id.int)
-    )
+    ordered = sorted(best.values(), key=lambda u: (round(u.rank_score, 9), not u.is_point, u.text))
     seen: set[str] = set()
     out: list[EvidenceUnit] = []
     for u in ordered:
@@ -195,7 +187,7 @@ def pack_units(
 def _ranked(
     ids: Sequence[UUID], cost: Mapping[UUID, float], label: Mapping[UUID, str]
 ) -> list[UUID]:
-    return sorted(ids, key=lambda i: (round(cost.get(i, INF), 9), label.get(i, ""), i.int))
+    return sorted(ids, key=lambda i: (round(cost.get(i, INF), 9), label.get(i, "")))
 
 
 def detail_context(e: UUID, scorer: BundleScorer) -> str:
@@ -203,25 +195,25 @@ def detail_context(e: UUID, scorer: BundleScorer) -> str:
     nodes = index.nodes
     lines = [summary_context(nodes.get(e))]
     facets = index.facets_by_episode.get(e, [])
-    facet_cost = {f: scorer.facet_cost(f).cost + scorer.facet_step(f, e) for f in facets}
+    facet_cost = {f: scorer.facet_cost(f).cost for f in facets}
     labels = {i: (n.search_text or n.name) for i, n in nodes.items()}
     for f in _ranked(facets, facet_cost, labels)[: config.detail_max_facets]:
         if f not in nodes:
             continue
         lines.append(f"## {facet_text(nodes[f])}")
         points = index.points_by_facet.get(f, [])
-        point_cost = {p: scorer.d(p) for p in points}
+        point_cost = {p: scorer.ev.unit(p) for p in points}
         for p in _ranked(points, point_cost, labels)[: config.detail_max_points]:
             if p in nodes:
                 lines.append(f"- {point_text(nodes[p])}")
     entities = index.entities_by_episode.get(e, [])
-    entity_cost = {en: scorer.d(en) + scorer.hop(e, en) for en in entities}
+    entity_cost = {en: scorer.entity_cost(en) for en in entities}
     shown = [en for en in _ranked(entities, entity_cost, labels) if en in nodes]
     if shown and config.detail_max_entities:
         lines.append("Entities:")
         for en in shown[: config.detail_max_entities]:
-            _, edge = scorer.edge(e, en)
-            lines.append(f"- {edge.edge_text if edge else nodes[en].name}")
+            edges = sorted(index.edges_between(e, en), key=lambda x: x.edge_text)
+            lines.append(f"- {edges[0].edge_text if edges else nodes[en].name}")
     return "\n".join(lines)
 
 
@@ -251,14 +243,11 @@ def render(
     display: DisplayMode,
     config: RecallConfig,
     *,
-    best_by_id: Mapping[UUID, float],
-    edge_hit_map: Mapping[str, float] | None = None,
+    evidence: Evidence,
     index: RelationshipIndex | None = None,
     budget_tokens: int | None = None,
     units_out: list[ContextUnit] | None = None,
     unit_bundles: Sequence[Bundle] | None = None,
-    raw_distance: Mapping[UUID, float] | None = None,
-    query: str | None = None,
 ) -> tuple[list[SearchResult], str]:
     """SearchResults (in bundle order, ranks from 1) and the response-level context text.
 
@@ -274,7 +263,7 @@ def render(
     elif display == "highly_related":
         pool = bundles if unit_bundles is None else unit_bundles
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
-        units = evidence_units(pool, index, best_by_id, config, raw_distance, query)
+        units = evidence_units(pool, index, evidence, config, subgraph.unit_distances)
         groups = pack_units(units, headers, budget_tokens or config.budget_tokens)
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}
@@ -295,7 +284,7 @@ def render(
         }
         context = GROUP_SEPARATOR.join(contexts.values())
     else:
-        scorer = BundleScorer(index, best_by_id, edge_hit_map or {}, config)
+        scorer = BundleScorer(index, evidence, config)
         contexts = {b.episode_id: detail_context(b.episode_id, scorer) for b in bundles}
         context = _episode_blocks(bundles, contexts, budget_tokens)
     results = [

@@ -1,14 +1,31 @@
-"""Bundle scoring (retrieval.md sections 6-7): the cheapest evidence chain per Episode.
+"""Episode scoring: the cheapest evidence chain per Episode, plus corroboration.
 
-    FacetCost(f)    = min(d(f), d(p) + edge(f-p) + H, d(en) + edge(f-en) + H)
-    EpisodeScore(e) = min(d(e) + P, FacetCost(f) + step(e-f), d(en) + edge(e-en) + H)
+All costs are raw cosine distances (after the bonuses), so a chain through a turn, a facet, an
+entity or an edge text compete on the embedder's own scale:
 
-with ``step(e-f) = edge(e-f) + H``, optionally lowered by m_flow's facet confidence discount.
-Minimum, never average: one strong chain is enough.
+    u(p)            = d(p) + rules(p)                                   (memflow.recall.unitrules)
+    entity(en)      = d(en) + entity_cost + entity_generic_cost * (1 - specificity(en))
+    FacetCost(f)    = min(d(f) + facet_cost, u(p) + point_cost, entity(en) + facet_cost)
+    Chain(e)        = min(d(e) + direct_cost, FacetCost(f), entity(en), d(edge text) + edge_cost)
+    EpisodeScore(e) = Chain(e) + w2 * (u2(e) - u1(e)) + wf * d_window(e) + ws * d_summary(e)
+
+over e's facets f, their points p and the entities en linked to e or its facets.
+``specificity(en) = log((N + 1) / (deg + 1)) / log(N + 1)`` for an entity linked to ``deg`` of the
+dataset's ``N`` episodes: a speaker or the team's own product, present everywhere, is weak evidence
+for choosing between episodes. The corroboration terms are the gap between the episode's two best
+points (one matching turn vs several), its best facet window (``Facet_anchor_text``) and its
+summary; a missing one counts as the worst distance recalled in its collection (a bound: what was
+not recalled is at least that far).
+
+Why not the seed's min-max bundle formula: min-max gives every collection's best hit cost 0, so a
+speaker entity that matches a name in the query ties with the turn that answers it, and the hop
+costs then let the entity path win (docs/benchmarks/locomo.md). Ties are broken by content (score,
+path kind, best raw distance, a hash of the episode's text), never by ids.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import math
 from collections.abc import Mapping
@@ -27,12 +44,13 @@ from memflow.recall.types import (
     NodeKind,
     PathKind,
     PathStep,
-    Relationship,
     Subgraph,
 )
 from memflow.text.timeparse import TimeMatch
 
 INF = math.inf
+WINDOW_COLLECTION = "Facet_anchor_text"
+SUMMARY_COLLECTION = "Episode_summary"
 _EDGE_KINDS: dict[str, tuple[NodeKind | None, NodeKind]] = {
     "has_facet": ("Episode", "Facet"),
     "has_point": ("Facet", "FacetPoint"),
@@ -43,6 +61,22 @@ _EDGE_KINDS: dict[str, tuple[NodeKind | None, NodeKind]] = {
 
 def _pair(a: UUID, b: UUID) -> tuple[UUID, UUID]:
     return (a, b) if a.int <= b.int else (b, a)
+
+
+def content_key(node: GraphNode | None) -> str:
+    """A tie-breaker that depends only on what a node says (the same content in two datasets
+    gets the same key), never on its id."""
+    if node is None:
+        return ""
+    parts = [
+        node.kind,
+        node.name,
+        node.search_text or "",
+        node.summary or "",
+        node.anchor_text or "",
+    ]
+    parts.append(node.time_start.isoformat() if node.time_start else "")
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 
 
 @dataclass
@@ -57,12 +91,15 @@ class RelationshipIndex:
     entities_by_episode: dict[UUID, list[UUID]] = field(default_factory=dict)
     entities_by_facet: dict[UUID, list[UUID]] = field(default_factory=dict)
     edges: dict[tuple[UUID, UUID], list[GraphEdge]] = field(default_factory=dict)
+    edges_by_text: dict[str, list[GraphEdge]] = field(default_factory=dict)
+    episode_count: int = 0
 
     @classmethod
     def build(cls, subgraph: Subgraph) -> RelationshipIndex:
-        index = cls(nodes=subgraph.nodes)
+        index = cls(nodes=subgraph.nodes, episode_count=subgraph.episode_count)
+        key = {i: content_key(n) for i, n in subgraph.nodes.items()}
         index.episodes = sorted(
-            (n.id for n in subgraph.nodes.values() if n.kind == "Episode"), key=lambda u: u.int
+            (n.id for n in subgraph.nodes.values() if n.kind == "Episode"), key=key.__getitem__
         )
         for edge in subgraph.edges:
             index._add(edge)
@@ -73,8 +110,8 @@ class RelationshipIndex:
             index.entities_by_episode,
             index.entities_by_facet,
         ):
-            for key, ids in table.items():
-                table[key] = sorted(set(ids), key=lambda u: u.int)
+            for k, ids in table.items():
+                table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
         return index
 
     def kind(self, node: UUID, default: NodeKind | None = None) -> NodeKind | None:
@@ -88,6 +125,7 @@ class RelationshipIndex:
             self.kind(edge.dst, dst_default): edge.dst,
         }
         self.edges.setdefault(_pair(edge.src, edge.dst), []).append(edge)
+        self.edges_by_text.setdefault(edge.edge_text, []).append(edge)
         if "Episode" in ends and "Facet" in ends:
             self.facets_by_episode.setdefault(ends["Episode"], []).append(ends["Facet"])
             self.episodes_by_facet.setdefault(ends["Facet"], []).append(ends["Episode"])
@@ -101,96 +139,167 @@ class RelationshipIndex:
     def edges_between(self, a: UUID, b: UUID) -> list[GraphEdge]:
         return self.edges.get(_pair(a, b), [])
 
+    def episodes_of_edge(self, edge: GraphEdge) -> list[UUID]:
+        """The episodes an edge is evidence for: its Episode end, or its facet's episodes."""
+        for end in (edge.src, edge.dst):
+            kind = self.kind(end)
+            if kind == "Episode":
+                return [end]
+        for end in (edge.src, edge.dst):
+            if self.kind(end) == "Facet":
+                return self.episodes_by_facet.get(end, [])
+        return []
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the scorer reads of one search: the best score per node and per edge text, the
+    scores per collection (for corroboration), each collection's worst recalled score, and the
+    unit rules' adjustment per FacetPoint. ``node_hits`` / ``edge_hits`` only feed the trace."""
+
+    best: Mapping[UUID, float]
+    edges: Mapping[str, float] = field(default_factory=dict)
+    by_collection: Mapping[str, Mapping[UUID, float]] = field(default_factory=dict)
+    worst: Mapping[str, float] = field(default_factory=dict)
+    unit_adjust: Mapping[UUID, float] = field(default_factory=dict)
+    node_hits: Mapping[UUID, Hit] = field(default_factory=dict)
+    edge_hits: Mapping[str, Hit] = field(default_factory=dict)
+
+    def d(self, node: UUID) -> float:
+        return self.best.get(node, INF)
+
+    def unit(self, point: UUID) -> float:
+        """u(p): the point's distance plus the query-aware unit rules."""
+        return self.best.get(point, INF) + self.unit_adjust.get(point, 0.0)
+
+    def support(self, collection: str, node: UUID) -> float:
+        got = self.by_collection.get(collection, {}).get(node)
+        return got if got is not None else self.worst.get(collection, 1.0)
+
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """How a facet or an episode reached its minimum cost."""
+    """How a facet or an episode reached its cheapest chain."""
 
     cost: float
     kind: PathKind
     facet: UUID | None = None
     point: UUID | None = None
     entity: UUID | None = None
+    edge: GraphEdge | None = None
 
-    def key(self, tie_id: UUID | None = None) -> tuple[float, int, int]:
-        via = self.point or self.entity or self.facet or tie_id
-        return (round(self.cost, 9), PATH_PREFERENCE[self.kind], via.int if via else -1)
+    def key(self) -> tuple[float, int]:
+        return (round(self.cost, 9), PATH_PREFERENCE[self.kind])
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """The corroboration of an episode: each term's cost and the node it came from."""
+
+    second: float = 0.0
+    second_point: UUID | None = None
+    window: float = 0.0
+    window_facet: UUID | None = None
+    summary: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.second + self.window + self.summary
+
+
+def specificity(degree: int | None, episodes: int) -> float:
+    """1 for an entity linked to one episode of many, 0 for one linked to all of them."""
+    if episodes <= 1:
+        return 1.0
+    deg = max(1, min(degree or 1, episodes))
+    return max(0.0, min(1.0, math.log((episodes + 1) / (deg + 1)) / math.log(episodes + 1)))
 
 
 class BundleScorer:
-    """FacetCost / EpisodeScore over one RelationshipIndex, cached per node."""
+    """Chains, corroboration and EpisodeScore over one RelationshipIndex, cached per node."""
 
-    def __init__(
-        self,
-        index: RelationshipIndex,
-        best_by_id: Mapping[UUID, float],
-        edge_hit_map: Mapping[str, float],
-        config: RecallConfig,
-    ) -> None:
+    def __init__(self, index: RelationshipIndex, evidence: Evidence, config: RecallConfig) -> None:
         self.index = index
-        self.best = best_by_id
-        self.edge_hits = edge_hit_map
+        self.ev = evidence
         self.config = config
         self._facets: dict[UUID, Choice] = {}
 
-    def d(self, node: UUID) -> float:
-        return self.best.get(node, INF)
-
-    def edge(self, a: UUID, b: UUID) -> tuple[float, GraphEdge | None]:
-        """The cheapest edge between two nodes: its Edge_text score, or the miss cost."""
-        best: tuple[float, GraphEdge | None] = (self.config.edge_miss_cost, None)
-        for e in self.index.edges_between(a, b):
-            cost = self.edge_hits.get(e.edge_text, self.config.edge_miss_cost)
-            if best[1] is None or cost < best[0]:
-                best = (cost, e)
-        return best
-
-    def hop(self, a: UUID, b: UUID) -> float:
-        return self.edge(a, b)[0] + self.config.hop_cost
+    def entity_cost(self, en: UUID) -> float:
+        d = self.ev.d(en)
+        if d == INF:
+            return INF
+        node = self.index.nodes.get(en)
+        spec = specificity(node.degree if node else None, self.index.episode_count)
+        return d + self.config.entity_cost + self.config.entity_generic_cost * (1.0 - spec)
 
     def facet_cost(self, f: UUID) -> Choice:
         cached = self._facets.get(f)
         if cached is not None:
             return cached
-        options = [Choice(self.d(f), "facet", facet=f)]
+        cfg = self.config
+        options = [Choice(self.ev.d(f) + cfg.facet_cost, "facet", facet=f)]
         for p in self.index.points_by_facet.get(f, []):
-            if self.d(p) < INF:
-                options.append(Choice(self.d(p) + self.hop(f, p), "point", facet=f, point=p))
+            u = self.ev.unit(p)
+            if u < INF:
+                options.append(Choice(u + cfg.point_cost, "point", facet=f, point=p))
         for en in self.index.entities_by_facet.get(f, []):
-            if self.d(en) < INF:
-                cost = self.d(en) + self.hop(f, en)
-                options.append(Choice(cost, "facet_entity", facet=f, entity=en))
-        best = min(options, key=lambda c: c.key())
+            c = self.entity_cost(en)
+            if c < INF:
+                options.append(Choice(c + cfg.facet_cost, "facet_entity", facet=f, entity=en))
+        best = min(options, key=Choice.key)
         self._facets[f] = best
         return best
 
-    def facet_step(self, f: UUID, e: UUID) -> float:
-        """Cost of the facet -> episode step, with m_flow's facet confidence discount if on.
-
-        The discount never raises the step: a strong facet pays min(normal, flat), a fair one
-        the weak factor times the normal step."""
-        step = self.hop(e, f)
-        if not self.config.facet_discount:
-            return step
-        df = self.d(f)
-        if df < self.config.facet_discount_strong_below:
-            return min(step, self.config.facet_discount_strong_edge + self.config.hop_cost)
-        if df < self.config.facet_discount_weak_below:
-            return self.config.facet_discount_weak_factor * step
-        return step
-
-    def episode_choice(self, e: UUID) -> Choice:
-        options = [Choice(self.d(e) + self.config.direct_episode_penalty, "direct_episode")]
+    def episode_choice(self, e: UUID, edge_chains: Mapping[UUID, Choice]) -> Choice:
+        options = [Choice(self.ev.d(e) + self.config.direct_cost, "direct_episode")]
         for f in self.index.facets_by_episode.get(e, []):
             fc = self.facet_cost(f)
             if fc.cost < INF:
-                options.append(
-                    Choice(fc.cost + self.facet_step(f, e), fc.kind, f, fc.point, fc.entity)
-                )
+                options.append(fc)
         for en in self.index.entities_by_episode.get(e, []):
-            if self.d(en) < INF:
-                options.append(Choice(self.d(en) + self.hop(e, en), "entity", entity=en))
-        return min(options, key=lambda c: c.key())
+            c = self.entity_cost(en)
+            if c < INF:
+                options.append(Choice(c, "entity", entity=en))
+        if e in edge_chains:
+            options.append(edge_chains[e])
+        return min(options, key=Choice.key)
+
+    def edge_chains(self) -> dict[UUID, Choice]:
+        """The cheapest edge-text chain of each episode: an Edge_text hit is evidence for the
+        episode its edge belongs to."""
+        out: dict[UUID, Choice] = {}
+        for text, score in self.ev.edges.items():
+            cost = score + self.config.edge_cost
+            for edge in self.index.edges_by_text.get(text, []):
+                for e in self.index.episodes_of_edge(edge):
+                    cur = out.get(e)
+                    if cur is None or cost < cur.cost:
+                        out[e] = Choice(cost, "edge", edge=edge)
+        return out
+
+    def support(self, e: UUID) -> Support:
+        cfg = self.config
+        units: list[tuple[float, UUID]] = []
+        window, window_facet = INF, None
+        for f in self.index.facets_by_episode.get(e, []):
+            for p in self.index.points_by_facet.get(f, []):
+                u = self.ev.unit(p)
+                if u < INF:
+                    units.append((u, p))
+            w = self.ev.by_collection.get(WINDOW_COLLECTION, {}).get(f)
+            if w is not None and w < window:
+                window, window_facet = w, f
+        if window == INF:
+            window = self.ev.worst.get(WINDOW_COLLECTION, 1.0)
+        two = heapq.nsmallest(2, units, key=lambda x: x[0])
+        gap = two[1][0] - two[0][0] if len(two) == 2 else cfg.second_point_miss
+        return Support(
+            second=cfg.second_point_weight * gap,
+            second_point=two[1][1] if len(two) == 2 else None,
+            window=cfg.facet_support_weight * window,
+            window_facet=window_facet,
+            summary=cfg.summary_support_weight * self.ev.support(SUMMARY_COLLECTION, e),
+        )
 
 
 def _aware(dt: datetime) -> datetime:
@@ -226,33 +335,40 @@ def _with_time_bonus(score: float, bonus: float, floor: float) -> float:
     return max(floor, score - bonus)
 
 
+def _best_distance(scorer: BundleScorer, choice: Choice, e: UUID) -> float:
+    """The raw distance of the node that decided the chain (a content-based tie-breaker)."""
+    node = choice.point or choice.entity or choice.facet or e
+    hit = scorer.ev.node_hits.get(node)
+    return hit.distance if hit is not None else INF
+
+
 def score_bundles(
     index: RelationshipIndex,
-    best_by_id: Mapping[UUID, float],
-    edge_hit_map: Mapping[str, float],
+    evidence: Evidence,
     config: RecallConfig,
     query_time: TimeMatch | None = None,
     top_k: int = 10,
-    *,
-    node_hits: Mapping[UUID, Hit] | None = None,
-    edge_hits: Mapping[str, Hit] | None = None,
 ) -> list[Bundle]:
-    """The ``top_k`` cheapest Episodes, each with its winning evidence chain.
-
-    ``node_hits`` / ``edge_hits`` (best hit per node id / edge text) only feed the explain trace
-    (collection and raw distance of each step)."""
-    scorer = BundleScorer(index, best_by_id, edge_hit_map, config)
-    ranked: list[tuple[tuple[float, int, int], UUID, Choice, float]] = []
+    """The ``top_k`` best Episodes, each with its deciding chain and corroboration."""
+    scorer = BundleScorer(index, evidence, config)
+    edge_chains = scorer.edge_chains()
+    ranked = []
     for e in index.episodes:
-        choice = scorer.episode_choice(e)
+        choice = scorer.episode_choice(e, edge_chains)
         if choice.cost == INF:
             continue
+        support = scorer.support(e)
         bonus = time_bonus(index.nodes.get(e), query_time, config)
-        score = _with_time_bonus(choice.cost, bonus, config.time_bonus_floor)
-        key = (round(score, 9), PATH_PREFERENCE[choice.kind], e.int)
-        ranked.append((key, e, choice, score))
+        score = _with_time_bonus(choice.cost + support.total, bonus, config.time_bonus_floor)
+        key = (
+            round(score, 9),
+            PATH_PREFERENCE[choice.kind],
+            round(_best_distance(scorer, choice, e), 9),
+            content_key(index.nodes.get(e)),
+        )
+        ranked.append((key, e, choice, support, score))
     top = heapq.nsmallest(top_k, ranked, key=lambda r: r[0])
-    tracer = _Tracer(scorer, node_hits or {}, edge_hits or {})
+    tracer = _Tracer(scorer)
     return [
         Bundle(
             episode_id=e,
@@ -261,28 +377,24 @@ def score_bundles(
             best_facet_id=choice.facet,
             best_point_id=choice.point,
             best_entity_id=choice.entity,
-            path=tracer.path(e, choice, score),
+            path=tracer.path(e, choice, support, score),
         )
-        for _, e, choice, score in top
+        for _, e, choice, support, score in top
     ]
 
 
 class _Tracer:
-    """Builds the explain trace: each node and edge of a winning chain with text and cost."""
+    """The explain trace: the deciding chain node by node, then the corroboration terms."""
 
-    def __init__(
-        self, scorer: BundleScorer, node_hits: Mapping[UUID, Hit], edge_hits: Mapping[str, Hit]
-    ) -> None:
-        self.scorer = scorer
-        self.node_hits = node_hits
-        self.edge_hits = edge_hits
+    def __init__(self, scorer: BundleScorer) -> None:
+        self.s = scorer
 
     def node(self, node: UUID, kind: NodeKind, cost: float) -> PathStep:
-        n = self.scorer.index.nodes.get(node)
+        n = self.s.index.nodes.get(node)
         text = ""
         if n is not None:
             text = n.name if kind in ("Episode", "Entity") else (n.search_text or n.name)
-        hit = self.node_hits.get(node)
+        hit = self.s.ev.node_hits.get(node)
         return PathStep(
             kind="node",
             node_kind=kind,
@@ -293,53 +405,84 @@ class _Tracer:
             cost=cost,
         )
 
-    def edge(self, a: UUID, b: UUID, relationship: Relationship, cost: float) -> PathStep:
-        _, edge = self.scorer.edge(a, b)
-        text = edge.edge_text if edge else ""
-        hit = self.edge_hits.get(text) if edge else None
+    def edge(self, a: UUID, b: UUID, cost: float, edge: GraphEdge | None = None) -> PathStep:
+        edges = [edge] if edge else self.s.index.edges_between(a, b)
+        e = edges[0] if edges else None
+        hit = self.s.ev.edge_hits.get(e.edge_text) if e else None
         return PathStep(
             kind="edge",
-            relationship=edge.relationship if edge else relationship,
-            text=text,
+            relationship=e.relationship if e else None,
+            text=e.edge_text if e else "",
             collection=EDGE_COLLECTION if hit else None,
             distance=hit.distance if hit else None,
             cost=cost,
         )
 
-    def path(self, e: UUID, choice: Choice, score: float) -> list[PathStep]:
-        s = self.scorer
-        steps: list[PathStep] = []
-        episode_cost = (
-            s.d(e) + s.config.direct_episode_penalty if choice.kind == "direct_episode" else 0.0
+    def _support(self, kind: NodeKind, node: UUID | None, label: str, cost: float) -> PathStep:
+        hit = self.s.ev.node_hits.get(node) if node else None
+        n = self.s.index.nodes.get(node) if node else None
+        text = (n.search_text or n.name) if n is not None else ""
+        return PathStep(
+            kind="support",
+            node_kind=kind,
+            id=node,
+            text=f"{label}: {text}" if text else label,
+            collection=hit.collection if hit else None,
+            distance=hit.distance if hit else None,
+            cost=cost,
         )
+
+    def path(self, e: UUID, choice: Choice, support: Support, score: float) -> list[PathStep]:
+        s, cfg = self.s, self.s.config
+        steps: list[PathStep] = []
         if choice.kind == "entity" and choice.entity:
-            steps.append(self.node(choice.entity, "Entity", s.d(choice.entity)))
-            steps.append(self.edge(choice.entity, e, "involves_entity", s.hop(e, choice.entity)))
+            steps.append(self.node(choice.entity, "Entity", s.entity_cost(choice.entity)))
+            steps.append(self.edge(choice.entity, e, 0.0))
+        elif choice.kind == "edge" and choice.edge:
+            hit = s.ev.edge_hits.get(choice.edge.edge_text)
+            steps.append(
+                PathStep(
+                    kind="edge",
+                    relationship=choice.edge.relationship,
+                    text=choice.edge.edge_text,
+                    collection=EDGE_COLLECTION,
+                    distance=hit.distance if hit else None,
+                    cost=choice.cost,
+                )
+            )
         elif choice.facet:
             f = choice.facet
             if choice.kind == "point" and choice.point:
-                steps.append(self.node(choice.point, "FacetPoint", s.d(choice.point)))
-                steps.append(self.edge(choice.point, f, "has_point", s.hop(f, choice.point)))
+                steps.append(self.node(choice.point, "FacetPoint", s.ev.unit(choice.point)))
+                steps.append(self.edge(choice.point, f, cfg.point_cost))
                 steps.append(self.node(f, "Facet", 0.0))
             elif choice.kind == "facet_entity" and choice.entity:
-                steps.append(self.node(choice.entity, "Entity", s.d(choice.entity)))
-                steps.append(
-                    self.edge(choice.entity, f, "involves_entity", s.hop(f, choice.entity))
-                )
+                steps.append(self.node(choice.entity, "Entity", s.entity_cost(choice.entity)))
+                steps.append(self.edge(choice.entity, f, cfg.facet_cost))
                 steps.append(self.node(f, "Facet", 0.0))
             else:
-                steps.append(self.node(f, "Facet", s.d(f)))
-            steps.append(self.edge(f, e, "has_facet", s.facet_step(f, e)))
-        # The time bonus shows as a negative cost on the episode, so the costs sum to the score.
-        steps.append(self.node(e, "Episode", episode_cost + score - choice.cost))
+                steps.append(self.node(f, "Facet", choice.cost))
+            steps.append(self.edge(f, e, 0.0))
+        steps.append(
+            self._support("FacetPoint", support.second_point, "second point", support.second)
+        )
+        steps.append(self._support("Facet", support.window_facet, "best window", support.window))
+        steps.append(self._support("Episode", e, "summary", support.summary))
+        # The direct chain's cost and the time bonus (negative) show on the episode node.
+        own = choice.cost if choice.kind == "direct_episode" else 0.0
+        steps.append(self.node(e, "Episode", own + score - choice.cost - support.total))
         return steps
 
 
 __all__ = [
     "BundleScorer",
     "Choice",
+    "Evidence",
     "RelationshipIndex",
+    "Support",
+    "content_key",
     "score_bundles",
+    "specificity",
     "time_bonus",
     "time_overlap",
 ]

@@ -143,10 +143,16 @@ def retrieve(
             with_sources=display == "highly_related",
         )
         timings["projection_sql"] = _ms(t)
-        if display == "detail":  # the whole tree of the chosen episodes: one more round trip
+        # One more round trip for two displays, after scoring: detail shows the whole tree of
+        # the chosen episodes; highly_related may use every point of the best episodes.
+        expand = top_k if display == "detail" else cfg.expand_episodes
+        if display != "summary" and expand:
             t = time.perf_counter()
-            chosen = [b.episode_id for b in rank_scored(scored, graph, pq, cfg, top_k)]
-            graph = sqlrecall.expand(conn, dataset_id, chosen, graph, cfg)
+            chosen = [b.episode_id for b in rank_scored(scored, graph, pq, cfg, expand)]
+            if display == "detail":
+                graph = sqlrecall.expand(conn, dataset_id, chosen, graph, cfg)
+            else:
+                graph = sqlrecall.expand_points(conn, dataset_id, qvec, chosen, graph)
             timings["expand_sql"] = _ms(t)
     return hits, graph, scored
 
@@ -199,6 +205,7 @@ class _Unit:
     score: float  # smaller is better
     distance: float | None
     sources: list[str]
+    speaker: str | None = None
 
 
 def _vector_units(
@@ -216,6 +223,7 @@ def _vector_units(
             score=float(r.distance),
             distance=float(r.distance),
             sources=list(r.sources or []),
+            speaker=r.speaker,
         )
         for r in sqlrecall.vector_units(conn, dataset_id, qvec, k, include_facets=include_facets)
     ]
@@ -260,8 +268,8 @@ def _baseline(
         if mode == "vector":
             units = _vector_units(conn, dataset_id, qvec, k, cfg.vector_facets)
             if cfg.vector_unit_rules:  # the episodic mode's query-aware unit rules, for comparison
-                rules = QueryRules.build(query, (u.text for u in units))
-                units.sort(key=lambda u: u.score + rules.adjustment(u.text, cfg))
+                rules = QueryRules.build(query, (u.speaker for u in units))
+                units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
         else:
             units = _lexical_units(conn, dataset_id, query, k)
         timings["recall_sql"] = _ms(t)

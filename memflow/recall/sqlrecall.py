@@ -75,6 +75,7 @@ def project(
             "fanout": config.hub_fanout,
             "max_nodes": config.max_projection_nodes,
             "with_sources": with_sources,
+            "degree_cap": config.entity_degree_cap,
         },
     )
     return _subgraph(list(result.keys()), result, config, Subgraph())
@@ -115,11 +116,14 @@ def _subgraph(
     name, resolved once per result (:mod:`memflow.db.rows`: the hot path of a search builds
     ~600 nodes and ~700 edges)."""
     row_type, hub = column_index(keys, "row_type"), column_index(keys, "hub")
+    count = column_index(keys, "episode_count")
     node, edge = columns(keys, *_NODE_COLUMNS), columns(keys, *_EDGE_COLUMNS)
     for r in rows:
         if r[row_type] == "node":
             n = GraphNode(*node(r))
             graph.nodes[n.id] = n
+            if r[count] is not None:
+                graph.episode_count = int(r[count])
             if r[hub]:
                 graph.notes.append(
                     f"hub guard: entity {n.name!r} has more than {config.hub_fanout} links; "
@@ -127,6 +131,44 @@ def _subgraph(
                 )
         else:
             graph.edges.append(GraphEdge(*edge(r)))
+    return graph
+
+
+_EXPAND_COLUMNS = ("episode_id", "facet_id", "facet_edge_text", "point_edge_text", "distance")
+
+
+def expand_points(
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    qvec: Vector,
+    episode_ids: Sequence[uuid.UUID],
+    graph: Subgraph,
+) -> Subgraph:
+    """``graph`` plus the FacetPoints of ``episode_ids`` it lacks, with their exact distances in
+    ``unit_distances`` (the highly_related context only; see ``expand_points`` in
+    sql/recall.sql)."""
+    if not episode_ids:
+        return graph
+    known = [n.id for n in graph.nodes.values() if n.kind == "FacetPoint"]
+    result = conn.execute(
+        q("expand_points"),
+        {"dataset_id": dataset_id, "q": qvec, "episode_ids": list(episode_ids), "known": known},
+    )
+    keys = list(result.keys())
+    node, extra = columns(keys, *_NODE_COLUMNS), columns(keys, *_EXPAND_COLUMNS)
+    links = {(e.src, e.relationship, e.dst) for e in graph.edges}
+    for r in result:
+        n = GraphNode(*node(r))
+        episode, facet, facet_text, point_text, distance = extra(r)
+        graph.nodes.setdefault(n.id, n)
+        graph.unit_distances[n.id] = float(distance)
+        for link in (
+            GraphEdge(episode, "has_facet", facet, facet_text),
+            GraphEdge(facet, "has_point", n.id, point_text),
+        ):
+            if (link.src, link.relationship, link.dst) not in links:
+                links.add((link.src, link.relationship, link.dst))
+                graph.edges.append(link)
     return graph
 
 

@@ -27,7 +27,7 @@ EDGE_COLLECTION = "Edge_text"
 
 NodeKind = Literal["Episode", "Facet", "FacetPoint", "Entity"]
 Relationship = Literal["has_facet", "has_point", "involves_entity", "same_entity_as"]
-PathKind = Literal["direct_episode", "facet", "point", "entity", "facet_entity"]
+PathKind = Literal["direct_episode", "facet", "point", "entity", "facet_entity", "edge"]
 
 # Tie-break order of path kinds: the more specific evidence wins equal scores (retrieval.md 6-7).
 PATH_PREFERENCE: dict[str, int] = {
@@ -35,7 +35,8 @@ PATH_PREFERENCE: dict[str, int] = {
     "facet_entity": 1,
     "facet": 2,
     "entity": 3,
-    "direct_episode": 4,
+    "edge": 4,
+    "direct_episode": 5,
 }
 
 
@@ -84,6 +85,8 @@ class GraphNode:
     time_end: datetime | None = None
     display_only: bool = False
     sources: list[str] = field(default_factory=list)  # chunk keys, for provenance
+    speaker: str | None = None  # FacetPoints: the speaker of the turn it came from (parsed)
+    degree: int | None = None  # Entities: episodes linked to it (counted up to a cap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +102,17 @@ class Subgraph:
     nodes: dict[UUID, GraphNode] = field(default_factory=dict)
     edges: list[GraphEdge] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. hub-guard truncations
+    episode_count: int = 0  # episodes in the dataset (entity specificity)
+    # Points fetched with their exact distance for the context only (not recalled, not scored).
+    unit_distances: dict[UUID, float] = field(default_factory=dict)
 
 
 class PathStep(_Frozen):
-    """One node or edge of a bundle's winning chain, for the explain trace."""
+    """One node or edge of a bundle's winning chain, or one piece of corroborating evidence
+    (``kind="support"``), for the explain trace. The costs of a bundle's steps sum to its
+    score."""
 
-    kind: Literal["node", "edge"]
+    kind: Literal["node", "edge", "support"]
     node_kind: NodeKind | None = None
     relationship: Relationship | None = None
     id: UUID | None = None  # node id; None for edges

@@ -29,8 +29,10 @@ def test_replay_equals_the_live_search_and_ranks_variants(
             "--recording",
             str(recording),
             "--json",
+            "--split",
+            "all",
             "shipped={}",
-            'minmax_units={"highly_related_distance": "minmax", "speaker_penalty": 0}',
+            'no_priors={"episode_prior_lambda": 0, "facet_prior_mu": 0, "speaker_penalty": 0}',
         ]
     )
     assert json.loads(capsys.readouterr().out) == res
@@ -38,6 +40,12 @@ def test_replay_equals_the_live_search_and_ranks_variants(
     for b in locomo.BUDGETS:
         key = f"evidence_recall@{b}"
         assert res["shipped"]["overall"][key] == pytest.approx(live["overall"]["episodic"][key])
-    assert res["shipped"]["overall"] != res["minmax_units"]["overall"]
+    assert res["shipped"]["overall"] != res["no_priors"]["overall"]
+    # The quick run's one conversation is the first of the file: the tune half.
+    assert set(live["splits"]) == {"tune"}
+    tuned = locomo_replay.main(["rank", "--recording", str(recording), "--json", "shipped={}"])
+    assert tuned["shipped"]["overall"] == res["shipped"]["overall"]
+    with pytest.raises(SystemExit, match="no recorded question"):
+        locomo_replay.main(["rank", "--recording", str(recording), "--split", "test"])
     with pytest.raises(SystemExit, match="bad variant"):
         locomo_replay.parse_variant('x={"no_such_field": 1}')

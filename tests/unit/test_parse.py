@@ -135,8 +135,8 @@ def _conversation() -> dict[str, object]:
             {
                 "started_at": "2023-05-08T13:56:00Z",
                 "messages": [
-                    {"speaker": "Caroline", "text": "Hey Mel!", "id": "D1:1"},
-                    {"speaker": "Melanie", "text": "Hi Caroline.", "id": "D1:2"},
+                    {"speaker": "Wren", "text": "Hey Ro!", "id": "D1:1"},
+                    {"speaker": "Rosalind", "text": "Hi Wren.", "id": "D1:2"},
                 ],
             },
             {
@@ -155,14 +155,14 @@ def test_conversation_json_is_one_document_with_sessions() -> None:
     [doc] = parse_input(json.dumps(_conversation()), source="conv.json")
     assert doc.content_type == "conversation"
     assert [c.key for c in doc.chunks] == ["D1:1", "D1:2", "t2", "t3"]
-    assert [c.speaker for c in doc.chunks] == ["Caroline", "Melanie", "user", "assistant"]
+    assert [c.speaker for c in doc.chunks] == ["Wren", "Rosalind", "user", "assistant"]
     assert [c.session for c in doc.chunks] == [0, 0, 1, 1]
     assert [s.chunk_indexes for s in doc.sessions] == [[0, 1], [2, 3]]
     assert doc.sessions[0].started_at == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     assert doc.sessions[1].started_at == datetime(2023, 5, 25, 13, 14, tzinfo=UTC)
     assert doc.reference_time == doc.sessions[0].started_at
     assert doc.chunks[3].timestamp == datetime(2023, 5, 25, 13, 15, tzinfo=UTC)
-    assert "Caroline: Hey Mel!" in doc.text
+    assert "Wren: Hey Ro!" in doc.text
 
 
 def test_reference_time_argument_wins_and_naive_means_utc() -> None:

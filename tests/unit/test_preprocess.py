@@ -26,7 +26,7 @@ NOW = datetime(2024, 5, 15, 9, 0)
         ("GPT-4o 和 API 的区别是什么", "mixed_lang", ["GPT-4o", "API"]),
         ("500ms 延迟是多少", "mixed_lang", ["500ms"]),
         ("延迟 500 ms 是什么原因", "mixed_lang", ["500 ms"]),
-        ("How many 5 star reviews did Jon get in 2023?", "number", ["5", "2023"]),
+        ("How many 5 star reviews did Kofi get in 2023?", "number", ["5", "2023"]),
         ("40万预算那个方案后来怎么改了？", "number", ["40万"]),
         ("上次 3 次失败是为什么", "number", ["3 次"]),
         ("转化率提升了 20% 吗", "number", ["20%"]),
@@ -36,7 +36,7 @@ NOW = datetime(2024, 5, 15, 9, 0)
         ("Who is Bob?", "short_query", ["Bob"]),
         ("C++?", "short_query", ["C++"]),
         ("鉴权中间件为什么不能改", None, []),
-        ("When did Caroline go to the LGBTQ support group?", None, []),
+        ("When did Wren go to the night market by the river?", None, []),
     ],
 )
 def test_hybrid_reason_and_keywords(query: str, reason: str | None, keywords: list[str]) -> None:
@@ -48,7 +48,7 @@ def test_hybrid_reason_and_keywords(query: str, reason: str | None, keywords: li
 
 
 def test_numbers_are_separate_keywords_not_glued() -> None:
-    pq = preprocess("How many 5 star reviews did Jon get in 2023?", NOW)
+    pq = preprocess("How many 5 star reviews did Kofi get in 2023?", NOW)
     assert "52023" not in pq.keywords
     assert pq.keywords == ["5", "2023"]
 
@@ -69,8 +69,8 @@ def test_trigger_order_mixed_lang_before_number() -> None:
         ("什么是 bundle score", "bundle score"),
         ("昨天开会说了什么？", "开会说了什么"),
         ("上周三的会议定了哪些事", "的会议定了哪些事"),
-        ("What did Jon do last week?", "What did Jon do"),
-        ("How many 5 star reviews did Jon get in 2023?", "How many 5 star reviews did Jon get"),
+        ("What did Kofi do last week?", "What did Kofi do"),
+        ("How many 5 star reviews did Kofi get in 2023?", "How many 5 star reviews did Kofi get"),
         ("吗啡是什么", "吗啡"),
         ("是什么？", "是什么？"),  # nothing left: fall back to the original
         ("昨天", "昨天"),

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import pytest
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.render import count_tokens, evidence_units, format_time, render
-from memflow.recall.scoring import RelationshipIndex
-from memflow.recall.types import Bundle, GraphEdge, GraphNode, NodeKind, Relationship, Subgraph
+from memflow.recall.scoring import Evidence, RelationshipIndex
+from memflow.recall.types import (
+    Bundle,
+    ContextUnit,
+    GraphEdge,
+    GraphNode,
+    Hit,
+    NodeKind,
+    Relationship,
+    Subgraph,
+)
 
 # The packing tests below use facet texts as units with lambda 0.05 (the LoCoMo-chosen default) and
 # "[time] [name]" headers; points-only units have their own test.
@@ -49,6 +59,21 @@ class G:
         return Subgraph(nodes=self.nodes, edges=self.edges)
 
 
+def ev(
+    best: Mapping[uuid.UUID, float],
+    edges: Mapping[str, float] | None = None,
+    adjust: Mapping[uuid.UUID, float] | None = None,
+) -> Evidence:
+    """Evidence whose hits' raw distances are the given scores."""
+    hits = {
+        n: Hit(collection="FacetPoint_search_text", node_id=n, text=str(n), distance=d)
+        for n, d in best.items()
+    }
+    return Evidence(
+        best=dict(best), edges=dict(edges or {}), unit_adjust=dict(adjust or {}), node_hits=hits
+    )
+
+
 def bundle(name: str, score: float) -> Bundle:
     return Bundle(episode_id=nid(name), score=score, best_path="direct_episode")
 
@@ -64,7 +89,7 @@ def bundle(name: str, score: float) -> Bundle:
         ("API 流式返回", 3),
         ("API流式", 2),
         ("三个字", 2),
-        ("[2023-05-08] [Lunch with Maria]", 4),
+        ("[2023-05-08] [Lunch with Ines]", 4),
     ],
 )
 def test_count_tokens(text: str, tokens: int) -> None:
@@ -106,9 +131,9 @@ def test_format_time(
 def two_episodes() -> G:
     g = G()
     g.node(
-        "Lunch with Maria",
+        "Lunch with Ines",
         "Episode",
-        summary="Maria and Bob had lunch.",
+        summary="Ines and Bob had lunch.",
         time_start=d(2023, 5, 8),
         time_end=d(2023, 5, 9),
     )
@@ -118,36 +143,36 @@ def two_episodes() -> G:
 
 def test_summary_mode() -> None:
     g = two_episodes()
-    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 0.3)]
-    results, context = render(bundles, g.sub(), "summary", CFG, best_by_id={})
-    assert results[0].context == "[2023-05-08] [Lunch with Maria]\nMaria and Bob had lunch."
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 0.3)]
+    results, context = render(bundles, g.sub(), "summary", CFG, evidence=ev({}))
+    assert results[0].context == "[2023-05-08] [Lunch with Ines]\nInes and Bob had lunch."
     assert results[1].context == "[API 流式返回改造]\n流式返回改造，鉴权中间件不变。"
     assert context == results[0].context + "\n\n---\n\n" + results[1].context
     assert [r.rank for r in results] == [1, 2]
     assert results[0].time == "2023-05-08" and results[1].time is None
-    assert results[0].name == "Lunch with Maria"
+    assert results[0].name == "Lunch with Ines"
 
 
 def test_summary_budget_keeps_the_whole_blocks_that_fit() -> None:
     g = two_episodes()
-    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 0.3)]
-    results, full = render(bundles, g.sub(), "summary", CFG, best_by_id={})
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 0.3)]
+    results, full = render(bundles, g.sub(), "summary", CFG, evidence=ev({}))
     first = count_tokens(results[0].context)
     second = count_tokens(results[1].context)
     assert first < second
     # Room for one block: the first fits, the second does not.
-    _, context = render(bundles, g.sub(), "summary", CFG, best_by_id={}, budget_tokens=second)
+    _, context = render(bundles, g.sub(), "summary", CFG, evidence=ev({}), budget_tokens=second)
     assert context == results[0].context
     # A block that does not fit is skipped for a smaller one after it.
     _, context = render(
-        list(reversed(bundles)), g.sub(), "summary", CFG, best_by_id={}, budget_tokens=first
+        list(reversed(bundles)), g.sub(), "summary", CFG, evidence=ev({}), budget_tokens=first
     )
     assert context == results[0].context
     _, context = render(
-        bundles, g.sub(), "summary", CFG, best_by_id={}, budget_tokens=first + second
+        bundles, g.sub(), "summary", CFG, evidence=ev({}), budget_tokens=first + second
     )
     assert context == full
-    _, context = render(bundles, g.sub(), "summary", CFG, best_by_id={}, budget_tokens=1)
+    _, context = render(bundles, g.sub(), "summary", CFG, evidence=ev({}), budget_tokens=1)
     assert context == ""
 
 
@@ -156,13 +181,13 @@ def evidence_graph() -> tuple[G, dict[uuid.UUID, float]]:
     g.node("Other", "Episode", summary="not a result")
     g.node("lunch", "Facet", anchor_text="They met at noon in Rome")
     g.node("api", "Facet")
-    g.node("p_rome", "FacetPoint", "Maria picked the restaurant in Rome")
+    g.node("p_rome", "FacetPoint", "Ines picked the restaurant in Rome")
     g.node("p_bob", "FacetPoint", "Bob paid the bill")
     g.node("p_unhit", "FacetPoint", "nobody hit this point")
     g.node("p_auth", "FacetPoint", "鉴权中间件不能改")
     g.node("p_other", "FacetPoint", "a point of a non-result episode")
     g.node("f_other", "Facet")
-    g.edge("Lunch with Maria", "has_facet", "lunch")
+    g.edge("Lunch with Ines", "has_facet", "lunch")
     g.edge("API 流式返回改造", "has_facet", "api")
     g.edge("Other", "has_facet", "f_other")
     for p in ("p_rome", "p_bob", "p_unhit"):
@@ -181,10 +206,10 @@ def evidence_graph() -> tuple[G, dict[uuid.UUID, float]]:
 
 def test_points_only_evidence_units_with_a_stronger_prior() -> None:
     g, best = evidence_graph()
-    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
     index = RelationshipIndex.build(g.sub())
     cfg = RecallConfig(highly_related_facets=False, episode_prior_lambda=0.3, facet_prior_mu=0.0)
-    units = evidence_units(bundles, index, best, cfg)
+    units = evidence_units(bundles, index, ev(best), cfg)
     # p_rome 0.10 + 0.3*0.2 = 0.16; p_bob 0.30 + 0.06 = 0.36; p_auth 0.12 + 0.3 = 0.42;
     # the facet "lunch" has points, so its text is not a unit of its own
     assert [u.node_id for u in units] == [nid("p_rome"), nid("p_bob"), nid("p_auth")]
@@ -193,26 +218,26 @@ def test_points_only_evidence_units_with_a_stronger_prior() -> None:
 
 def test_evidence_units_rank_with_episode_prior() -> None:
     g, best = evidence_graph()
-    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
     index = RelationshipIndex.build(g.sub())
-    units = evidence_units(bundles, index, best, CFG)
+    units = evidence_units(bundles, index, ev(best), CFG)
     # p_rome 0.10 + 0.05*0.2 = 0.11; p_auth 0.12 + 0.05 = 0.17; lunch 0.21; p_bob 0.31
     assert [u.node_id for u in units] == [nid("p_rome"), nid("p_auth"), nid("lunch"), nid("p_bob")]
     assert [round(u.rank_score, 6) for u in units] == [0.11, 0.17, 0.21, 0.31]
     assert units[2].text == "lunch: They met at noon in Rome"
     prior_heavy = evidence_units(
-        bundles, index, best, RecallConfig(episode_prior_lambda=1.0, highly_related_facets=True)
+        bundles, index, ev(best), RecallConfig(episode_prior_lambda=1.0, highly_related_facets=True)
     )
     assert prior_heavy[-1].node_id == nid("p_auth")  # 0.12 + 1.0 now ranks last
 
 
 def test_highly_related_groups_under_headers() -> None:
     g, best = evidence_graph()
-    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
-    results, context = render(bundles, g.sub(), "highly_related", CFG, best_by_id=best)
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
+    results, context = render(bundles, g.sub(), "highly_related", CFG, evidence=ev(best))
     assert results[0].context == (
-        "[2023-05-08] [Lunch with Maria]\n"
-        "Maria picked the restaurant in Rome\n"
+        "[2023-05-08] [Lunch with Ines]\n"
+        "Ines picked the restaurant in Rome\n"
         "lunch: They met at noon in Rome\n"
         "Bob paid the bill"
     )
@@ -224,9 +249,9 @@ def test_highly_related_groups_under_headers() -> None:
 @pytest.mark.parametrize("budget", [1, 8, 12, 15, 20, 30, 200])
 def test_highly_related_respects_the_budget(budget: int) -> None:
     g, best = evidence_graph()
-    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
     results, context = render(
-        bundles, g.sub(), "highly_related", CFG, best_by_id=best, budget_tokens=budget
+        bundles, g.sub(), "highly_related", CFG, evidence=ev(best), budget_tokens=budget
     )
     assert count_tokens(context) <= budget
     for r in results:
@@ -236,20 +261,22 @@ def test_highly_related_respects_the_budget(budget: int) -> None:
 
 def test_highly_related_budget_skips_big_units_for_smaller_ones() -> None:
     g, best = evidence_graph()
-    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
 
     def packed(budget: int) -> str:
-        ctx = render(bundles, g.sub(), "highly_related", CFG, best_by_id=best, budget_tokens=budget)
+        ctx = render(
+            bundles, g.sub(), "highly_related", CFG, evidence=ev(best), budget_tokens=budget
+        )
         return ctx[1]
 
     # token costs: lunch header 4, p_rome 6, API header 5 + p_auth 4, facet text 7, p_bob 4
-    assert packed(12) == "[2023-05-08] [Lunch with Maria]\nMaria picked the restaurant in Rome"
+    assert packed(12) == "[2023-05-08] [Lunch with Ines]\nInes picked the restaurant in Rome"
     # 14: p_auth's group (9) and the facet (7) do not fit, the later and shorter p_bob does
     assert packed(14) == (
-        "[2023-05-08] [Lunch with Maria]\nMaria picked the restaurant in Rome\nBob paid the bill"
+        "[2023-05-08] [Lunch with Ines]\nInes picked the restaurant in Rome\nBob paid the bill"
     )
     assert packed(19) == (
-        "[2023-05-08] [Lunch with Maria]\nMaria picked the restaurant in Rome"
+        "[2023-05-08] [Lunch with Ines]\nInes picked the restaurant in Rome"
         "\n\n[API 流式返回改造]\n鉴权中间件不能改"
     )
     assert packed(3) == ""
@@ -257,9 +284,9 @@ def test_highly_related_budget_skips_big_units_for_smaller_ones() -> None:
 
 def test_highly_related_is_deterministic() -> None:
     g, best = evidence_graph()
-    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
-    first = render(bundles, g.sub(), "highly_related", CFG, best_by_id=best)
-    again = render(bundles, g.sub(), "highly_related", CFG, best_by_id=best)
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
+    first = render(bundles, g.sub(), "highly_related", CFG, evidence=ev(best))
+    again = render(bundles, g.sub(), "highly_related", CFG, evidence=ev(best))
     assert first == again
 
 
@@ -276,18 +303,18 @@ def detail_graph() -> tuple[G, dict[uuid.UUID, float], dict[str, float]]:
         g.edge("facet5", "has_point", p)
         if j % 2:
             best[nid(p)] = 0.01 * j
-    for name, role in (("Maria", "guide"), ("Bob", "driver"), ("Eve", "tourist")):
+    for name, role in (("Ines", "guide"), ("Bob", "driver"), ("Eve", "tourist")):
         g.node(name, "Entity")
         g.edge("Trip", "involves_entity", name, text=f"{name} | {role}")
     best[nid("Eve")] = 0.05
     best[nid("Bob")] = 0.2
-    return g, best, {"Maria | guide": 0.0}
+    return g, best, {"Ines | guide": 0.0}
 
 
 def test_detail_mode() -> None:
     g, best, edges = detail_graph()
     results, context = render(
-        [bundle("Trip", 0.3)], g.sub(), "detail", CFG, best_by_id=best, edge_hit_map=edges
+        [bundle("Trip", 0.3)], g.sub(), "detail", CFG, evidence=ev(best, edges)
     )
     lines = context.splitlines()
     assert lines[:2] == ["[2023-07-01] [Trip]", "A trip to Rome."]
@@ -297,28 +324,112 @@ def test_detail_mode() -> None:
     # hit points first by distance (1, 3, 5, 7, 9), then unhit ones by text
     assert points == [f"- point{j}" for j in (1, 3, 5, 7, 9, 0, 2, 4)]
     entities = lines[lines.index("Entities:") + 1 :]
-    # Eve 0.05+0.9+0.05 = 1.0, Bob 0.2+0.95 = 1.15, Maria (no hit) inf: edge hit alone is not enough
+    # Eve 0.05 + entity_cost 0.05, Bob 0.2 + 0.05, Ines (no hit) inf: an edge hit does not rank it
     assert entities == ["- Eve | tourist", "- Bob | driver"]
     assert results[0].context == context
+
+
+def test_detail_entities_pay_for_being_generic() -> None:
+    g, best, edges = detail_graph()
+    g.nodes[nid("Eve")] = GraphNode(id=nid("Eve"), kind="Entity", name="Eve", degree=10)
+    sub = Subgraph(nodes=g.nodes, edges=g.edges, episode_count=10)
+    # Eve is in every episode: 0.05 + 0.05 + 0.3 * (1 - 0) = 0.4 > Bob 0.2 + 0.05 + 0.3 * (1 - s)
+    _, context = render([bundle("Trip", 0.3)], sub, "detail", CFG, evidence=ev(best, edges))
+    assert context.splitlines()[-2:] == ["- Bob | driver", "- Eve | tourist"]
+
+
+def test_highly_related_shows_expanded_points_of_the_subgraph() -> None:
+    g, best = evidence_graph()
+    sub = g.sub()
+    sub.unit_distances[nid("p_unhit")] = 0.01
+    bundles = [bundle("Lunch with Ines", 0.2)]
+    units: list[ContextUnit] = []
+    _, context = render(
+        bundles, sub, "highly_related", RecallConfig(), evidence=ev(best), units_out=units
+    )
+    assert context.splitlines()[:2] == ["[2023-05-08]", "nobody hit this point"]
+    assert units[0].node_id == nid("p_unhit") and units[0].kind == "FacetPoint"
+    assert units[0].header_tokens == count_tokens("[2023-05-08]")
 
 
 def test_detail_limits_come_from_config() -> None:
     g, best, _ = detail_graph()
     cfg = RecallConfig(detail_max_facets=1, detail_max_points=2, detail_max_entities=0)
-    _, context = render([bundle("Trip", 0.3)], g.sub(), "detail", cfg, best_by_id=best)
+    _, context = render([bundle("Trip", 0.3)], g.sub(), "detail", cfg, evidence=ev(best))
     assert context.splitlines()[2:] == ["## facet5", "- point1", "- point3"]
 
 
-def test_default_units_use_raw_distances_and_a_facet_prior() -> None:
+DEFAULT = RecallConfig()  # lambda 0.2, mu 0.1, points only
+
+
+def default_units(
+    extra: Mapping[uuid.UUID, float] | None = None,
+    adjust: Mapping[uuid.UUID, float] | None = None,
+    config: RecallConfig = DEFAULT,
+) -> list[tuple[str, float]]:
     g, best = evidence_graph()
-    bundles = [bundle("Lunch with Maria", 0.2), bundle("API 流式返回改造", 1.0)]
+    g.node("menu", "Facet")  # a facet without points is a unit of its own
+    g.edge("Lunch with Ines", "has_facet", "menu")
+    best[nid("menu")] = 0.05
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
     index = RelationshipIndex.build(g.sub())
-    # Normalised scores say p_bob is far (0.30), its raw distance says it is the closest turn.
-    raw = {**best, nid("p_bob"): 0.05}
-    units = evidence_units(bundles, index, best, RecallConfig(), raw)
-    assert all(u.is_point for u in units)  # facet texts are not units by default
-    # p_bob: 0.05 + 0.05*0.2 + 0.1*0.05 (its facet's best unit is itself) = 0.065
-    assert units[0].node_id == nid("p_bob")
-    assert round(units[0].rank_score, 6) == 0.065
-    # Without raw distances the normalised ones are used.
-    assert evidence_units(bundles, index, best, RecallConfig())[0].node_id == nid("p_rome")
+    names = {node.id: node.name for node in g.nodes.values()}
+    units = evidence_units(bundles, index, ev(best, adjust=adjust), config, extra)
+    return [(names[u.node_id], round(u.rank_score, 6)) for u in units]
+
+
+def test_default_units_rank_raw_distance_prior_and_facet_window() -> None:
+    # rank = d + 0.2 * EpisodeScore + 0.1 * best recalled point of the unit's facet:
+    # menu 0.05 + 0.04 + 0.1 * 0.05 (no points: its own distance) = 0.095;
+    # p_rome 0.10 + 0.04 + 0.01 = 0.15; p_auth 0.12 + 0.2 + 0.012 = 0.332; p_bob 0.30 + 0.05
+    assert default_units() == [
+        ("menu", 0.095),
+        ("p_rome", 0.15),
+        ("p_auth", 0.332),
+        ("p_bob", 0.35),
+    ]
+
+
+def test_expanded_points_join_with_their_exact_distance() -> None:
+    # p_unhit was not recalled but fetched for the best episodes: 0.01 + 0.04 + 0.1 * 0.10
+    # (the window is the facet's best *recalled* point); a recalled point keeps its hit.
+    units = default_units(extra={nid("p_unhit"): 0.01, nid("p_bob"): 0.0})
+    assert units[0] == ("p_unhit", 0.06)
+    assert ("p_bob", 0.35) in units
+
+
+def test_unit_rules_apply_to_points_only() -> None:
+    units = default_units(adjust={nid("p_bob"): -0.25, nid("menu"): -1.0})
+    assert units[:2] == [("menu", 0.095), ("p_bob", 0.1)]
+    facets = RecallConfig(highly_related_facets=True)
+    # lunch 0.20 + 0.04 + 0.01: a facet text is not a turn, the rules leave it alone
+    assert ("lunch", 0.25) in default_units(adjust={nid("lunch"): -1.0}, config=facets)
+
+
+def test_units_use_raw_distances_not_bonused_scores() -> None:
+    g, best = evidence_graph()
+    index = RelationshipIndex.build(g.sub())
+    near = Hit(collection="FacetPoint_search_text", node_id=nid("p_bob"), text="b", distance=0.05)
+    evidence = Evidence(best=best, node_hits={**ev(best).node_hits, nid("p_bob"): near})
+    units = evidence_units([bundle("Lunch with Ines", 0.2)], index, evidence, DEFAULT)
+    # p_bob: 0.05 + 0.04 + 0.1 * 0.05 (now its facet's best point itself)
+    assert (units[0].node_id, round(units[0].rank_score, 6)) == (nid("p_bob"), 0.095)
+
+
+def test_unit_ties_go_by_text_and_equal_texts_show_once() -> None:
+    def ranked(ids: dict[str, str]) -> list[str]:
+        g = G()
+        g.node("Ep", "Episode")
+        g.node("f", "Facet")
+        g.edge("Ep", "has_facet", "f")
+        for name, text in ids.items():
+            g.node(name, "FacetPoint", text)
+            g.edge("f", "has_point", name)
+        best = dict.fromkeys((nid(n) for n in ids), 0.2)
+        index = RelationshipIndex.build(g.sub())
+        return [u.text for u in evidence_units([bundle("Ep", 0.1)], index, ev(best), DEFAULT)]
+
+    texts = ["Oskar fixed the kiln.", "Ines bought clay.", "王芳买了陶土。", "Ines bought clay."]
+    one = ranked({f"a{i}": t for i, t in enumerate(texts)})
+    two = ranked({f"z{9 - i}": t for i, t in enumerate(reversed(texts))})
+    assert one == two == sorted(set(texts))

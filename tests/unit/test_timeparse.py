@@ -60,7 +60,7 @@ CASES: list[tuple[str, str, date, date, float]] = [
     # years
     ("2024年", "2024年", date(2024, 1, 1), date(2025, 1, 1), 0.85),
     (
-        "How many 5 star reviews did Jon get in 2023?",
+        "How many 5 star reviews did Kofi get in 2023?",
         "in 2023",
         date(2023, 1, 1),
         date(2024, 1, 1),

@@ -1,96 +1,126 @@
-"""Query-aware unit rules (memflow.recall.unitrules) and their effect on evidence_units."""
+"""Query-aware unit rules (memflow.recall.unitrules) with parsed speakers in English and Chinese,
+and their effect through the pipeline's evidence on evidence_units."""
 
 from __future__ import annotations
 
 import pytest
 
 from memflow.recall.config import RecallConfig
+from memflow.recall.pipeline import score_hits
 from memflow.recall.render import evidence_units
 from memflow.recall.scoring import RelationshipIndex
-from memflow.recall.unitrules import QueryRules, content_terms, split_speaker, stem
+from memflow.recall.types import Bundle, Hit
+from memflow.recall.unitrules import QueryRules, body_of
 
-from .test_render import G, bundle, nid
+from .test_scoring import G, nid
 
 CFG = RecallConfig()
-TURNS = [
-    "Melanie: I painted a lake at sunrise last week.",
-    "Caroline: Thanks, Melanie! That sounds lovely.",
-    "Melanie: Did you go to the support group?",
-    "a note without a speaker",
-]
+ADA, TOMAS = "Dr Ada Lin", "Tomas Berg"
+WANG, LI = "王芳", "李雷"
+SPEAKERS = [ADA, TOMAS, WANG, LI, None]
+
+FACT = ("Dr Ada Lin: I painted the harbour at dawn.", ADA)
+VOCATIVE = ("Tomas Berg: Thanks, Ada! Lovely work.", TOMAS)
+QUESTION = ("Dr Ada Lin: Are you coming tomorrow?", ADA)
+DOCUMENT = ("Owner: Priya owns the migration.", None)
 
 
-@pytest.mark.parametrize(
-    ("word", "stemmed"), [("Painting", "paint"), ("Melanie's", "melan"), ("lake", "lake")]
-)
-def test_stem(word: str, stemmed: str) -> None:
-    assert stem(word) == stemmed
+def adjust(query: str, unit: tuple[str, str | None], config: RecallConfig = CFG) -> float:
+    return QueryRules.build(query, SPEAKERS).adjustment(unit[0], unit[1], config)
 
 
-def test_split_speaker() -> None:
-    assert split_speaker(TURNS[0]) == ("Melanie", "I painted a lake at sunrise last week.")
-    assert split_speaker(TURNS[3]) == (None, TURNS[3])
-    assert split_speaker("http://x.org: a link") == (None, "http://x.org: a link")
+def test_body_of_strips_only_the_parsed_speaker() -> None:
+    assert body_of(FACT[0], ADA) == "I painted the harbour at dawn."
+    assert body_of("王芳：我周末在海边画了日出。", WANG) == "我周末在海边画了日出。"
+    assert body_of(DOCUMENT[0], None) == DOCUMENT[0]
+    assert body_of(VOCATIVE[0], ADA) == VOCATIVE[0]  # another speaker's prefix stays
+    assert body_of("Dr Ada Linton: hello", ADA) == "Dr Ada Linton: hello"
 
 
-def test_content_terms_drop_stop_words_and_excluded_names() -> None:
-    assert content_terms("What did Melanie paint at the lake?", ["Melanie"]) == {"paint", "lake"}
-    assert content_terms("Melanie's paintings") == {"melan", "paint"}
+def test_build_names_speakers_and_keeps_content_terms() -> None:
+    rules = QueryRules.build("What did Ada paint at the harbour?", SPEAKERS)
+    assert rules.named == {ADA}
+    assert rules.terms == {"paint", "harbo"}  # the name's terms are not content
+    assert QueryRules.build("What did Tomas Berg buy?", SPEAKERS).named == {TOMAS}
+    assert QueryRules.build("王芳周末在海边画了什么？", SPEAKERS).named == {WANG}
+    assert QueryRules.build("王芳和李雷聊了什么？", SPEAKERS).named == {WANG, LI}
+    assert QueryRules.build("Who painted the harbour?", SPEAKERS).named == frozenset()
 
 
-def test_query_rules_name_speakers_and_keep_content_terms() -> None:
-    rules = QueryRules.build("What did Melanie paint at the lake?", TURNS)
-    assert rules.named == {"Melanie"}
-    assert "melan" not in rules.terms and {"paint", "lake"} <= rules.terms
+def test_english_adjustments() -> None:
+    q = "What did Ada paint at the harbour?"
+    assert adjust(q, FACT) == pytest.approx(-0.04)  # painted, harbour: 2 x -0.02
+    assert adjust(q, VOCATIVE) == pytest.approx(0.05)  # another speaker names her
+    assert adjust(q, QUESTION) == pytest.approx(0.02)  # the named speaker only asks
+    # A document line: "Owner:" is not a parsed speaker, and a line without one is never
+    # penalised, not even as a question; shared terms still count.
+    assert adjust(q, DOCUMENT) == 0.0
+    assert adjust("Who owns the migration, Ada?", DOCUMENT) == pytest.approx(-0.04)
+    assert adjust(q, ("Is the harbour open?", None)) == pytest.approx(-0.02)
 
 
-def test_adjustments() -> None:
-    rules = QueryRules.build("What did Melanie paint at the lake?", TURNS)
-    # The named speaker's factual turn shares two terms (painted, lake): -2 x 0.02.
-    assert rules.adjustment(TURNS[0], CFG) == pytest.approx(-0.04)
-    # Another speaker's turn that only names her: +0.05.
-    assert rules.adjustment(TURNS[1], CFG) == pytest.approx(0.05)
-    # A question turn of the named speaker: +0.02.
-    assert rules.adjustment(TURNS[2], CFG) == pytest.approx(0.02)
-    # No speaker prefix: never treated as another speaker's turn.
-    assert rules.adjustment(TURNS[3], CFG) == 0.0
-    # The cap counts at most term_overlap_cap shared words.
-    capped = RecallConfig(term_overlap_cap=1)
-    assert rules.adjustment(TURNS[0], capped) == pytest.approx(-0.02)
+def test_chinese_adjustments() -> None:
+    q = "王芳周末在海边画了什么？"
+    fact = ("王芳：我周末在海边画了日出。", WANG)
+    vocative = ("李雷：王芳，画得真好！", LI)
+    question = ("王芳：你明天来吗？", WANG)
+    # 周末, 在海, 海边, 边画, 画了 … shared: capped at 2 terms
+    assert adjust(q, fact) == pytest.approx(-0.04)
+    assert adjust(q, vocative) == pytest.approx(0.05)
+    assert adjust(q, question) == pytest.approx(0.02)  # a full-width question mark
+    assert adjust("谁在海边画画？", vocative) == 0.0  # nobody named, nothing shared
+    assert adjust("谁在海边画画？", ("海边的日出很美。", None)) == pytest.approx(-0.02)
+
+
+def test_only_turns_with_a_speaker_are_question_turns() -> None:
+    q = "Who painted the harbour?"  # nobody named: no speaker penalty either
+    assert adjust(q, ("Tomas Berg: Are you free on Friday?", TOMAS)) == pytest.approx(0.02)
+    assert adjust(q, ("Are you free on Friday?", None)) == 0.0
+    assert adjust(q, VOCATIVE) == 0.0
+
+
+def test_rules_follow_the_config() -> None:
+    q = "What did Ada paint at the harbour?"
+    assert adjust(q, FACT, RecallConfig(term_overlap_cap=1)) == pytest.approx(-0.02)
+    assert adjust(q, FACT, RecallConfig(term_overlap_cap=0)) == 0.0
+    assert adjust(q, VOCATIVE, RecallConfig(speaker_penalty=0.2)) == pytest.approx(0.2)
     off = RecallConfig(speaker_penalty=0, term_overlap_bonus=0, question_turn_penalty=0)
-    assert all(rules.adjustment(t, off) == 0.0 for t in TURNS)
+    for unit in (FACT, VOCATIVE, QUESTION, DOCUMENT):
+        assert adjust(q, unit, off) == 0.0
 
 
-def test_no_speaker_named_no_speaker_penalty() -> None:
-    rules = QueryRules.build("Who painted the lake?", TURNS)
-    assert rules.named == frozenset()
-    assert rules.adjustment(TURNS[1], CFG) == 0.0
-
-
-def _one_facet_graph() -> tuple[RelationshipIndex, dict[object, float]]:
+def test_rules_reorder_evidence_units_through_the_pipeline() -> None:
     g = G()
     g.node("Ep", "Episode")
-    g.node("f", "Facet", "chat")
+    g.node("f", "Facet")
     g.edge("Ep", "has_facet", "f")
-    for i, turn in enumerate(TURNS[:3]):
-        g.node(f"p{i}", "FacetPoint", turn)
-        g.edge("f", "has_point", f"p{i}")
+    turns = {"p0": FACT, "p1": VOCATIVE, "p2": QUESTION, "p3": DOCUMENT}
     # The vocative turn is the closest by embedding, the factual one the farthest.
-    dist = {nid("p0"): 0.30, nid("p1"): 0.27, nid("p2"): 0.28}
-    return RelationshipIndex.build(g.sub()), dist  # type: ignore[return-value]
-
-
-def test_rules_reorder_evidence_units_only_when_a_query_is_given() -> None:
-    index, dist = _one_facet_graph()
-    plain = evidence_units([bundle("Ep", 0.1)], index, dist, CFG, dist)  # type: ignore[arg-type]
-    assert [u.node_id for u in plain] == [nid("p1"), nid("p2"), nid("p0")]
-    ruled = evidence_units(
-        [bundle("Ep", 0.1)],
-        index,
-        dist,  # type: ignore[arg-type]
-        CFG,
-        dist,  # type: ignore[arg-type]
-        query="What did Melanie paint at the lake?",
-    )
-    # p0: 0.30 - 0.04 = 0.26 first; p2: 0.28 + 0.02 = 0.30; p1: 0.27 + 0.05 = 0.32 last.
-    assert [u.node_id for u in ruled] == [nid("p0"), nid("p2"), nid("p1")]
+    dist = {"p0": 0.30, "p1": 0.27, "p2": 0.28, "p3": 0.29}
+    hits = []
+    for name, (text, speaker) in turns.items():
+        g.node(name, "FacetPoint", search_text=text, speaker=speaker)
+        g.edge("f", "has_point", name)
+        hits.append(
+            Hit(
+                collection="FacetPoint_search_text",
+                node_id=nid(name),
+                text=text,
+                distance=dist[name],
+            )
+        )
+    scored = score_hits(hits, None, CFG)
+    index = RelationshipIndex.build(g.sub())
+    bundles = [Bundle(episode_id=nid("Ep"), score=0.0, best_path="point")]
+    plain = evidence_units(bundles, index, scored.evidence(g.sub(), None, CFG), CFG)
+    assert [u.node_id for u in plain] == [nid("p1"), nid("p2"), nid("p3"), nid("p0")]
+    ev = scored.evidence(g.sub(), "What did Ada paint at the harbour?", CFG)
+    assert dict(ev.unit_adjust) == {
+        nid("p0"): pytest.approx(-0.04),
+        nid("p1"): pytest.approx(0.05),
+        nid("p2"): pytest.approx(0.02),
+    }
+    ruled = evidence_units(bundles, index, ev, CFG)
+    # p0 0.26, p3 0.29, p2 0.30, p1 0.32 (+ the same facet window 0.1 * 0.27 for all)
+    assert [u.node_id for u in ruled] == [nid("p0"), nid("p3"), nid("p2"), nid("p1")]
+    assert ruled[0].rank_score == pytest.approx(0.26 + 0.027)
