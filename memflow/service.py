@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from sqlalchemy import Engine, event
 
 from memflow.db import engine as dbe
-from memflow.db.queries import q
+from memflow.db.queries import q, raw
 from memflow.errors import InvalidInput
 from memflow.ingest.pipeline import max_document_bytes, resolve_inputs
 
@@ -86,7 +86,7 @@ def limit_statements(engine: Engine, seconds: float) -> None:
 
     def _set(dbapi_conn: Any, _record: object) -> None:
         with dbapi_conn.cursor() as cur:
-            cur.execute(f"SET statement_timeout = {millis}")
+            cur.execute(raw("set_statement_timeout"), {"ms": str(millis)})
         dbapi_conn.commit()  # SET is transactional: keep it past the pool's reset-on-return
 
     event.listen(engine, "connect", _set)

@@ -10,3 +10,8 @@ ORDER BY d.created_at, d.id;
 
 -- name: service_ping
 SELECT 1;
+
+-- name: set_statement_timeout
+-- Run on each new connection of a server door (through the driver: psycopg's own parameter
+-- style), so a runaway statement is cancelled and its transaction rolled back.
+SELECT set_config('statement_timeout', %(ms)s, false);
