@@ -104,3 +104,18 @@ def test_healthcheck_waits_for_the_database(postgres: dict[str, Any]) -> None:
     test = " ".join(check["test"]) if isinstance(check["test"], list) else check["test"]
     assert "pg_isready" in test and "-d memflow" in test
     assert check["retries"] >= 1
+
+
+def test_memflow_service_serves_the_http_api_safely() -> None:
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text(encoding="utf-8"))
+    service: dict[str, Any] = compose["services"]["memflow"]
+    assert service["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert all(p.startswith("127.0.0.1:") for p in service["ports"])
+    env = service["environment"]
+    # No password or key in the file: both are required from the environment.
+    assert "${MEMFLOW_PG_PASSWORD:?" in env["MEMFLOW_DATABASE_URL"]
+    assert env["MEMFLOW_API_KEYS"].startswith("${MEMFLOW_API_KEYS:?")
+    command = " ".join(service["command"])
+    assert "memflow db upgrade" in command and "memflow serve" in command
+    assert ":" in service["image"] and not service["image"].endswith(":latest")
+    assert "/healthz" in " ".join(service["healthcheck"]["test"])
