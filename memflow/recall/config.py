@@ -83,7 +83,7 @@ class RecallConfig(BaseModel):
     # highly_related: FacetPoints ranked by u(unit) + lambda * (EpisodeScore - best EpisodeScore)
     # + mu * d(best unit of its facet), u = raw cosine distance plus the unit rules (LoCoMo tune
     # half, docs/benchmarks/locomo.md).
-    episode_prior_lambda: float = 0.2
+    episode_prior_lambda: float = 0.4
     facet_prior_mu: float = 0.1
     # Query-aware unit rules (memflow.recall.unitrules), also measured on LoCoMo: a turn of another
     # speaker than the one the query names, shared content words (capped), question-only turns.
