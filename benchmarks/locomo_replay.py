@@ -22,13 +22,13 @@ import sys
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks import locomo
+from benchmarks import common, locomo
 from memflow.memory import Memory
 from memflow.recall.config import RecallConfig
 from memflow.recall.pipeline import respond
@@ -77,9 +77,13 @@ def evaluate(recorded: Sequence[Recorded], config: RecallConfig) -> dict[str, An
     ]
     per: dict[str, dict[str, list[float]]] = {"overall": {k: [] for k in keys}}
     for r in recorded:
+        graph = r.graph
+        if config.expand_episodes == 0 and graph.unit_distances:
+            # The recording holds the shipped expansion; without it, those points are no units.
+            graph = replace(graph, unit_distances={})
         resp = respond(
             r.hits,
-            r.graph,
+            graph,
             r.pq,
             config,
             display="highly_related",
@@ -101,6 +105,53 @@ def evaluate(recorded: Sequence[Recorded], config: RecallConfig) -> dict[str, An
         | {"questions": len(vals[keys[0]])}
         for group, vals in per.items()
     }
+
+
+def write_splits(
+    recorded: Sequence[Recorded],
+    variants: Sequence[tuple[str, RecallConfig]],
+    name: str,
+    recording: Path,
+) -> dict[str, Any]:
+    """Every variant on each half, written as docs/benchmarks/NAME.{json,md} (the ablation rows
+    of locomo.md: what each part of the shipped ranking adds)."""
+    out: dict[str, Any] = {"splits": {}, "variants": {}}
+    for n, cfg in variants:
+        out["variants"][n] = cfg.model_dump(exclude_defaults=True)
+    for split in locomo.SPLITS:
+        part = [r for r in recorded if r.split == split]
+        if part:
+            out["splits"][split] = {n: evaluate(part, cfg) for n, cfg in variants}
+    st = common.stamp({"recording": recording.name, "questions": len(recorded)})
+    out.update({k: st[k] for k in ("settings", "commit", "dirty", "date", "machine")})
+    common.write_json(common.DEFAULT_OUT / f"{name}.json", out)
+    cols = [f"evidence_recall@{b}" for b in locomo.BUDGETS] + [
+        "episode_recall@1",
+        "episode_recall@5",
+    ]
+    lines = [f"# LoCoMo ranking ablations (replay of `{name}`)", ""]
+    for split, table in out["splits"].items():
+        n = next(iter(table.values()))["overall"]["questions"]
+        lines += [f"## {split.capitalize()} half ({n} questions)", ""]
+        head = ["variant", *(c.replace("evidence_recall", "ev").replace("episode_recall", "ep")
+                             for c in cols), "multi-hop ev@500"]  # fmt: skip
+        rows = [
+            [v, *(res["overall"][c] for c in cols), res["multi-hop"]["evidence_recall@500"]]
+            for v, res in table.items()
+        ]
+        lines += [common.md_table(head, rows), ""]
+    lines += ["## Variants", ""]
+    lines += [f"- `{v}`: `{json.dumps(c)}`" for v, c in out["variants"].items()]
+    lines += [
+        "",
+        "## Run",
+        "",
+        common.stamp_markdown(
+            {k: out[k] for k in ("commit", "dirty", "date", "machine", "settings")}
+        ),
+    ]
+    common.write_text(common.DEFAULT_OUT / f"{name}.md", "\n".join(lines) + "\n")
+    return out
 
 
 def parse_variant(text: str) -> tuple[str, RecallConfig]:
@@ -130,6 +181,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     rank.add_argument("--recording", type=Path, default=DEFAULT_RECORDING)
     rank.add_argument("--json", action="store_true", help="print the results as JSON")
     rank.add_argument(
+        "--write",
+        metavar="NAME",
+        help="also write docs/benchmarks/NAME.{json,md}: every variant on the tune and the test half",
+    )
+    rank.add_argument(
         "--split",
         choices=("tune", "test", "all"),
         default="tune",
@@ -156,11 +212,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     with args.recording.open("rb") as fh:
         recorded = pickle.load(fh)  # a file this tool wrote
+    variants = [parse_variant(v) for v in args.variants] or [("shipped", RecallConfig())]
+    if args.write:
+        return write_splits(recorded, variants, args.write, args.recording)
     if args.split != "all":
         recorded = [r for r in recorded if r.split == args.split]
     if not recorded:
         raise SystemExit(f"no recorded question in the {args.split} split of {args.recording}")
-    variants = [parse_variant(v) for v in args.variants] or [("shipped", RecallConfig())]
     results = {name: evaluate(recorded, cfg) for name, cfg in variants}
     if args.json:
         print(json.dumps(results, indent=2))
