@@ -76,6 +76,37 @@ CHINESE = {
 }
 
 
+def _note(name: str, aspect: str, fact: str, owner: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "summary": f"【{aspect}】{fact}",
+        "facets": [
+            {
+                "search_text": aspect,
+                "anchor_text": fact,
+                "points": [{"search_text": fact}, {"search_text": f"{owner} 负责"}],
+            }
+        ],
+        "entities": [{"name": owner, "role": "负责人"}, {"name": "平台组", "role": "团队"}],
+    }
+
+
+# Ten short, deliberately similar team notes (same team entity everywhere, repeated aspects), so
+# that near-ties are common and any id-based tie-break would show.
+TEAM_NOTES = [
+    _note("数据库选型会议", "决定", "订单库迁移到 PostgreSQL 16，P99 延迟要求 120 毫秒。", "周敏"),
+    _note("GDPR 数据删除请求处理", "流程", "删除请求 30 天内完成，P99 处理时间不限。", "陈涛"),
+    _note("压测复盘", "结论", "P99 延迟 95 毫秒，达标。", "周敏"),
+    _note("缓存改造", "约束", "缓存键不能包含用户邮箱。", "陈涛"),
+    _note("发布窗口调整", "决定", "每周四下午发布，周五冻结。", "李娜"),
+    _note("监控告警整理", "约束", "告警必须在五分钟内送达值班人。", "李娜"),
+    _note("Onboarding checklist", "steps", "New engineers get database access on day two.", "Ana"),
+    _note("Incident review", "decision", "We roll back first and investigate after.", "Ana"),
+    _note("Search latency budget", "constraint", "P99 latency must stay under 200 ms.", "Ben"),
+    _note("Vendor contract renewal", "deadline", "The contract renews on 1 March 2025.", "Ben"),
+]
+
+
 @pytest.fixture(scope="module")
 def store(pg_admin_url: str, template_db: str) -> Any:
     from ..conftest import _scratch_database
@@ -135,10 +166,15 @@ def test_same_content_in_two_datasets_ranks_identically(
         "需要改测试吗",
         "上线时间",
         "API",
+        "P99 延迟要求是多少？",
+        "谁负责数据库迁移？",
+        "What is the latency budget?",
+        "When does the contract renew?",
     ]
     a, b = store.dataset("twin-a"), store.dataset("twin-b")
     for ds in (a, b):
         ds.add_episodes(seed_drafts)
+        ds.add_episodes(TEAM_NOTES)
     for query in queries:
         for display in ("summary", "highly_related", "detail"):
             ra, rb = a.search(query, display=display), b.search(query, display=display)
