@@ -454,6 +454,9 @@ def evaluate(
     overall = {s.name: Tally() for s in chosen}
     by_cat = {c: {s.name: Tally() for s in chosen} for c in CATEGORIES}
     by_split = {name: {s.name: Tally() for s in chosen} for name in SPLITS}
+    by_split_cat = {
+        (name, c): {s.name: Tally() for s in chosen} for name in SPLITS for c in CATEGORIES
+    }
     started = time.perf_counter()
     done = 0
     for conv in convs:
@@ -468,6 +471,7 @@ def evaluate(
                     overall[system.name],
                     by_cat[q.category][system.name],
                     by_split[split_of(conv)][system.name],
+                    by_split_cat[(split_of(conv), q.category)][system.name],
                 )
                 probe = Tally()
                 run_question(ds, q, system, sessions, probe, texts)
@@ -476,7 +480,7 @@ def evaluate(
             done += 1
             if done % 100 == 0:
                 print(f"  {done} questions ({time.perf_counter() - started:.0f} s)", flush=True)
-    return overall, by_cat, by_split
+    return overall, by_cat, {**by_split, **{f"{k[0]}/{k[1]}": v for k, v in by_split_cat.items()}}
 
 
 def _merge(into: Tally, part: Tally) -> None:
@@ -504,7 +508,16 @@ def results_json(
         "splits": {
             split: {name: t.row() for name, t in tallies.items()}
             for split, tallies in by_split.items()
-            if any(t.ms for t in tallies.values())
+            if "/" not in split and any(t.ms for t in tallies.values())
+        },
+        "splits_by_category": {
+            split: {
+                f"{c} {CATEGORIES[c]}": {n: t.row() for n, t in by_split[f"{split}/{c}"].items()}
+                for c in CATEGORIES
+                if any(t.ms for t in by_split[f"{split}/{c}"].values())
+            }
+            for split in SPLITS
+            if any(t.ms for t in by_split[split].values())
         },
         "by_category": {
             f"{c} {CATEGORIES[c]}": {name: t.row() for name, t in tallies.items()}

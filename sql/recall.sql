@@ -51,8 +51,8 @@ UNION ALL
 -- Rows: the kept nodes ('node'), then the walked edges between kept nodes ('edge'). Chunk keys
 -- (provenance) are read for Facets and FacetPoints only when :with_sources (evidence units).
 -- A FacetPoint carries the speaker of its first chunk (the unit rules); an Entity its degree, the
--- episodes linking to it (counted up to :degree_cap), and every Entity row the dataset's episode
--- count (computed once): entity specificity.
+-- episodes and facets linking to it (counted up to :degree_cap; above :fanout it is a hub), and
+-- every Entity row the dataset's episode count (computed once): entity specificity.
 -- Node columns are named after GraphNode's fields (memflow/recall/types.py), read by name.
 WITH RECURSIVE
 seed AS (
@@ -95,11 +95,6 @@ SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary
                 WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
                 ORDER BY c.idx LIMIT 64)
        ELSE '{}'::text[] END AS sources,
-       CASE WHEN k.kind = 'Entity' THEN
-         (SELECT count(*) FROM (SELECT 1 FROM memflow.edge e
-                                 WHERE e.dataset_id = :dataset_id AND e.dst = k.id
-                                 LIMIT :fanout + 1) d) > :fanout
-       END AS hub,
        CASE WHEN k.kind = 'FacetPoint' THEN
          (SELECT c.speaker FROM memflow.node_chunk nc
             JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
@@ -108,11 +103,8 @@ SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary
        END AS speaker,
        CASE WHEN k.kind = 'Entity' THEN
          (SELECT count(*) FROM (SELECT 1 FROM memflow.edge e
-                                  JOIN memflow.node src ON src.dataset_id = e.dataset_id
-                                                       AND src.id = e.src AND src.kind = 'Episode'
                                  WHERE e.dataset_id = :dataset_id AND e.dst = k.id
-                                   AND e.relationship = 'involves_entity'
-                                 LIMIT :degree_cap) d)
+                                 LIMIT greatest(:degree_cap, :fanout + 1)) d)
        END AS degree,
        CASE WHEN k.kind = 'Entity' THEN
          (SELECT count(*) FROM memflow.node n
@@ -122,7 +114,7 @@ SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary
 FROM kept k
 UNION ALL
 SELECT DISTINCT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
-       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[], NULL::boolean,
+       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[],
        NULL::text, NULL::bigint, NULL::bigint,
        w.src, w.relationship, w.dst, w.edge_text
 FROM walk w
@@ -148,14 +140,14 @@ lvl2 AS (
 links AS (SELECT * FROM lvl1 UNION ALL SELECT * FROM lvl2)
 SELECT 'node' AS row_type, n.id, n.kind, coalesce(n.name, '') AS name, n.summary, n.search_text,
        n.anchor_text, n.description, n.facet_type, n.created_at, n.time_start, n.time_end,
-       n.display_only, '{}'::text[] AS sources, NULL::boolean AS hub,
+       n.display_only, '{}'::text[] AS sources,
        NULL::text AS speaker, NULL::bigint AS degree, NULL::bigint AS episode_count,
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM memflow.node n
 WHERE n.dataset_id = :dataset_id AND n.id IN (SELECT dst FROM links)
 UNION ALL
 SELECT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
-       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[], NULL::boolean,
+       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[],
        NULL::text, NULL::bigint, NULL::bigint,
        l.src, l.relationship, l.dst, l.edge_text
 FROM links l;

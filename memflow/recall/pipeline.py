@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from uuid import UUID
 
 from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, edge_best_hits
@@ -33,6 +33,9 @@ class ScoredHits:
     edge_hits: dict[str, Hit]
     by_collection: dict[str, dict[UUID, float]]
     worst: dict[str, float]
+    _adjust: dict[tuple[object, ...], dict[UUID, float]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def best_by_id(self) -> dict[UUID, float]:
@@ -44,9 +47,13 @@ class ScoredHits:
 
     def evidence(self, subgraph: Subgraph, query: str | None, config: RecallConfig) -> Evidence:
         """The scorer's view, with the unit rules of ``query`` applied to the subgraph's points
-        (speakers from the parsed turns, :mod:`memflow.recall.unitrules`)."""
-        adjust: dict[UUID, float] = {}
-        if query:
+        (speakers from the parsed turns, :mod:`memflow.recall.unitrules`). Only recalled points
+        get rules, so a subgraph that gained context-only points reuses the same adjustments."""
+        key = (query, config.speaker_penalty, config.term_overlap_bonus,
+               config.term_overlap_cap, config.question_turn_penalty)  # fmt: skip
+        cached = self._adjust.get(key)
+        adjust: dict[UUID, float] = {} if cached is None else cached
+        if query and cached is None:
             points = [
                 n
                 for n in subgraph.nodes.values()
@@ -57,6 +64,7 @@ class ScoredHits:
                 a = rules.adjustment(n.search_text or n.name, n.speaker, config)
                 if a:
                     adjust[n.id] = a
+        self._adjust[key] = adjust
         return Evidence(
             best=self.best_by_id,
             edges=self.edge_hit_map,
@@ -170,14 +178,16 @@ def rank_scored(
     top_k: int | None = None,
     index: RelationshipIndex | None = None,
     evidence: Evidence | None = None,
+    trace: int | None = None,
 ) -> list[Bundle]:
-    """Stages 6-7 on already scored hits."""
+    """Stages 6-7 on already scored hits (``trace``: how many bundles get explain paths)."""
     return score_bundles(
         index or RelationshipIndex.build(subgraph),
         evidence or scored.evidence(subgraph, pq.original, config),
         config,
         query_time(pq, config),
         top_k or config.top_k,
+        trace,
     )
 
 
@@ -226,7 +236,7 @@ def respond(
     wide = k
     if shown == "highly_related":
         wide = config.highly_related_episodes or max(k, len(index.episodes))
-    ranked = rank_scored(scored, subgraph, pq, config, max(k, wide), index, evidence)
+    ranked = rank_scored(scored, subgraph, pq, config, max(k, wide), index, evidence, trace=k)
     bundles = ranked[:k]
     timings["score"] = _ms(t)
     t = time.perf_counter()

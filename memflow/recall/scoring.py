@@ -348,8 +348,10 @@ def score_bundles(
     config: RecallConfig,
     query_time: TimeMatch | None = None,
     top_k: int = 10,
+    trace: int | None = None,
 ) -> list[Bundle]:
-    """The ``top_k`` best Episodes, each with its deciding chain and corroboration."""
+    """The ``top_k`` best Episodes, each with its deciding chain and corroboration; only the
+    first ``trace`` (default: all) carry the explain path (the rest only rank units)."""
     scorer = BundleScorer(index, evidence, config)
     edge_chains = scorer.edge_chains()
     ranked = []
@@ -377,9 +379,9 @@ def score_bundles(
             best_facet_id=choice.facet,
             best_point_id=choice.point,
             best_entity_id=choice.entity,
-            path=tracer.path(e, choice, support, score),
+            path=tracer.path(e, choice, support, score) if trace is None or i < trace else [],
         )
-        for _, e, choice, support, score in top
+        for i, (_, e, choice, support, score) in enumerate(top)
     ]
 
 

@@ -148,7 +148,8 @@ def retrieve(
         expand = top_k if display == "detail" else cfg.expand_episodes
         if display != "summary" and expand:
             t = time.perf_counter()
-            chosen = [b.episode_id for b in rank_scored(scored, graph, pq, cfg, expand)]
+            best = rank_scored(scored, graph, pq, cfg, expand, trace=0)
+            chosen = [b.episode_id for b in best]
             if display == "detail":
                 graph = sqlrecall.expand(conn, dataset_id, chosen, graph, cfg)
             else:

@@ -115,8 +115,7 @@ def _subgraph(
     """Node and edge rows of the projection statements added to ``graph``. Columns are read by
     name, resolved once per result (:mod:`memflow.db.rows`: the hot path of a search builds
     ~600 nodes and ~700 edges)."""
-    row_type, hub = column_index(keys, "row_type"), column_index(keys, "hub")
-    count = column_index(keys, "episode_count")
+    row_type, count = column_index(keys, "row_type"), column_index(keys, "episode_count")
     node, edge = columns(keys, *_NODE_COLUMNS), columns(keys, *_EDGE_COLUMNS)
     for r in rows:
         if r[row_type] == "node":
@@ -124,7 +123,7 @@ def _subgraph(
             graph.nodes[n.id] = n
             if r[count] is not None:
                 graph.episode_count = int(r[count])
-            if r[hub]:
+            if n.degree is not None and n.degree > config.hub_fanout:
                 graph.notes.append(
                     f"hub guard: entity {n.name!r} has more than {config.hub_fanout} links; "
                     f"only the {config.hub_fanout} best were followed"

@@ -86,7 +86,7 @@ class GraphNode:
     display_only: bool = False
     sources: list[str] = field(default_factory=list)  # chunk keys, for provenance
     speaker: str | None = None  # FacetPoints: the speaker of the turn it came from (parsed)
-    degree: int | None = None  # Entities: episodes linked to it (counted up to a cap)
+    degree: int | None = None  # Entities: episodes and facets linking to it (up to a cap)
 
 
 @dataclass(frozen=True, slots=True)

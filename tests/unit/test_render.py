@@ -359,13 +359,17 @@ def test_detail_limits_come_from_config() -> None:
     assert context.splitlines()[2:] == ["## facet5", "- point1", "- point3"]
 
 
-DEFAULT = RecallConfig()  # lambda 0.2, mu 0.1, points only
+DEFAULT = RecallConfig(episode_prior_lambda=0.2)  # mu 0.1, points only (hand-computed ranks)
+
+
+# The hand-computed ranks below use lambda = 0.2 (the shipped value is RecallConfig's).
+LAMBDA_02 = RecallConfig(episode_prior_lambda=0.2)
 
 
 def default_units(
     extra: Mapping[uuid.UUID, float] | None = None,
     adjust: Mapping[uuid.UUID, float] | None = None,
-    config: RecallConfig = DEFAULT,
+    config: RecallConfig = LAMBDA_02,
 ) -> list[tuple[str, float]]:
     g, best = evidence_graph()
     g.node("menu", "Facet")  # a facet without points is a unit of its own
@@ -401,7 +405,7 @@ def test_expanded_points_join_with_their_exact_distance() -> None:
 def test_unit_rules_apply_to_points_only() -> None:
     units = default_units(adjust={nid("p_bob"): -0.25, nid("menu"): -1.0})
     assert units[:2] == [("menu", 0.095), ("p_bob", 0.1)]
-    facets = RecallConfig(highly_related_facets=True)
+    facets = RecallConfig(highly_related_facets=True, episode_prior_lambda=0.2)
     # lunch 0.20 + 0.04 + 0.01: a facet text is not a turn, the rules leave it alone
     assert ("lunch", 0.25) in default_units(adjust={nid("lunch"): -1.0}, config=facets)
 
