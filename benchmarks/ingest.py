@@ -31,7 +31,7 @@ from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.embed.hash import HashEmbedder
 from memflow.memory import Memory
 
-_PEOPLE = ("Ana", "Ben", "Maria", "Kenji", "Lola", "Omar", "Priya", "Sven", "Tara", "Wei")
+_PEOPLE = ("Ana", "Ben", "Ines", "Kenji", "Lola", "Omar", "Priya", "Sven", "Tara", "Wei")
 _PLACES = ("Lisbon", "Berlin", "Osaka", "Toronto", "Nairobi", "Lima", "Oslo", "Seoul")
 TARGET_NODES_PER_S = 2000.0
 

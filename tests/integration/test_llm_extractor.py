@@ -30,9 +30,9 @@ from tests.support.fake_openai import (
 
 SESSION_START = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 TURNS = [
-    ("D1:1", "Caroline", "I went to the LGBTQ support group yesterday and it was so powerful."),
-    ("D1:2", "Melanie", "Great! I ran a charity race on Saturday, 5 km in 31 minutes."),
-    ("D1:3", "Caroline", "The adoption agency meeting is on 12 June at 10:30."),
+    ("D1:1", "Wren", "I went to the community garden meeting yesterday and it was so powerful."),
+    ("D1:2", "Rosalind", "Great! I ran a fun run on Saturday, 5 km in 31 minutes."),
+    ("D1:3", "Wren", "The planning office meeting is on 12 June at 10:30."),
 ]
 
 
@@ -55,7 +55,7 @@ def dialog_doc(turns: list[tuple[str, str, str]] = TURNS, sessions: int = 1) -> 
         )
     return ParsedDocument(
         source="chat.json",
-        title="Caroline and Melanie",
+        title="Wren and Rosalind",
         content_type="conversation",
         text="\n".join(f"{sp}: {t}" for _, sp, t in turns),
         reference_time=SESSION_START,
@@ -68,62 +68,62 @@ def good_reply() -> dict[str, Any]:
     return {
         "events": [
             {
-                "name": "Caroline and Melanie catch up",
+                "name": "Wren and Rosalind catch up",
                 "sources": ["D1:1", "D1:2", "D1:3"],
                 "sections": [
                     {
-                        "title": "Caroline's support group visit",
-                        "content": "Caroline went to an LGBTQ support group yesterday "
+                        "title": "Wren's garden meeting visit",
+                        "content": "Wren went to a community garden meeting yesterday "
                         "(7 May 2023) and found it powerful.",
                         "facet_type": "event",
                         "sources": ["D1:1"],
                         "points": [
                             {
-                                "text": "Caroline attended an LGBTQ support group on 7 May 2023",
+                                "text": "Wren attended a community garden meeting on 7 May 2023",
                                 "sources": ["D1:1"],
                             }
                         ],
-                        "entities": [{"name": "Caroline", "role": "attendee"}],
+                        "entities": [{"name": "Wren", "role": "attendee"}],
                     },
                     {
-                        "title": "Melanie's charity race",
-                        "content": "Melanie ran a 5 km charity race on Saturday in 31 minutes.",
+                        "title": "Rosalind's fun run",
+                        "content": "Rosalind ran a 5 km fun run on Saturday in 31 minutes.",
                         "facet_type": "metric",
                         "sources": ["D1:2"],
                         "points": [
-                            {"text": "Melanie ran a charity race of 5 km", "sources": ["D1:2"]},
-                            {"text": "Melanie finished in 31 minutes", "sources": ["D1:2", "X9"]},
+                            {"text": "Rosalind ran a fun run of 5 km", "sources": ["D1:2"]},
+                            {"text": "Rosalind finished in 31 minutes", "sources": ["D1:2", "X9"]},
                         ],
-                        "entities": [{"name": "Melanie", "role": "runner"}],
+                        "entities": [{"name": "Rosalind", "role": "runner"}],
                     },
                     {
-                        "title": "Caroline's adoption agency meeting",
-                        "content": "Caroline meets the adoption agency on 12 June at 10:30.",
+                        "title": "Wren's planning office meeting",
+                        "content": "Wren meets the planning office on 12 June at 10:30.",
                         "facet_type": "plan",
                         "sources": ["D1:3"],
                         "points": [
                             {
-                                "text": "Caroline meets the adoption agency on 12 June at 10:30",
+                                "text": "Wren meets the planning office on 12 June at 10:30",
                                 "sources": ["D1:3"],
                             }
                         ],
-                        "entities": [{"name": "Caroline", "role": "prospective parent"}],
+                        "entities": [{"name": "Wren", "role": "prospective parent"}],
                     },
                 ],
                 "entities": [
                     {
-                        "name": "Caroline",
+                        "name": "Wren",
                         "entity_type": "person",
                         "description": "A transgender woman who plans to adopt.",
                         "role": "speaker",
                         "aliases": [],
                     },
                     {
-                        "name": "Melanie",
+                        "name": "Rosalind",
                         "entity_type": "PERSON",
-                        "description": "Caroline's friend who runs.",
+                        "description": "Wren's friend who runs.",
                         "role": "speaker",
-                        "aliases": ["Mel"],
+                        "aliases": ["Ros"],
                     },
                 ],
             }
@@ -162,31 +162,31 @@ def test_good_reply_becomes_drafts_with_usage(fake: FakeOpenAI, client: LlmClien
 
     assert len(drafts) == 1
     draft = drafts[0]
-    assert draft.name == "Caroline and Melanie catch up"
+    assert draft.name == "Wren and Rosalind catch up"
     assert [f.search_text for f in draft.facets] == [
-        "Caroline's support group visit",
-        "Melanie's charity race",
-        "Caroline's adoption agency meeting",
+        "Wren's garden meeting visit",
+        "Rosalind's fun run",
+        "Wren's planning office meeting",
     ]
     race = draft.facets[1]
     assert race.facet_type == "metric"
-    assert race.anchor_text.startswith("Melanie ran a 5 km charity race")
+    assert race.anchor_text.startswith("Rosalind ran a 5 km fun run")
     assert [p.search_text for p in race.points] == [
-        "Melanie ran a charity race of 5 km",
-        "Melanie finished in 31 minutes",
+        "Rosalind ran a fun run of 5 km",
+        "Rosalind finished in 31 minutes",
     ]
     assert race.points[1].sources == ["D1:2"]  # the unknown key X9 is dropped
-    assert race.points[0].description == "Melanie: " + TURNS[1][2]
-    assert race.entities[0].name == "Melanie"
+    assert race.points[0].description == "Rosalind: " + TURNS[1][2]
+    assert race.entities[0].name == "Rosalind"
     assert race.entities[0].role == "runner"
     assert race.entities[0].entity_type == "person"
     assert draft.sources == ["D1:1", "D1:2", "D1:3"]
-    assert draft.summary.startswith("【Caroline's support group visit】Caroline went")
-    assert "【Melanie's charity race】" in draft.summary
-    melanie = next(e for e in draft.entities if e.name == "Melanie")
-    assert melanie.entity_type == "person"
-    assert melanie.aliases == ["Mel"]
-    assert melanie.description == "Caroline's friend who runs."
+    assert draft.summary.startswith("【Wren's garden meeting visit】Wren went")
+    assert "【Rosalind's fun run】" in draft.summary
+    rosalind = next(e for e in draft.entities if e.name == "Rosalind")
+    assert rosalind.entity_type == "person"
+    assert rosalind.aliases == ["Ros"]
+    assert rosalind.description == "Wren's friend who runs."
 
     request = fake.chat_requests[0]
     assert len(fake.chat_requests) == 1
@@ -195,7 +195,7 @@ def test_good_reply_becomes_drafts_with_usage(fake: FakeOpenAI, client: LlmClien
     assert fmt["type"] == "json_schema"
     assert fmt["json_schema"]["strict"] is True
     assert fmt["json_schema"]["schema"]["required"] == ["events"]
-    assert "[D1:2] Melanie: Great!" in request.prompt_text
+    assert "[D1:2] Rosalind: Great!" in request.prompt_text
     assert "2023-05-08T13:56" in request.prompt_text
     assert request.headers["authorization"] == "Bearer k"
 
@@ -315,15 +315,15 @@ def test_unreachable_endpoint_raises_extraction_error() -> None:
 def test_anchor_check_reinserts_dropped_numbers(fake: FakeOpenAI, client: LlmClient) -> None:
     reply = good_reply()
     race = reply["events"][0]["sections"][1]
-    race["content"] = "Melanie ran a charity race on Saturday."
-    race["points"] = [{"text": "Melanie ran a charity race", "sources": ["D1:2"]}]
+    race["content"] = "Rosalind ran a fun run on Saturday."
+    race["points"] = [{"text": "Rosalind ran a fun run", "sources": ["D1:2"]}]
     fake.script_chat(ChatJson(reply))
 
     drafts, _ = LlmExtractor(client).extract(dialog_doc())
     facet = drafts[0].facets[1]
     assert [p.search_text for p in facet.points] == [
-        "Melanie ran a charity race",
-        "Melanie: " + TURNS[1][2],
+        "Rosalind ran a fun run",
+        "Rosalind: " + TURNS[1][2],
     ]
     assert facet.points[-1].sources == ["D1:2"]
     # facets that kept their numbers get nothing appended
@@ -339,7 +339,7 @@ def test_anchor_check_attaches_uncited_lines_with_numbers(
 
     drafts, _ = LlmExtractor(client).extract(dialog_doc())
     texts = [p.search_text for f in drafts[0].facets for p in f.points]
-    assert "Caroline: " + TURNS[2][2] in texts
+    assert "Wren: " + TURNS[2][2] in texts
     owner = next(f for f in drafts[0].facets if any("12 June" in p.search_text for p in f.points))
     assert "D1:3" in owner.sources
 
@@ -456,11 +456,11 @@ def test_router_asks_and_follows_the_model(fake: FakeOpenAI, client: LlmClient) 
         ChatJson({"same_event": False, "reason": "different day"}),
     )
     router = LlmRouter(client)
-    new = EpisodeDraft(name="Race results", summary="Melanie finished the 5 km race in 31 min.")
-    assert router.should_merge(new, "Melanie's charity race", "Melanie ran a race.") is True
-    assert router.should_merge(new, "Caroline's adoption", "Agency meeting.") is False
+    new = EpisodeDraft(name="Race results", summary="Rosalind finished the 5 km race in 31 min.")
+    assert router.should_merge(new, "Rosalind's fun run", "Rosalind ran a race.") is True
+    assert router.should_merge(new, "Wren's planning visit", "Agency meeting.") is False
     prompt = fake.chat_requests[0].prompt_text
-    assert "Melanie's charity race" in prompt
+    assert "Rosalind's fun run" in prompt
     assert "finished the 5 km race" in prompt
     assert router.usage.calls == 2
 

@@ -87,9 +87,9 @@ def session_doc(keys: list[tuple[str, str, str]], day: int, title: str = "chat")
 
 
 TURNS = [
-    ("D1:1", "Caroline", "I went to the LGBTQ support group yesterday and it was so powerful."),
-    ("D1:2", "Melanie", "Great! I ran a charity race on Saturday, 5 km in 31 minutes."),
-    ("D1:3", "Caroline", "The adoption agency meeting is on 12 June at 10:30."),
+    ("D1:1", "Wren", "I went to the community garden meeting yesterday and it was so powerful."),
+    ("D1:2", "Rosalind", "Great! I ran a fun run on Saturday, 5 km in 31 minutes."),
+    ("D1:3", "Wren", "The planning office meeting is on 12 June at 10:30."),
 ]
 
 
@@ -220,7 +220,7 @@ def test_parsed_documents_as_the_benchmark_builds_them(mem: Memory, db_url: str)
     ds = mem.dataset("locomo")
     docs = [
         session_doc(TURNS, 8, "s1"),
-        session_doc([("D2:1", "Melanie", "I painted a lake.")], 9, "s2"),
+        session_doc([("D2:1", "Rosalind", "I sketched a harbour.")], 9, "s2"),
     ]
     memorizer = Memorizer(ds.context, MemorizeOptions(extractor="rules"))
     seen: list[tuple[int, int, str]] = []
@@ -252,20 +252,20 @@ def llm_reply(title: str) -> dict[str, Any]:
     return {
         "events": [
             {
-                "name": f"{title}: Caroline and Melanie catch up",
+                "name": f"{title}: Wren and Rosalind catch up",
                 "sources": ["D1:1", "D1:2", "D1:3"],
                 "sections": [
                     {
-                        "title": "Melanie's charity race",
-                        "content": "Melanie ran a 5 km charity race on Saturday in 31 minutes.",
+                        "title": "Rosalind's fun run",
+                        "content": "Rosalind ran a 5 km fun run on Saturday in 31 minutes.",
                         "facet_type": "metric",
                         "sources": ["D1:2"],
-                        "points": [{"text": "Melanie ran 5 km in 31 minutes", "sources": ["D1:2"]}],
-                        "entities": [{"name": "Melanie", "role": "runner"}],
+                        "points": [{"text": "Rosalind ran 5 km in 31 minutes", "sources": ["D1:2"]}],
+                        "entities": [{"name": "Rosalind", "role": "runner"}],
                     }
                 ],
                 "entities": [
-                    {"name": "Melanie", "entity_type": "person", "description": "A runner.",
+                    {"name": "Rosalind", "entity_type": "person", "description": "A runner.",
                      "role": "speaker", "aliases": []},
                 ],
             }
@@ -300,12 +300,12 @@ def test_in_a_batch_the_failed_document_is_reported_and_the_others_written(
     points = {
         r[0] for r in rows(db_url, "SELECT search_text FROM memflow.node WHERE kind='FacetPoint'")
     }
-    assert "Melanie ran 5 km in 31 minutes" in points
+    assert "Rosalind ran 5 km in 31 minutes" in points
     assert failed.status == "failed" and failed.error_type == "ExtractionError"
     assert failed.id is not None and "HTTP 500" in (failed.error or "")
     assert rows(db_url, "SELECT count(*) FROM memflow.document") == [(1,)]
     assert rows(db_url, "SELECT name FROM memflow.node WHERE kind='Episode'") == [
-        ("one: Caroline and Melanie catch up",)
+        ("one: Wren and Rosalind catch up",)
     ]
     assert report.totals()["failed"] == 1 and report.totals()["llm_calls"] >= 1
 

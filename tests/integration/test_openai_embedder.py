@@ -63,7 +63,7 @@ def test_identical_texts_are_sent_once(fake: FakeOpenAI) -> None:
 
 def test_query_vector_and_blank_text(fake: FakeOpenAI) -> None:
     with embedder(fake) as emb:
-        query = emb.embed_query("where did Melanie run?")
+        query = emb.embed_query("where did Rosalind run?")
         blank = emb.embed_passages([""])
     assert query.shape == (8,)
     assert blank.shape == (1, 8)

@@ -108,14 +108,14 @@ def test_shared_entity_is_one_node_per_dataset(mem: Memory) -> None:
     ds.add_episode(
         {
             "name": "Mon",
-            "summary": "Maria argued about the DB",
-            "entities": [{"name": "Maria", "role": "argued"}],
+            "summary": "Ines argued about the DB",
+            "entities": [{"name": "Ines", "role": "argued"}],
         }
     )
     ds.add_episode(
         {
             "name": "Tue",
-            "summary": "Maria shipped it",
+            "summary": "Ines shipped it",
             "entities": [{"name": " maria ", "role": "shipped"}],
         }
     )

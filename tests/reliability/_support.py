@@ -20,7 +20,7 @@ from memflow.store.writer import DocumentInfo, Writer, WriteResult, document_id
 from memflow.text.document import Chunk
 
 SHARED_ENTITIES = (
-    "Maria Lopez",
+    "Ines Lopez",
     "PostgreSQL",
     "Kubernetes",
     "Beijing office",

@@ -272,7 +272,7 @@ def test_a_single_one_megabyte_line(db_url: str, tmp_path: Path) -> None:
 
 def _ten_mb_text() -> str:
     rng = np.random.default_rng(3)
-    vocab = [f"w{i}" for i in range(4000)] + ["Maria", "PostgreSQL", "2024-05-01", "Beijing"]
+    vocab = [f"w{i}" for i in range(4000)] + ["Ines", "PostgreSQL", "2024-05-01", "Beijing"]
     parts, size = [], 0
     while size < 10 * 1024 * 1024:
         para = " ".join(" ".join(rng.choice(vocab, 14)) + "." for _ in range(6)) + "\n\n"
@@ -328,7 +328,7 @@ def test_any_query_returns_or_is_rejected_cleanly(
     ds = mem.dataset("hyp-search")
     record("hypothesis_example", property="any query and top_k")
     if not ds.stats()["episodes"]:
-        ds.memorize("Maria moved ticket T-1 to Kubernetes. 王小明 reviewed it.", extractor="rules")
+        ds.memorize("Ines moved ticket T-1 to Kubernetes. 王小明 reviewed it.", extractor="rules")
     outcome(db_url, lambda: ds.search(query, top_k=top_k))
 
 

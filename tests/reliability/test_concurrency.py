@@ -29,7 +29,7 @@ COMMON_DOC = 99
 
 def meeting_text(i: int) -> str:
     return (
-        f"Maria Lopez met the PostgreSQL team in the Beijing office on May {1 + i % 27}, 2024. "
+        f"Ines Lopez met the PostgreSQL team in the Beijing office on May {1 + i % 27}, 2024. "
         f"They agreed to move ticket T-{i} to Kubernetes before the Q3 roadmap review. "
         f"Latency of /chat/completions grew by {10 + i} ms after release {i}.\n\n"
         f"王小明 will follow up on ticket T-{i} next week."
@@ -238,7 +238,7 @@ def test_sixteen_searchers_and_two_writers_for_sixty_seconds(mem: Memory, db_url
     ds.memorize([meeting_text(i) for i in range(20)], content_type="text", extractor="rules")
     queries = [
         "who leads the meeting about ticket T-3-1",
-        "what did Maria Lopez decide",
+        "what did Ines Lopez decide",
         "latency of /chat/completions",
         "Kubernetes move",
         "王小明 follow up",

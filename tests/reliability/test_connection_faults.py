@@ -107,7 +107,7 @@ def test_restart_during_a_call_fails_it_clearly_and_the_next_call_reconnects(
         expected = ds.stats()
         kept = row_digests(server.url())
         fn: Callable[[], Any] = {
-            "search": lambda: ds.search("Maria Lopez ticket", top_k=3),
+            "search": lambda: ds.search("Ines Lopez ticket", top_k=3),
             "write": lambda: ds.add_episodes(doc_drafts(1)),
         }[call]
         error = _restart_during(server, fn)
@@ -116,7 +116,7 @@ def test_restart_during_a_call_fails_it_clearly_and_the_next_call_reconnects(
         assert ds.stats() == expected  # reconnected; the interrupted write left nothing
         lost = rows_missing(kept, row_digests(server.url()))
         assert lost == 0
-        assert ds.search("Maria Lopez ticket", top_k=3).results
+        assert ds.search("Ines Lopez ticket", top_k=3).results
         if call == "write":
             assert ds.add_episodes(doc_drafts(1)).status == "written"
             assert ds.stats() == expected_stats(ds.id, [doc_drafts(0), doc_drafts(1)])

@@ -333,7 +333,7 @@ def test_search_in_a_never_returns_b_even_for_bs_exact_sentence(
 ) -> None:
     a, b = mem.dataset("search-a"), mem.dataset("search-b")
     a.memorize(
-        "Maria Lopez moved ticket T-1 to Kubernetes. The harbour office opens at nine.",
+        "Ines Lopez moved ticket T-1 to Kubernetes. The harbour office opens at nine.",
         extractor="rules",
     )
     a.add_episodes(doc_drafts(0))

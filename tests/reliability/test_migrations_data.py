@@ -47,7 +47,7 @@ def _fill(mem: Memory) -> None:
         ds.add_episodes(doc_drafts(first))
         write_chunked_document(ds, first + 1)
         ds.memorize(
-            f"Maria Lopez moved ticket T-{first} to Kubernetes on 2024-05-0{1 + first % 9}. "
+            f"Ines Lopez moved ticket T-{first} to Kubernetes on 2024-05-0{1 + first % 9}. "
             "王小明 will review it next week.",
             extractor="rules",
         )
@@ -73,7 +73,7 @@ def test_data_written_at_the_first_revision_survives_the_upgrade(fresh_db: str) 
         assert {n: mem.dataset(n).stats() for n in stats} == stats
         assert a.stats()["documents"] == 3 and a.stats()["chunks"] > 2
         assert {e["name"] for e in a.episodes()} >= {"Meeting 0.0", "Meeting 0.1"}
-        assert a.search("Maria Lopez Kubernetes", top_k=3).results
+        assert a.search("Ines Lopez Kubernetes", top_k=3).results
         # Upgraded rows are now under row-level security.
         with psycopg.connect(libpq_url(fresh_db), autocommit=True) as conn:
             conn.execute("SET ROLE memflow_app")

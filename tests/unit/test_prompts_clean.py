@@ -79,3 +79,25 @@ def test_prompt_quotes_no_locomo_phrase(path: Path) -> None:
     _, grams = locomo()
     shared = sorted(windows(path.read_text(encoding="utf-8")) & grams)
     assert shared == [], f"{path.name} repeats LoCoMo text: {[' '.join(g) for g in shared[:5]]}"
+
+
+# Code, tests, samples and benchmarks (not the prose under docs/, which reports the benchmark).
+SOURCES = sorted(
+    p
+    for top in ("memflow", "tests", "benchmarks", "examples")
+    for p in (REPO / top).rglob("*")
+    if p.suffix in {".py", ".md", ".json", ".sql"} and p.is_file() and "__pycache__" not in p.parts
+)
+
+
+def test_no_source_names_a_locomo_speaker() -> None:
+    names, _ = locomo()
+    # Common first names that LoCoMo also uses are fine in our own inventions only if they are
+    # not LoCoMo speakers: any whole-word hit is reported.
+    hits = [
+        f"{p.relative_to(REPO)}: {n}"
+        for p in SOURCES
+        for n in sorted(names)
+        if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", p.read_text(encoding="utf-8"))
+    ]
+    assert hits == [], f"LoCoMo speaker names in the repository: {hits}: invent other people"
