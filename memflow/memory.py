@@ -162,14 +162,19 @@ class Memory:
                 )
         return out
 
-    def drop_dataset(self, name: str) -> bool:
-        """Delete a dataset and everything in it; returns False if it did not exist."""
+    def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
+        """Delete a dataset and everything in it; returns False if it did not exist (or, with
+        ``only_if_empty``, if it holds a document)."""
         validate_dataset_name(name)
         with dbe.transaction(self.engine) as conn:
             row = conn.execute(q("dataset_get"), {"name": name}).first()
         if row is None:
             return False
         with dbe.transaction(self.engine, row.id) as conn:
+            if only_if_empty:
+                counts = conn.execute(q("dataset_counts"), {"dataset_id": row.id}).one()
+                if counts.documents or counts.episodes:
+                    return False
             conn.execute(q("dataset_drop"), {"dataset_id": row.id})
         return True
 

@@ -50,3 +50,7 @@ FROM memflow.node
 WHERE dataset_id = :dataset_id AND kind = 'Episode'
 ORDER BY coalesce(time_start, created_at), name
 LIMIT :limit;
+
+-- name: grant_reader
+-- Let a role read one dataset in psql (memflow db grant-reader); the function is in revision 0003.
+SELECT memflow.grant_reader(:dataset, :role) AS dataset_id;

@@ -54,6 +54,11 @@ def open_memory(args: argparse.Namespace, **kwargs: Any) -> Memory:
     return Memory.open(args.database_url, home=args.home, embedder=args.embedder, **kwargs)
 
 
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``1 point``, ``2 points``, ``0 points``."""
+    return f"{n} {noun if n == 1 else (many or noun + 's')}"
+
+
 def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
     if args.json:
         print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
@@ -61,4 +66,4 @@ def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> Non
         print(text)
 
 
-__all__ = ["COMMANDS", "Handler", "command", "common_options", "emit", "open_memory"]
+__all__ = ["COMMANDS", "Handler", "command", "common_options", "emit", "open_memory", "plural"]

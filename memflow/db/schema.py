@@ -87,6 +87,27 @@ def build_metadata(dim: int) -> MetaData:
         comment="A tenant: every other table carries dataset_id and every query filters on it.",
     )
     Table(
+        "dataset_reader",
+        md,
+        Column("dataset_id", UUID(as_uuid=True), nullable=False),
+        Column(
+            "role_name",
+            Text,
+            nullable=False,
+            comment="A PostgreSQL role; its members may read the dataset "
+            "(memflow db grant-reader ROLE --dataset NAME).",
+        ),
+        Column("granted_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        PrimaryKeyConstraint("dataset_id", "role_name", name="dataset_reader_pkey"),
+        ForeignKeyConstraint(
+            ["dataset_id"],
+            ["memflow.dataset.id"],
+            ondelete="CASCADE",
+            name="dataset_reader_dataset_fk",
+        ),
+        comment="Roles allowed to bind a psql session to a dataset with memflow.use_dataset(name).",
+    )
+    Table(
         "document",
         md,
         Column("dataset_id", UUID(as_uuid=True), nullable=False),

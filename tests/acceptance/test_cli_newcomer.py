@@ -1,0 +1,134 @@
+"""What a newcomer hits first (issue 13): bad URLs, connection and permission errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
+
+from memflow.cli.app import main
+from memflow.config import libpq_url
+from memflow.errors import ConfigurationError
+from memflow.memory import Memory
+
+from ..conftest import REPO
+
+SEED = REPO / "examples" / "seed_episodes.json"
+ACCEPTED = "postgresql://user:password@host:port/dbname"
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main([*args, "--embedder", "hash"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _as(url: str, **parts: str) -> str:
+    return make_url(url).set(**parts).render_as_string(hide_password=False)
+
+
+@pytest.fixture
+def plain_role(pg_admin_url: str) -> Iterator[tuple[str, str]]:
+    """A LOGIN role that is no superuser: (name, password)."""
+    role, secret = f"mf_plain_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    with psycopg.connect(libpq_url(pg_admin_url), autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{secret}'")
+    yield role, secret
+    with psycopg.connect(libpq_url(pg_admin_url), autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+        )
+        conn.execute(f"DROP ROLE {role}")
+
+
+@pytest.mark.parametrize("url", ["not a url", "mysql://u:p@localhost/memflow"])
+def test_a_url_memflow_cannot_use_names_the_accepted_forms(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    code, out, err = cli(capsys, "stats", "--database-url", url)
+    assert code == 1 and out == ""
+    assert ACCEPTED in err and "postgres://" in err and "postgresql+psycopg://" in err
+    assert "ArgumentError" not in err and "ModuleNotFoundError" not in err
+    with pytest.raises(ConfigurationError, match="postgresql\\+psycopg://"):
+        Memory.open(url, embedder="hash")
+
+
+def test_connection_errors_say_what_to_check(
+    capsys: pytest.CaptureFixture[str], db_url: str
+) -> None:
+    refused = make_url(db_url).set(host="127.0.0.1", port=1, query={})
+    refused = refused.render_as_string(hide_password=False)
+    code, _, err = cli(capsys, "stats", "--database-url", refused)
+    assert code == 1 and "is the PostgreSQL server running" in err and "retry" not in err
+    no_db = _as(db_url, database="mf_no_such_database")
+    code, _, err = cli(capsys, "stats", "--database-url", no_db)
+    assert code == 1 and "create that database" in err and "retry" not in err
+    bad_user = _as(db_url, username="mf_nobody", password="wrong")
+    code, _, err = cli(capsys, "stats", "--database-url", bad_user)
+    assert code == 1 and "check the user name and password" in err and "retry" not in err
+
+
+def test_upgrade_as_a_plain_owner_says_a_superuser_creates_the_extensions(
+    capsys: pytest.CaptureFixture[str], fresh_db: str, plain_role: tuple[str, str]
+) -> None:
+    role, secret = plain_role
+    with psycopg.connect(libpq_url(fresh_db), autocommit=True) as conn:
+        conn.execute(f"ALTER DATABASE {make_url(fresh_db).database} OWNER TO {role}")
+    as_owner = _as(fresh_db, username=role, password=secret)
+    code, _, err = cli(capsys, "db", "upgrade", "--database-url", as_owner)
+    assert code == 1
+    assert 'permission denied to create extension "vector"' in err
+    assert "a superuser must run `CREATE EXTENSION vector; CREATE EXTENSION pg_trgm;`" in err
+    with psycopg.connect(libpq_url(fresh_db), autocommit=True) as conn:
+        conn.execute(f"REASSIGN OWNED BY {role} TO CURRENT_USER")
+        conn.execute(f"DROP OWNED BY {role}")
+        conn.execute(f"ALTER DATABASE {make_url(fresh_db).database} OWNER TO CURRENT_USER")
+
+
+def test_memorize_a_missing_file_fails_on_stderr_and_creates_no_dataset(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path
+) -> None:
+    missing = str(tmp_path / "missing.md")
+    code, out, err = cli(capsys, "memorize", missing, "--dataset", "空的", "--database-url", db_url)
+    assert code == 1
+    assert missing not in out and "0 written, 0 skipped, 1 failed" in out
+    assert err.count(missing) == 1 and "no such file" in err
+    assert "1 document failed (exit status 1)" in err
+    code, out, _ = cli(capsys, "datasets", "--json", "--database-url", db_url)
+    assert code == 0 and "空的" not in [d["name"] for d in json.loads(out)["datasets"]]
+
+
+def test_drop_asks_or_needs_yes_and_a_missing_dataset_fails(
+    capsys: pytest.CaptureFixture[str], db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert (
+        cli(capsys, "add-episode", str(SEED), "--dataset", "seed", "--database-url", db_url)[0] == 0
+    )
+    code, _, err = cli(capsys, "datasets", "--drop", "nope", "--yes", "--database-url", db_url)
+    assert code == 1 and "no dataset named 'nope'" in err
+    code, _, err = cli(capsys, "datasets", "--drop", "seed", "--database-url", db_url)
+    assert code == 1 and "deletes 2 episodes and 1 document: add --yes" in err
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    code, _, err = cli(capsys, "datasets", "--drop", "seed", "--database-url", db_url)
+    assert code == 1 and "not dropped" in err
+    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    code, out, _ = cli(capsys, "datasets", "--drop", "seed", "--database-url", db_url)
+    assert code == 0 and out.strip() == "dropped seed"
+    code, out, _ = cli(capsys, "datasets", "--database-url", db_url)
+    assert "seed" not in out
+
+
+def test_db_current_exits_non_zero_when_behind(
+    capsys: pytest.CaptureFixture[str], db_url: str
+) -> None:
+    assert cli(capsys, "db", "current", "--database-url", db_url)[0] == 0
+    with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
+        conn.execute("UPDATE memflow.alembic_version SET version_num = '0002'")
+    code, out, _ = cli(capsys, "db", "current", "--database-url", db_url)
+    assert code == 1 and "current: 0002" in out and "memflow db upgrade" in out
