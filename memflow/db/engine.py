@@ -79,7 +79,10 @@ def _connection_advice(detail: str) -> str:
     elif "pg_hba.conf" in low:
         advice = "the server refuses this user or host: check pg_hba.conf and the user in the URL"
     elif any(k in low for k in ("connection refused", "no such file", "translate host name")):
-        advice = "is the PostgreSQL server running, and are the host and port in the URL right?"
+        advice = (
+            "is the PostgreSQL server running, and are the host and port in the URL right? "
+            "Start it (or fix the URL) and retry"
+        )
     elif "timeout expired" in low:
         advice = "the server did not answer: check the host, port and firewall, then retry"
     else:
