@@ -61,6 +61,7 @@ class DatasetInfo:
     created_at: datetime
     episodes: int
     documents: int
+    embedder: str | None = None  # the embedder its vectors come from (None: nothing written)
 
 
 class Memory:
@@ -96,18 +97,8 @@ class Memory:
         from memflow.embed.factory import make_embedder
 
         emb = make_embedder(embedder)
-        url = mfconfig.database_url(database_url)
-        server = None
-        if url is None:
-            from memflow.db.embedded import EmbeddedServer
-
-            server = EmbeddedServer(mfconfig.memflow_home(home))
-            server.start()
-            url = server.url()
-            upgrade = True if auto_upgrade is None else auto_upgrade
-        else:
-            url = mfconfig.sqlalchemy_url(url)
-            upgrade = bool(auto_upgrade)
+        url, server = _locate(database_url, home)
+        upgrade = bool(auto_upgrade) if auto_upgrade is not None or server is None else True
         admin = dbe.make_engine(url, pool_size=1)
         try:
             with dbe.transaction(admin) as conn:
@@ -116,6 +107,26 @@ class Memory:
         finally:
             admin.dispose()
         return cls(dbe.make_engine(url, app_role=True), emb, url=url, server=server)
+
+    @staticmethod
+    def recorded_embedder(
+        database_url: str | None, dataset: str, *, home: str | Path | None = None
+    ) -> str | None:
+        """The embedder spec dataset ``dataset`` was written with (None: no such dataset, or a
+        name that does not say how to rebuild it): what the CLI uses when given none."""
+        from memflow.embed.factory import spec_for_name
+
+        url, _ = _locate(database_url, home)
+        engine = dbe.make_engine(url, pool_size=1)
+        try:
+            with dbe.transaction(engine) as conn:
+                dbe.check_schema_current(conn)
+                row = conn.execute(q("dataset_get"), {"name": dataset}).first()
+        except DatabaseError:
+            return None  # no store yet, or behind: opening it says what to do
+        finally:
+            engine.dispose()
+        return spec_for_name(row.embedder) if row is not None else None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -158,7 +169,9 @@ class Memory:
                 conn.execute(q("bind_dataset"), {"dataset_id": str(r.id)})
                 c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
                 out.append(
-                    DatasetInfo(r.id, r.name, r.created_at, int(c.episodes), int(c.documents))
+                    DatasetInfo(
+                        r.id, r.name, r.created_at, int(c.episodes), int(c.documents), r.embedder
+                    )
                 )
         return out
 
@@ -351,9 +364,22 @@ class Dataset:
             rows = conn.execute(q("episode_tree"), {"dataset_id": self.id, "episode_id": eid}).all()
         if not rows:
             raise NotFound(
-                f"no episode {eid} in dataset {self.name!r}: list them with `memflow stats`"
+                f"no episode {eid} in dataset {self.name!r}: list them with "
+                f"`memflow show --dataset {self.name}`"
             )
         return [dict(r._mapping) for r in rows]
+
+
+def _locate(database_url: str | None, home: str | Path | None) -> tuple[str, EmbeddedServer | None]:
+    """The SQLAlchemy URL of the store, and the embedded server (started) when it is the store."""
+    url = mfconfig.database_url(database_url)
+    if url is not None:
+        return mfconfig.sqlalchemy_url(url), None
+    from memflow.db.embedded import EmbeddedServer
+
+    server = EmbeddedServer(mfconfig.memflow_home(home))
+    server.start()
+    return server.url(), server
 
 
 def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:

@@ -13,7 +13,7 @@ UPDATE memflow.dataset SET meta = meta || jsonb_build_object('embedder', CAST(:e
 WHERE id = :dataset_id AND NOT meta ? 'embedder';
 
 -- name: dataset_list
-SELECT id, name, created_at FROM memflow.dataset ORDER BY name;
+SELECT id, name, created_at, meta->>'embedder' AS embedder FROM memflow.dataset ORDER BY name;
 
 -- name: dataset_counts
 SELECT (SELECT count(*) FROM memflow.node WHERE dataset_id = :dataset_id AND kind = 'Episode') AS episodes,

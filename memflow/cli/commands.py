@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memflow.cli.base import command, emit, open_memory, plural
+from memflow.cli.base import command, counts_text, emit, open_memory, plural
 from memflow.errors import InvalidInput, NotFound
 
 CommonAdder = Any
@@ -34,7 +34,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
             "exits 1 when the schema is behind",
         ),
         ("url", 'print the database URL (psql "$(memflow db url)" works)'),
-        ("psql", "open the psql shipped with the embedded server on this store"),
+        (
+            "psql",
+            "open the psql shipped with the embedded server on this store; other arguments "
+            'go to psql (memflow db psql -c "select 1")',
+        ),
         ("start", "start the embedded server"),
         ("stop", "stop the embedded server"),
     ):
@@ -209,7 +213,7 @@ def _db_psql(args: argparse.Namespace) -> int:
     if psql is None:
         raise InvalidInput("no psql found: install the PostgreSQL client")
     sys.stdout.flush()
-    os.execv(psql, [psql, url])
+    os.execv(psql, [psql, url, *args.passthrough])
     return 0  # pragma: no cover
 
 
@@ -261,9 +265,11 @@ def _datasets(args: argparse.Namespace) -> None:
     from memflow.service import dataset_json
 
     payload = [dataset_json(d) for d in rows]
-    lines = [f"{d.name}\t{d.episodes} episodes\t{d.documents} documents" for d in rows] or [
-        "(no datasets)"
-    ]
+    lines = [
+        f"{d.name}\t{plural(d.episodes, 'episode')}\t{plural(d.documents, 'document')}"
+        f"\t{d.embedder or '-'}"
+        for d in rows
+    ] or ["(no datasets)"]
     emit(args, {"datasets": payload}, "\n".join(lines))
 
 
@@ -299,10 +305,8 @@ def _add_episode(args: argparse.Namespace) -> None:
     if res.status == "skipped":
         text = f"already stored (document {res.document_id}); nothing written"
     else:
-        c = res.counts
         text = (
-            f"stored {c['episodes']} episodes, {c['facets']} facets, {c['facet_points']} points, "
-            f"{c['entities']} entities, {c['edges']} edges ({res.embeddings} new embeddings)\n"
+            f"stored {counts_text(res.counts)} ({plural(res.embeddings, 'new embedding')})\n"
             + "\n".join(f"  episode {e}" for e in res.episode_ids)
         )
     emit(args, payload, text)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from memflow.cli.base import command, emit, open_memory
+from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory, plural
 from memflow.errors import NotFound
 from memflow.ingest.options import CONTENT_TYPE_CHOICES, EXTRACTOR_CHOICES, MemorizeOptions
 from memflow.ingest.report import DocumentReport, MemorizeReport
@@ -94,10 +94,7 @@ def _line(d: DocumentReport) -> str:
     if d.status == "skipped":
         return f"skipped  {d.source} (already memorised as document {d.id})"
     merged = f", merged into {d.merged} existing" if d.merged else ""
-    return (
-        f"written  {d.source}: {d.episodes} episodes, {d.facets} facets, {d.facet_points} points, "
-        f"{d.entities} entities, {d.edges} edges{merged} ({d.seconds:.2f} s)"
-    )
+    return f"written  {d.source}: {counts_text(d)}{merged} ({d.seconds:.2f} s)"
 
 
 def memorize_text(report: MemorizeReport) -> str:
@@ -152,12 +149,9 @@ def _memorize(args: argparse.Namespace) -> int:
 
 def forget_text(r: ForgetReport) -> str:
     what = f"episode {r.episode_id}" if r.episode_id else f"document {r.document_ids[0]}"
-    text = (
-        f"forgot {what}: removed {r.documents} documents, {r.chunks} chunks, {r.episodes} "
-        f"episodes, {r.facets} facets, {r.facet_points} points, {r.entities} entities, "
-        f"{r.edges} edges"
-    )
-    return text + (f"; restored {r.restored} merged nodes" if r.restored else "")
+    removed = counts_text(r, ("documents", "chunks", *GRAPH))
+    text = f"forgot {what}: removed {removed}"
+    return text + (f"; restored {plural(r.restored, 'merged node')}" if r.restored else "")
 
 
 @command("forget")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,3 +135,95 @@ def test_db_current_exits_non_zero_when_behind(
         conn.execute("UPDATE memflow.alembic_version SET version_num = '0002'")
     code, out, _ = cli(capsys, "db", "current", "--database-url", db_url)
     assert code == 1 and "current: 0002" in out and "memflow db upgrade" in out
+
+
+def test_version_and_bare_memflow(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0 and capsys.readouterr().out.startswith("memflow 0.")
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: memflow") and "COMMAND" in out and "Traceback" not in out
+
+
+def test_every_command_has_a_description() -> None:
+    from memflow.cli.app import build_parser
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> Iterator[tuple[str, str | None]]:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    yield f"{path} {name}", child.description
+                    yield from walk(child, f"{path} {name}")
+
+    found = dict(walk(build_parser(), "memflow"))
+    assert len(found) > 15
+    assert all(found.values()), [k for k, v in found.items() if not v]
+
+
+def test_db_psql_passes_its_arguments_to_psql(db_url: str) -> None:
+    psql_args = ["-At", "-c", "select 40 + 2"]
+    res = subprocess.run(
+        [sys.executable, "-m", "memflow.cli", "db", "psql", "--database-url", db_url, *psql_args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "42"
+
+
+def test_counts_are_pluralised_and_show_hints_a_real_listing(
+    capsys: pytest.CaptureFixture[str], db_url: str, tmp_path: Path
+) -> None:
+    one = tmp_path / "one.json"
+    one.write_text(
+        json.dumps(
+            {
+                "name": "一次评审",
+                "summary": "Ana reviewed the cache patch.",
+                "facets": [
+                    {
+                        "search_text": "评审结果",
+                        "points": [{"search_text": "The patch was approved."}],
+                    }
+                ],
+                "entities": [{"name": "Ana"}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    code, out, err = cli(
+        capsys, "add-episode", str(one), "--dataset", "p", "--database-url", db_url
+    )
+    assert code == 0, err
+    assert "1 episode, 1 facet, 1 point, 1 entity," in out and "1 points" not in out
+    document = json.loads(cli(capsys, "datasets", "--json", "--database-url", db_url)[1])[
+        "datasets"
+    ]
+    assert [d["documents"] for d in document if d["name"] == "p"] == [1]
+    listing = cli(capsys, "show", "--dataset", "p", "--json", "--database-url", db_url)[1]
+    episode = json.loads(listing)["episodes"][0]["id"]
+    code, out, _ = cli(
+        capsys, "forget", "--episode", str(episode), "-d", "p", "--database-url", db_url
+    )
+    assert code == 0 and "removed 1 document, " in out and "1 documents" not in out
+    code, _, err = cli(capsys, "show", str(uuid.uuid4()), "-d", "p", "--database-url", db_url)
+    assert code == 1 and "`memflow show --dataset p`" in err
+
+
+def test_a_dataset_is_searched_with_the_embedder_it_was_written_with(
+    capsys: pytest.CaptureFixture[str], db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMFLOW_EMBEDDER", raising=False)
+    url = ["--database-url", db_url]
+    assert main(["add-episode", str(SEED), "-d", "h", "--embedder", "hash:64", *url]) != 0
+    capsys.readouterr()  # the store is 384-dim: a 64-dim hash embedder is refused
+    assert main(["add-episode", str(SEED), "-d", "h", "--embedder", "hash", *url]) == 0
+    capsys.readouterr()
+    assert main(["search", "鉴权中间件", "-d", "h", "--json", *url]) == 0  # no --embedder
+    found = json.loads(capsys.readouterr().out)
+    assert found["results"] and "鉴权中间件" in found["context"]
+    assert main(["datasets", "--json", *url]) == 0
+    listed = json.loads(capsys.readouterr().out)["datasets"]
+    assert [(d["name"], d["embedder"]) for d in listed] == [("h", "hash-384")]
