@@ -30,6 +30,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 from sqlalchemy.sql.schema import SchemaItem
 
+from memflow.db.comments import column_comment
+
 SCHEMA = "memflow"
 NODE_KINDS = ("Episode", "Facet", "FacetPoint", "Entity")
 RELATIONSHIPS = ("has_facet", "has_point", "involves_entity", "same_entity_as")
@@ -363,4 +365,8 @@ def build_metadata(dim: int) -> MetaData:
                 )
             )
         Table(coll.table, md, *cols, comment=f"Embeddings of {coll.name} (cosine HNSW).")
+    for table in md.tables.values():
+        for col in table.columns:
+            if col.comment is None:
+                col.comment = column_comment(table.name, col.name)
     return md
