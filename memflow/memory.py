@@ -25,6 +25,7 @@ from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source, memorize
 from memflow.ingest.report import MemorizeReport
 from memflow.ingest.route import RouteSettings
+from memflow.recall.budget import honour_budget
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.search import search
 from memflow.recall.types import SearchResponse
@@ -297,7 +298,7 @@ class Dataset:
         (default ``RecallConfig()``: 10 episodic results, ``summary`` display; ``budget_tokens``
         applies to ``highly_related`` only unless given)."""
         self.check_embedder()
-        return search(
+        resp = search(
             self.context,
             query,
             top_k=top_k,
@@ -307,6 +308,7 @@ class Dataset:
             now=now,
             config=config,
         )
+        return honour_budget(resp, budget_tokens, config)
 
     # -- memorize and forget (memflow.ingest.pipeline, memflow.store.forget) --------------------
     def memorize(

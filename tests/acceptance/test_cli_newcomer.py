@@ -227,3 +227,37 @@ def test_a_dataset_is_searched_with_the_embedder_it_was_written_with(
     assert main(["datasets", "--json", *url]) == 0
     listed = json.loads(capsys.readouterr().out)["datasets"]
     assert [(d["name"], d["embedder"]) for d in listed] == [("h", "hash-384")]
+
+
+@pytest.mark.parametrize("display", ["summary", "detail", "highly_related"])
+def test_budget_tokens_bound_text_and_json_in_every_display(
+    capsys: pytest.CaptureFixture[str], db_url: str, display: str
+) -> None:
+    from memflow.recall.render import count_tokens
+
+    url = ["--database-url", db_url, "-d", "b"]
+    assert main(["add-episode", str(SEED), *url, "--embedder", "hash"]) == 0
+    capsys.readouterr()
+    query = ["search", "鉴权中间件 API 流式返回", "--display", display, *url, "--embedder", "hash"]
+    assert main([*query, "--json"]) == 0
+    full = json.loads(capsys.readouterr().out)
+    sizes = sorted(count_tokens(r["context"]) for r in full["results"] if r["context"])
+    assert len(full["results"]) == 2 and sizes
+    budget = sizes[0] if display != "highly_related" else max(1, count_tokens(full["context"]) // 2)
+    assert main([*query, "--json", "--budget-tokens", str(budget)]) == 0
+    cut = json.loads(capsys.readouterr().out)
+    assert count_tokens(cut["context"]) <= budget
+    assert sum(count_tokens(r["context"]) for r in cut["results"]) <= budget or (
+        display == "highly_related"  # per-result contexts there are the episodes' units
+    )
+    if display != "highly_related":
+        assert [bool(r["context"]) for r in cut["results"]].count(True) == 1
+        assert any("1 of 2 episode contexts fit" in n for n in cut["notes"])
+        assert main([*query, "--budget-tokens", str(budget)]) == 0
+        out = capsys.readouterr()
+        assert "[context over the budget]" in out.out and "1 of 2 episode contexts" in out.err
+    assert main([*query, "--json", "--budget-tokens", "1"]) == 0
+    none = json.loads(capsys.readouterr().out)
+    assert none["context"] == ""
+    assert all(r["context"] == "" for r in none["results"])
+    assert any("fits in the budget of 1 tokens" in n for n in none["notes"]), none["notes"]
