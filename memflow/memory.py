@@ -25,6 +25,7 @@ from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source, memorize
 from memflow.ingest.report import MemorizeReport
 from memflow.ingest.route import RouteSettings
+from memflow.recall.budget import honour_budget
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.search import search
 from memflow.recall.types import SearchResponse
@@ -61,6 +62,7 @@ class DatasetInfo:
     created_at: datetime
     episodes: int
     documents: int
+    embedder: str | None = None  # the embedder its vectors come from (None: nothing written)
 
 
 class Memory:
@@ -96,18 +98,8 @@ class Memory:
         from memflow.embed.factory import make_embedder
 
         emb = make_embedder(embedder)
-        url = mfconfig.database_url(database_url)
-        server = None
-        if url is None:
-            from memflow.db.embedded import EmbeddedServer
-
-            server = EmbeddedServer(mfconfig.memflow_home(home))
-            server.start()
-            url = server.url()
-            upgrade = True if auto_upgrade is None else auto_upgrade
-        else:
-            url = mfconfig.sqlalchemy_url(url)
-            upgrade = bool(auto_upgrade)
+        url, server = _locate(database_url, home)
+        upgrade = bool(auto_upgrade) if auto_upgrade is not None or server is None else True
         admin = dbe.make_engine(url, pool_size=1)
         try:
             with dbe.transaction(admin) as conn:
@@ -116,6 +108,26 @@ class Memory:
         finally:
             admin.dispose()
         return cls(dbe.make_engine(url, app_role=True), emb, url=url, server=server)
+
+    @staticmethod
+    def recorded_embedder(
+        database_url: str | None, dataset: str, *, home: str | Path | None = None
+    ) -> str | None:
+        """The embedder spec dataset ``dataset`` was written with (None: no such dataset, or a
+        name that does not say how to rebuild it): what the CLI uses when given none."""
+        from memflow.embed.factory import spec_for_name
+
+        url, _ = _locate(database_url, home)
+        engine = dbe.make_engine(url, pool_size=1)
+        try:
+            with dbe.transaction(engine) as conn:
+                dbe.check_schema_current(conn)
+                row = conn.execute(q("dataset_get"), {"name": dataset}).first()
+        except DatabaseError:
+            return None  # no store yet, or behind: opening it says what to do
+        finally:
+            engine.dispose()
+        return spec_for_name(row.embedder) if row is not None else None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -158,18 +170,25 @@ class Memory:
                 conn.execute(q("bind_dataset"), {"dataset_id": str(r.id)})
                 c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
                 out.append(
-                    DatasetInfo(r.id, r.name, r.created_at, int(c.episodes), int(c.documents))
+                    DatasetInfo(
+                        r.id, r.name, r.created_at, int(c.episodes), int(c.documents), r.embedder
+                    )
                 )
         return out
 
-    def drop_dataset(self, name: str) -> bool:
-        """Delete a dataset and everything in it; returns False if it did not exist."""
+    def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
+        """Delete a dataset and everything in it; returns False if it did not exist (or, with
+        ``only_if_empty``, if it holds a document)."""
         validate_dataset_name(name)
         with dbe.transaction(self.engine) as conn:
             row = conn.execute(q("dataset_get"), {"name": name}).first()
         if row is None:
             return False
         with dbe.transaction(self.engine, row.id) as conn:
+            if only_if_empty:
+                counts = conn.execute(q("dataset_counts"), {"dataset_id": row.id}).one()
+                if counts.documents or counts.episodes:
+                    return False
             conn.execute(q("dataset_drop"), {"dataset_id": row.id})
         return True
 
@@ -279,7 +298,7 @@ class Dataset:
         (default ``RecallConfig()``: 10 episodic results, ``summary`` display; ``budget_tokens``
         applies to ``highly_related`` only unless given)."""
         self.check_embedder()
-        return search(
+        resp = search(
             self.context,
             query,
             top_k=top_k,
@@ -289,6 +308,7 @@ class Dataset:
             now=now,
             config=config,
         )
+        return honour_budget(resp, budget_tokens, config)
 
     # -- memorize and forget (memflow.ingest.pipeline, memflow.store.forget) --------------------
     def memorize(
@@ -346,9 +366,22 @@ class Dataset:
             rows = conn.execute(q("episode_tree"), {"dataset_id": self.id, "episode_id": eid}).all()
         if not rows:
             raise NotFound(
-                f"no episode {eid} in dataset {self.name!r}: list them with `memflow stats`"
+                f"no episode {eid} in dataset {self.name!r}: list them with "
+                f"`memflow show --dataset {self.name}`"
             )
         return [dict(r._mapping) for r in rows]
+
+
+def _locate(database_url: str | None, home: str | Path | None) -> tuple[str, EmbeddedServer | None]:
+    """The SQLAlchemy URL of the store, and the embedded server (started) when it is the store."""
+    url = mfconfig.database_url(database_url)
+    if url is not None:
+        return mfconfig.sqlalchemy_url(url), None
+    from memflow.db.embedded import EmbeddedServer
+
+    server = EmbeddedServer(mfconfig.memflow_home(home))
+    server.start()
+    return server.url(), server
 
 
 def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:

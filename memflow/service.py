@@ -53,6 +53,7 @@ def dataset_json(d: DatasetInfo) -> dict[str, Any]:
         "name": d.name,
         "episodes": d.episodes,
         "documents": d.documents,
+        "embedder": d.embedder,
         "created_at": d.created_at.isoformat(),
     }
 

@@ -13,7 +13,7 @@ UPDATE memflow.dataset SET meta = meta || jsonb_build_object('embedder', CAST(:e
 WHERE id = :dataset_id AND NOT meta ? 'embedder';
 
 -- name: dataset_list
-SELECT id, name, created_at FROM memflow.dataset ORDER BY name;
+SELECT id, name, created_at, meta->>'embedder' AS embedder FROM memflow.dataset ORDER BY name;
 
 -- name: dataset_counts
 SELECT (SELECT count(*) FROM memflow.node WHERE dataset_id = :dataset_id AND kind = 'Episode') AS episodes,
@@ -50,3 +50,7 @@ FROM memflow.node
 WHERE dataset_id = :dataset_id AND kind = 'Episode'
 ORDER BY coalesce(time_start, created_at), name
 LIMIT :limit;
+
+-- name: grant_reader
+-- Let a role read one dataset in psql (memflow db grant-reader); the function is in revision 0003.
+SELECT memflow.grant_reader(:dataset, :role) AS dataset_id;

@@ -19,16 +19,45 @@ def build_parser() -> argparse.ArgumentParser:
         description="Episodic memory for AI agents in PostgreSQL + pgvector.",
         epilog="Run `memflow demo` to see it work; `memflow COMMAND --help` for each command.",
     )
+    parser.add_argument("--version", action="version", version=f"memflow {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # The order of the commands in --help and docs/cli.md.
     for module in (commands, memorize, search, demo, server):
         module.register(sub, common_options)
+    _describe(parser)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memflow")
+    except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+        return "unknown"
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give every command's --help a description: its one-line help where it has none."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, child in action.choices.items():
+                if not child.description and helps.get(name):
+                    child.description = str(helps[name])[:1].upper() + str(helps[name])[1:] + "."
+                _describe(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        parser.print_help()
+        return 0
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.handler != "db_psql":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.passthrough = extra  # `memflow db psql -c "select 1"`: psql's own arguments
     handler = COMMANDS[args.handler]
     try:
         result = handler(args)

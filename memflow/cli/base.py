@@ -51,7 +51,44 @@ def command(name: str) -> Callable[[Handler], Handler]:
 
 
 def open_memory(args: argparse.Namespace, **kwargs: Any) -> Memory:
-    return Memory.open(args.database_url, home=args.home, embedder=args.embedder, **kwargs)
+    """Open the store with --embedder, else MEMFLOW_EMBEDDER, else the embedder the dataset was
+    written with, else the default."""
+    embedder = args.embedder
+    if embedder is None and not os.environ.get("MEMFLOW_EMBEDDER") and "dataset" in args:
+        embedder = Memory.recorded_embedder(args.database_url, args.dataset, home=args.home)
+    return Memory.open(args.database_url, home=args.home, embedder=embedder, **kwargs)
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``1 point``, ``2 points``, ``0 points``."""
+    return f"{n} {noun if n == 1 else (many or noun + 's')}"
+
+
+_NOUNS = (
+    ("documents", "document"),
+    ("chunks", "chunk"),
+    ("episodes", "episode"),
+    ("facets", "facet"),
+    ("facet_points", "point"),
+    ("entities", "entity"),
+    ("edges", "edge"),
+)
+
+
+GRAPH = ("episodes", "facets", "facet_points", "entities", "edges")
+
+
+def counts_text(counts: Any, keys: tuple[str, ...] = GRAPH) -> str:
+    """``2 episodes, 1 facet, 1 point, ...`` for ``keys`` of ``counts`` (a mapping or an object
+    with those attributes)."""
+    parts = []
+    for key, noun in _NOUNS:
+        if key not in keys:
+            continue
+        n = counts.get(key) if isinstance(counts, dict) else getattr(counts, key, None)
+        if n is not None:
+            parts.append(plural(int(n), noun, "entities" if noun == "entity" else None))
+    return ", ".join(parts)
 
 
 def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
@@ -61,4 +98,14 @@ def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> Non
         print(text)
 
 
-__all__ = ["COMMANDS", "Handler", "command", "common_options", "emit", "open_memory"]
+__all__ = [
+    "COMMANDS",
+    "GRAPH",
+    "Handler",
+    "command",
+    "common_options",
+    "counts_text",
+    "emit",
+    "open_memory",
+    "plural",
+]

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memflow.cli.base import command, emit, open_memory
-from memflow.errors import InvalidInput
+from memflow.cli.base import command, counts_text, emit, open_memory, plural
+from memflow.errors import InvalidInput, NotFound
 
 CommonAdder = Any
 
@@ -22,13 +22,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
     common(p, dataset=False)
     p.set_defaults(handler="init")
 
-    db = sub.add_parser("db", help="database: upgrade, current, url, psql, start, stop")
+    db = sub.add_parser(
+        "db", help="database: upgrade, current, url, psql, start, stop, grant-reader"
+    )
     dbsub = db.add_subparsers(dest="db_command", metavar="ACTION", required=True)
     for name, text in (
         ("upgrade", "apply Alembic migrations up to head (== alembic upgrade head)"),
-        ("current", "print the schema revision of the database and the head of this memflow"),
+        (
+            "current",
+            "print the schema revision of the database and the head of this memflow; "
+            "exits 1 when the schema is behind",
+        ),
         ("url", 'print the database URL (psql "$(memflow db url)" works)'),
-        ("psql", "open the psql shipped with the embedded server on this store"),
+        (
+            "psql",
+            "open the psql shipped with the embedded server on this store; other arguments "
+            'go to psql (memflow db psql -c "select 1")',
+        ),
         ("start", "start the embedded server"),
         ("stop", "stop the embedded server"),
     ):
@@ -43,11 +53,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
             )
         dp.set_defaults(handler=f"db_{name}")
 
+    text = (
+        "let a PostgreSQL role read one dataset in psql (after SELECT memflow.use_dataset('NAME')); "
+        "repeat for more datasets"
+    )
+    dp = dbsub.add_parser("grant-reader", help=text, description=text)
+    common(dp)
+    dp.add_argument("role", help="an existing PostgreSQL role (CREATE ROLE ... LOGIN)")
+    dp.set_defaults(handler="db_grant_reader")
+
     p = sub.add_parser("datasets", help="list datasets with their episode and document counts")
     common(p, dataset=False)
     p.add_argument(
-        "--drop", metavar="NAME", default=None, help="delete dataset NAME and everything in it"
+        "--drop",
+        metavar="NAME",
+        default=None,
+        help="delete dataset NAME and everything in it (asks first; --yes when not on a terminal)",
     )
+    p.add_argument("--yes", "-y", action="store_true", help="drop without asking")
     p.set_defaults(handler="datasets")
 
     p = sub.add_parser(
@@ -128,7 +151,7 @@ def _db_upgrade(args: argparse.Namespace) -> None:
 
 
 @command("db_current")
-def _db_current(args: argparse.Namespace) -> None:
+def _db_current(args: argparse.Namespace) -> int:
     from memflow.db import engine as dbe
     from memflow.db import migrate
 
@@ -143,6 +166,28 @@ def _db_current(args: argparse.Namespace) -> None:
         args,
         {"current": rev, "head": head, "up_to_date": rev == head},
         f"current: {rev or 'none'}  head: {head}{'' if rev == head else '  (run `memflow db upgrade`)'}",
+    )
+    return 0 if rev == head else 1
+
+
+@command("db_grant_reader")
+def _db_grant_reader(args: argparse.Namespace) -> None:
+    from memflow.db import engine as dbe
+    from memflow.db import migrate
+    from memflow.db.queries import q
+
+    eng = dbe.make_engine(migrate.resolve_url(args.database_url))
+    try:
+        with dbe.transaction(eng) as conn:
+            dbe.check_schema_current(conn)
+            conn.execute(q("grant_reader"), {"dataset": args.dataset, "role": args.role})
+    finally:
+        eng.dispose()
+    emit(
+        args,
+        {"role": args.role, "dataset": args.dataset},
+        f"{args.role} may read dataset {args.dataset}: in psql, run "
+        f"SELECT memflow.use_dataset('{args.dataset}');",
     )
 
 
@@ -168,7 +213,7 @@ def _db_psql(args: argparse.Namespace) -> int:
     if psql is None:
         raise InvalidInput("no psql found: install the PostgreSQL client")
     sys.stdout.flush()
-    os.execv(psql, [psql, url])
+    os.execv(psql, [psql, url, *args.passthrough])
     return 0  # pragma: no cover
 
 
@@ -195,24 +240,36 @@ def _db_stop(args: argparse.Namespace) -> None:
     )
 
 
+def _confirm_drop(args: argparse.Namespace, stats: dict[str, int]) -> None:
+    """Ask on a terminal; elsewhere only --yes drops."""
+    if args.yes:
+        return
+    what = f"{plural(stats['episodes'], 'episode')} and {plural(stats['documents'], 'document')}"
+    if not sys.stdin.isatty():
+        raise InvalidInput(f"dropping {args.drop!r} deletes {what}: add --yes to confirm")
+    answer = input(f"drop dataset {args.drop!r} with {what}? [y/N] ")
+    if answer.strip().lower() not in {"y", "yes"}:
+        raise InvalidInput("not dropped")
+
+
 @command("datasets")
 def _datasets(args: argparse.Namespace) -> None:
     with open_memory(args) as mem:
         if args.drop:
-            dropped = mem.drop_dataset(args.drop)
-            emit(
-                args,
-                {"dropped": args.drop if dropped else None},
-                f"dropped {args.drop}" if dropped else f"no dataset {args.drop!r}",
-            )
+            _confirm_drop(args, mem.dataset(args.drop, create=False).stats())
+            if not mem.drop_dataset(args.drop):
+                raise NotFound(f"no dataset named {args.drop!r}: list them with `memflow datasets`")
+            emit(args, {"dropped": args.drop}, f"dropped {args.drop}")
             return
         rows = mem.datasets()
     from memflow.service import dataset_json
 
     payload = [dataset_json(d) for d in rows]
-    lines = [f"{d.name}\t{d.episodes} episodes\t{d.documents} documents" for d in rows] or [
-        "(no datasets)"
-    ]
+    lines = [
+        f"{d.name}\t{plural(d.episodes, 'episode')}\t{plural(d.documents, 'document')}"
+        f"\t{d.embedder or '-'}"
+        for d in rows
+    ] or ["(no datasets)"]
     emit(args, {"datasets": payload}, "\n".join(lines))
 
 
@@ -248,10 +305,8 @@ def _add_episode(args: argparse.Namespace) -> None:
     if res.status == "skipped":
         text = f"already stored (document {res.document_id}); nothing written"
     else:
-        c = res.counts
         text = (
-            f"stored {c['episodes']} episodes, {c['facets']} facets, {c['facet_points']} points, "
-            f"{c['entities']} entities, {c['edges']} edges ({res.embeddings} new embeddings)\n"
+            f"stored {counts_text(res.counts)} ({plural(res.embeddings, 'new embedding')})\n"
             + "\n".join(f"  episode {e}" for e in res.episode_ids)
         )
     emit(args, payload, text)

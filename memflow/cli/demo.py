@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memflow.cli.base import command, emit, open_memory
+from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 QUESTIONS = (
@@ -54,7 +54,7 @@ def _demo(args: argparse.Namespace) -> None:
         for doc in report.documents:
             name = Path(doc.source).name
             if doc.status == "written":
-                counts = f"{doc.episodes} episodes, {doc.facets} facets, {doc.facet_points} points, {doc.entities} entities"
+                counts = counts_text(doc, GRAPH[:-1])
                 _say(args, f"  {name:34} written: {counts}")
             else:
                 _say(

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from memflow.cli.base import command, emit, open_memory
+from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory, plural
+from memflow.errors import NotFound
 from memflow.ingest.options import CONTENT_TYPE_CHOICES, EXTRACTOR_CHOICES, MemorizeOptions
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.store.forget import ForgetReport
@@ -87,24 +88,36 @@ class ProgressBar:
 
 def _line(d: DocumentReport) -> str:
     if d.status == "failed":
-        return f"failed   {d.source}: {d.error}"
+        error = str(d.error)
+        named = error.startswith(f"{d.source}: ")  # the error names the file already
+        return f"failed   {error if named else f'{d.source}: {error}'}"
     if d.status == "skipped":
         return f"skipped  {d.source} (already memorised as document {d.id})"
     merged = f", merged into {d.merged} existing" if d.merged else ""
-    return (
-        f"written  {d.source}: {d.episodes} episodes, {d.facets} facets, {d.facet_points} points, "
-        f"{d.entities} entities, {d.edges} edges{merged} ({d.seconds:.2f} s)"
-    )
+    return f"written  {d.source}: {counts_text(d)}{merged} ({d.seconds:.2f} s)"
 
 
 def memorize_text(report: MemorizeReport) -> str:
+    """The summary for stdout: written and skipped documents, then the totals (failures go to
+    stderr, see ``failure_text``)."""
     t = report.totals()
-    lines = [_line(d) for d in report.documents]
+    lines = [_line(d) for d in report.documents if d.status != "failed"]
     lines.append(
         f"{t['written']} written, {t['skipped']} skipped, {t['failed']} failed; "
         f"{t['embeddings']} new embeddings, {t['llm_calls']} LLM calls, {t['tokens']} tokens"
     )
     return "\n".join(lines)
+
+
+def failure_text(report: MemorizeReport) -> str:
+    """One line per failed document and what the exit status means; empty when none failed."""
+    failed = [_line(d) for d in report.documents if d.status == "failed"]
+    if not failed:
+        return ""
+    n = len(failed)
+    return "\n".join(
+        [*failed, f"memflow: {n} document{'s' if n != 1 else ''} failed (exit status 1)"]
+    )
 
 
 @command("memorize")
@@ -120,19 +133,25 @@ def _memorize(args: argparse.Namespace) -> int:
             routing=routing,
             raise_on_error=False,
         )
-        report = mem.dataset(args.dataset).memorize(sources, options=options, progress=progress)
+        try:
+            ds, created = mem.dataset(args.dataset, create=False), False
+        except NotFound:
+            ds, created = mem.dataset(args.dataset), True
+        report = ds.memorize(sources, options=options, progress=progress)
+        if created and not report.totals()["written"]:
+            mem.drop_dataset(args.dataset, only_if_empty=True)  # a run that wrote nothing
     emit(args, report.to_json(), memorize_text(report))
+    failures = failure_text(report)
+    if failures:
+        print(failures, file=sys.stderr)
     return 0 if report.ok else 1
 
 
 def forget_text(r: ForgetReport) -> str:
     what = f"episode {r.episode_id}" if r.episode_id else f"document {r.document_ids[0]}"
-    text = (
-        f"forgot {what}: removed {r.documents} documents, {r.chunks} chunks, {r.episodes} "
-        f"episodes, {r.facets} facets, {r.facet_points} points, {r.entities} entities, "
-        f"{r.edges} edges"
-    )
-    return text + (f"; restored {r.restored} merged nodes" if r.restored else "")
+    removed = counts_text(r, ("documents", "chunks", *GRAPH))
+    text = f"forgot {what}: removed {removed}"
+    return text + (f"; restored {plural(r.restored, 'merged node')}" if r.restored else "")
 
 
 @command("forget")

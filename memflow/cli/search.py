@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -41,9 +42,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         "--budget-tokens",
         type=int,
         default=None,
-        help="token budget of the context: highly_related packs units into it "
-        f"(default {defaults.budget_tokens}); summary and detail keep the whole episode blocks "
-        "that fit (default: no limit)",
+        help="token budget of the context, in text and --json: highly_related packs units into "
+        f"it (default {defaults.budget_tokens}); summary and detail keep the whole episode "
+        "contexts that fit and list the other results without one (default: no limit); a note "
+        "says when nothing fits",
     )
     p.add_argument(
         "--now",
@@ -71,7 +73,7 @@ def explain_lines(result: SearchResult) -> list[str]:
     return lines
 
 
-def human(resp: SearchResponse, explain: bool) -> str:
+def human(resp: SearchResponse, explain: bool, budget: int | None = None) -> str:
     if not resp.results:
         return "(no results)"
     if explain:
@@ -86,7 +88,8 @@ def human(resp: SearchResponse, explain: bool) -> str:
     if resp.display == "highly_related":
         return resp.context
     blocks = [
-        f"{r.rank}. {r.name}  (score {r.score:.3f}, via {r.best_path})\n{r.context}"
+        f"{r.rank}. {r.name}  (score {r.score:.3f}, via {r.best_path})"
+        + (f"\n{r.context}" if r.context or budget is None else "  [context over the budget]")
         for r in resp.results
     ]
     return "\n\n".join(blocks)
@@ -113,4 +116,7 @@ def _search(args: argparse.Namespace) -> None:
             now=now,
         )
     payload = resp.model_dump(mode="json")
-    emit(args, payload, human(resp, args.explain))
+    emit(args, payload, human(resp, args.explain, args.budget_tokens))
+    if not args.json and not args.explain:  # --explain and --json carry the notes themselves
+        for note in resp.notes:
+            print(f"memflow: note: {note}", file=sys.stderr)

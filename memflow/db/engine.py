@@ -14,9 +14,11 @@ import psycopg
 import sqlalchemy.exc as sa_exc
 from psycopg.rows import dict_row
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
 
 from memflow.db.queries import q, raw
 from memflow.errors import (
+    ConfigurationError,
     ConnectionFailed,
     DatabaseError,
     EmbeddingDimensionMismatch,
@@ -50,15 +52,59 @@ def wrap_db_error(exc: BaseException) -> MemflowError:
         )
     if state == "57014":
         return DatabaseError(f"the statement was cancelled [{state}]: {detail}; retry the call")
+    if state == "42501" and "create extension" in detail:
+        return DatabaseError(
+            f"{detail}: a superuser must run `CREATE EXTENSION vector; CREATE EXTENSION pg_trgm;` "
+            "in this database, then rerun `memflow db upgrade`"
+        )
     if (
         isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError)
         or (state or "").startswith("08")
         or (state in {"57P01", "57P02", "57P03"})
     ):
-        return ConnectionFailed(
-            f"lost or could not open the database connection: {detail}; retry the call"
-        )
+        return ConnectionFailed(_connection_advice(detail))
     return DatabaseError(f"database error{f' [{state}]' if state else ''}: {detail}")
+
+
+def _connection_advice(detail: str) -> str:
+    """What to check for each way opening a connection fails (matched in libpq's message); a
+    retry is suggested only for a connection lost or dropped, where it can help."""
+    low = detail.lower()
+    if 'database "' in low and "does not exist" in low:
+        advice = (
+            "create that database (createdb NAME, or CREATE DATABASE) or fix its name in the URL"
+        )
+    elif any(k in low for k in ("password authentication", "no password supplied", 'role "')):
+        advice = "check the user name and password in the URL"
+    elif "pg_hba.conf" in low:
+        advice = "the server refuses this user or host: check pg_hba.conf and the user in the URL"
+    elif any(k in low for k in ("connection refused", "no such file", "translate host name")):
+        advice = (
+            "is the PostgreSQL server running, and are the host and port in the URL right? "
+            "Start it (or fix the URL) and retry"
+        )
+    elif "timeout expired" in low:
+        advice = "the server did not answer: check the host, port and firewall, then retry"
+    else:
+        return f"lost the database connection: {detail}; retry the call"
+    return f"could not connect to PostgreSQL: {detail}; {advice}"
+
+
+ACCEPTED_URLS = (
+    "postgresql://user:password@host:port/dbname (also postgres:// and postgresql+psycopg://)"
+)
+
+
+def check_url(url: str) -> None:
+    """Refuse anything but a PostgreSQL URL, naming the forms memflow accepts."""
+    try:
+        parsed = make_url(url)
+    except sa_exc.ArgumentError:
+        raise ConfigurationError(f"{url!r} is not a database URL: give {ACCEPTED_URLS}") from None
+    if parsed.drivername != "postgresql+psycopg":
+        raise ConfigurationError(
+            f"memflow stores its data in PostgreSQL, not {parsed.drivername}: give {ACCEPTED_URLS}"
+        )
 
 
 def _register_vector(dbapi_conn: Any, _record: object) -> None:
@@ -91,6 +137,7 @@ def _use_app_role(dbapi_conn: Any, _record: object) -> None:
 
 def make_engine(url: str, *, pool_size: int = 5, app_role: bool = False) -> Engine:
     """An engine; with ``app_role`` its connections run as ``memflow_app`` (subject to RLS)."""
+    check_url(url)
     engine = create_engine(
         url,
         pool_size=pool_size,
@@ -123,18 +170,26 @@ def check_server(conn: Connection) -> None:
         )
 
 
-def check_schema(conn: Connection, *, auto_upgrade: bool, embedding_dim: int) -> None:
-    """Bring an embedded store up to date, or refuse an external one that is behind."""
+def check_schema_current(conn: Connection) -> None:
+    """Refuse a store whose schema is not at this memflow's head revision."""
     from memflow.db import migrate
 
     current = migrate.current_revision(conn)
     head = migrate.head_revision()
     if current != head:
-        if not auto_upgrade:
-            raise SchemaOutOfDate(
-                f"the memflow schema is at revision {current or 'none'}, this memflow needs {head}: "
-                "run `memflow db upgrade` (or `alembic upgrade head`) against this database"
-            )
+        raise SchemaOutOfDate(
+            f"the memflow schema is at revision {current or 'none'}, this memflow needs {head}: "
+            "run `memflow db upgrade` (or `alembic upgrade head`) against this database"
+        )
+
+
+def check_schema(conn: Connection, *, auto_upgrade: bool, embedding_dim: int) -> None:
+    """Bring an embedded store up to date, or refuse an external one that is behind."""
+    from memflow.db import migrate
+
+    if not auto_upgrade:
+        check_schema_current(conn)
+    elif migrate.current_revision(conn) != migrate.head_revision():
         migrate.upgrade(conn, embedding_dim=embedding_dim, announce=True)
     stored = migrate.stored_dim(conn)
     if stored is not None and stored != embedding_dim:

@@ -30,6 +30,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 from sqlalchemy.sql.schema import SchemaItem
 
+from memflow.db.comments import column_comment
+
 SCHEMA = "memflow"
 NODE_KINDS = ("Episode", "Facet", "FacetPoint", "Entity")
 RELATIONSHIPS = ("has_facet", "has_point", "involves_entity", "same_entity_as")
@@ -85,6 +87,27 @@ def build_metadata(dim: int) -> MetaData:
         Column("meta", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
         UniqueConstraint("name", name="dataset_name_key"),
         comment="A tenant: every other table carries dataset_id and every query filters on it.",
+    )
+    Table(
+        "dataset_reader",
+        md,
+        Column("dataset_id", UUID(as_uuid=True), nullable=False),
+        Column(
+            "role_name",
+            Text,
+            nullable=False,
+            comment="A PostgreSQL role; its members may read the dataset "
+            "(memflow db grant-reader ROLE --dataset NAME).",
+        ),
+        Column("granted_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        PrimaryKeyConstraint("dataset_id", "role_name", name="dataset_reader_pkey"),
+        ForeignKeyConstraint(
+            ["dataset_id"],
+            ["memflow.dataset.id"],
+            ondelete="CASCADE",
+            name="dataset_reader_dataset_fk",
+        ),
+        comment="Roles allowed to bind a psql session to a dataset with memflow.use_dataset(name).",
     )
     Table(
         "document",
@@ -342,4 +365,8 @@ def build_metadata(dim: int) -> MetaData:
                 )
             )
         Table(coll.table, md, *cols, comment=f"Embeddings of {coll.name} (cosine HNSW).")
+    for table in md.tables.values():
+        for col in table.columns:
+            if col.comment is None:
+                col.comment = column_comment(table.name, col.name)
     return md

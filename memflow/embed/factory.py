@@ -81,4 +81,16 @@ def make_embedder(
     raise ConfigurationError(f"unknown embedder {text!r}: choose one of {_choices()}")
 
 
-__all__ = ["CHOICES", "DEFAULT_SPEC", "make_embedder"]
+def spec_for_name(name: str | None) -> str | None:
+    """The spec that rebuilds the embedder a dataset records by name (``hash-256`` ->
+    ``hash:256``); None when the name does not say how (a sentence-transformers path)."""
+    if not name:
+        return None
+    if name.startswith("hash-"):
+        return "hash:" + name[len("hash-") :]
+    if name.split(":", 1)[0] in ("local", "openai"):
+        return name
+    return None
+
+
+__all__ = ["CHOICES", "DEFAULT_SPEC", "make_embedder", "spec_for_name"]

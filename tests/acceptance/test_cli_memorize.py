@@ -61,7 +61,7 @@ def test_memorize_exits_non_zero_when_a_document_fails(db_url: str, tmp_path: Pa
     res = run(
         db_url, "memorize", "-", "--dataset", "d", ok=False, stdin="Ben: hi\nAna: hello\nBen: bye\n"
     )
-    assert res.returncode == 0 and res.stdout.startswith("written  <stdin>: 1 episodes")
+    assert res.returncode == 0 and res.stdout.startswith("written  <stdin>: 1 episode, ")
 
 
 def test_forget_unknown_ids_and_bad_arguments(db_url: str) -> None:

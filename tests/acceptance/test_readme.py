@@ -6,6 +6,12 @@ import os
 import re
 import subprocess
 import sys
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
 
 from ..conftest import REPO
 
@@ -23,3 +29,57 @@ def test_readme_python_example_runs(db_url: str) -> None:
     assert out.returncode == 0, out.stderr
     assert "'written': 1" in out.stdout
     assert "Tom reviews every schema change" in out.stdout
+
+
+def test_readme_psql_section_runs_as_a_plain_role(db_url: str, seed_drafts: list[Any]) -> None:
+    """The README's psql section, run as a LOGIN role that is neither superuser nor owner."""
+    from memflow.cli.app import main
+    from memflow.config import libpq_url
+    from memflow.embed.hash import HashEmbedder
+    from memflow.memory import Memory
+
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
+        m.dataset("seed").add_episodes(seed_drafts)
+        m.dataset("其他").add_episode({"name": "别的事", "summary": "不该被看到"})
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Inspect it with psql") : text.index("## Where PostgreSQL")]
+    grant = re.search(r"memflow db grant-reader (\S+) --dataset (\S+)", section)
+    assert grant is not None
+    sql = re.findall(r"```sql\n(.*?)```", section, re.S)[0]
+    statements = [s.strip() for s in sql.split(";") if s.strip()]
+    assert statements[0] == f"SELECT memflow.use_dataset('{grant.group(2)}')"
+
+    role, secret = f"mf_reader_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    admin = libpq_url(db_url)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{secret}'")
+    reader = libpq_url(
+        make_url(db_url).set(username=role, password=secret).render_as_string(hide_password=False)
+    )
+    try:
+        assert (
+            main(
+                ["db", "grant-reader", role, "--dataset", grant.group(2), "--database-url", db_url]
+            )
+            == 0
+        )
+        with psycopg.connect(reader, autocommit=True) as conn:
+            assert conn.execute(statements[1]).fetchall() == []  # unbound: RLS shows nothing
+            for stmt in statements[:-1]:
+                conn.execute(stmt)
+            rows = conn.execute(statements[-1]).fetchall()
+            assert any("Episode: API 流式返回改造" in r[0] for r in rows)
+            assert any("鉴权中间件不能改" in (r[1] or "") for r in rows)
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not read dataset"):
+                conn.execute("SELECT memflow.use_dataset('其他')")
+            # the refusal leaves the granted binding in place, and shows nothing of the other
+            assert conn.execute(statements[-1]).fetchall() == rows
+            other = "select count(*) from memflow.episodes where dataset = '其他'"
+            assert conn.execute(other).fetchone() == (0,)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
+            )
+            conn.execute(f"DROP OWNED BY {role}")
+            conn.execute(f"DROP ROLE {role}")

@@ -96,3 +96,21 @@ def test_alembic_command_line_equals_memflow_db_upgrade(fresh_db: str) -> None:
     with psycopg.connect(libpq_url(fresh_db)) as conn:
         rev = conn.execute("SELECT version_num FROM memflow.alembic_version").fetchone()
     assert rev == (migrate.head_revision(),)
+
+
+def test_every_column_psql_users_read_has_a_comment(db_url: str) -> None:
+    """Revision 0003: \\d+ on any memflow table or view explains every column."""
+    with psycopg.connect(libpq_url(db_url)) as conn:
+        bare = conn.execute(
+            "SELECT c.relname || '.' || a.attname FROM pg_attribute a "
+            "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'memflow' AND c.relkind IN ('r', 'v') AND a.attnum > 0 "
+            "AND NOT a.attisdropped AND c.relname <> 'alembic_version' "
+            "AND col_description(c.oid, a.attnum) IS NULL ORDER BY 1"
+        ).fetchall()
+        views = conn.execute(
+            "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'memflow' AND c.relkind = 'v'"
+        ).fetchone()
+    assert bare == []
+    assert views == (5,)

@@ -1,0 +1,102 @@
+"""The ``COMMENT ON COLUMN`` texts of the tables and views psql users read (revision 0003).
+
+``schema.build_metadata`` gives the tables' columns these comments, so autogenerate matches what
+revision 0003 wrote. The revision holds its own literal copy (frozen); a change here needs a new
+revision.
+"""
+
+from __future__ import annotations
+
+# Columns with the same meaning wherever they appear (unless a table names its own below).
+SHARED: dict[str, str] = {
+    "dataset_id": "The dataset (tenant) of the row; row-level security shows only the bound one.",
+    "dataset": "The dataset name (memflow.dataset.name); filter on it.",
+    "created_at": "When the row was written.",
+    "updated_at": "When the row last changed (a merge updates episodes).",
+    "document_id": "The document (memflow.document.id) of the row.",
+    "node_id": "The node (memflow.node.id) of the row.",
+    "text_hash": "sha256 of the embedded text: the same text is embedded once per dataset.",
+    "text": "The text that was embedded.",
+    "embedding": "The embedding vector (cosine distance; HNSW index).",
+    "tsv": "Full-text vector ('simple' configuration) for lexical search.",
+    "meta": "Free-form JSON: the dataset records its embedder here.",
+    "time_start": "Start of the time the row is about (mentioned or inferred), if known.",
+    "time_end": "End of the time the row is about, if known.",
+    "episode_id": "The episode (memflow.node.id of kind Episode).",
+}
+
+# (table or view, column) -> comment, where a column means something of its own.
+COLUMNS: dict[tuple[str, str], str] = {
+    ("store_meta", "key"): "Setting name: embedding_dim, embedding_model, ...",
+    ("store_meta", "value"): "Setting value, as text.",
+    ("dataset", "id"): "Dataset id: uuid5 of the name, the same in every store.",
+    ("dataset_reader", "granted_at"): "When memflow db grant-reader granted it.",
+    ("document", "id"): "Document id, unique in the dataset.",
+    ("document", "source"): "Where the input came from: a path, '-' for stdin, or add_episode.",
+    ("document", "title"): "The document's title (a Markdown heading or the file name).",
+    (
+        "document",
+        "content_type",
+    ): "What the input was parsed as (markdown, text, conversation, draft, ...).",
+    ("document", "reference_time"): "The time relative dates in the document are read against.",
+    ("document", "meta"): "Free-form JSON about the input.",
+    ("chunk", "id"): "Chunk id, unique in the dataset.",
+    ("chunk", "idx"): "Position of the chunk in its document, from 0.",
+    ("chunk", "text"): "The sentence or turn.",
+    ("chunk", "speaker"): "Who said it (dialog turns), else NULL.",
+    ("chunk", "ts"): "When it was said or written, if known.",
+    ("node", "id"): "Node id, unique in the dataset.",
+    ("node", "name"): "Episode: its title; Entity: the name as written; else a short label.",
+    ("node", "summary"): "Episode: the summary (embedded as Episode_summary).",
+    ("node", "description"): "Longer free text about the node, not embedded.",
+    ("node", "facet_type"): "Facet: its kind (plan, constraint, decision, fact, ...).",
+    ("node", "entity_type"): "Entity: person, organisation, place, thing, ...",
+    ("node", "memory_type"): "Episode: the kind of memory (event, conversation, document, ...).",
+    ("node", "status"): "Episode: lifecycle status (e.g. active), if given.",
+    ("node", "display_only"): "True for nodes shown in context but never searched directly.",
+    ("node", "time_confidence"): "How sure the time span is, from 0 to 1.",
+    ("node", "time_text"): "The time as the text mentioned it (e.g. 'last Friday').",
+    ("node", "props"): "Free-form JSON properties of the node.",
+    ("edge", "id"): "Edge id, unique in the dataset.",
+    ("edge", "src"): "The node the edge starts at (an Episode or a Facet).",
+    ("edge", "dst"): "The node the edge points to.",
+    ("edge", "text_hash"): "sha256 of edge_text: its row in memflow.edge_text.",
+    ("edge", "weight"): "Strength of the link (the column default unless a writer sets it).",
+    ("edge_source", "edge_id"): "The edge (memflow.edge.id) a document supports.",
+    ("node_chunk", "chunk_id"): "The chunk (memflow.chunk.id) the node was extracted from.",
+    ("edge_text", "text_hash"): "sha256 of the edge text: edges with the same text share it.",
+    ("episodes", "id"): "The episode's node id (memflow.node.id).",
+    ("episodes", "name"): "The episode's title.",
+    ("episodes", "summary"): "What happened, in a few sentences.",
+    ("episodes", "status"): "Lifecycle status, if given.",
+    ("episodes", "memory_type"): "The kind of memory (event, conversation, document, ...).",
+    ("episodes", "time_text"): "The time as the text mentioned it.",
+    ("facets", "id"): "The facet's node id.",
+    ("facets", "facet_type"): "The kind of aspect (plan, constraint, decision, fact, ...).",
+    ("facets", "search_text"): "The short handle of the aspect (embedded).",
+    ("facets", "anchor_text"): "The detailed text of the aspect (embedded).",
+    ("facets", "description"): "Longer free text, not embedded.",
+    ("facet_points", "facet_id"): "The facet the point belongs to.",
+    ("facet_points", "id"): "The point's node id.",
+    ("facet_points", "search_text"): "The atomic statement (embedded).",
+    ("facet_points", "description"): "Longer free text, not embedded.",
+    ("facet_points", "sources"): "Keys of the chunks (turns, sentences) that support the point.",
+    ("entities", "id"): "The entity's node id.",
+    ("entities", "name"): "The name as first written.",
+    ("entities", "canonical_name"): "NFKC, casefolded, punctuation removed: one entity per name.",
+    ("entities", "entity_type"): "person, organisation, place, thing, ...",
+    ("entities", "description"): "Longer free text about the entity.",
+    ("entities", "degree"): "How many episodes and facets involve the entity.",
+    ("episode_tree", "tree"): "One line of the indented tree: kind and text of the node.",
+    ("episode_tree", "edge_text"): "The text of the link from the parent to this node.",
+    ("episode_tree", "depth"): "0 for the episode, 1 for facets and entities, 2 for points.",
+    ("episode_tree", "kind"): "Episode | Facet | FacetPoint | Entity",
+}
+
+
+def column_comment(table: str, column: str) -> str | None:
+    """The comment of ``table.column`` (a table's or a view's), or None."""
+    return COLUMNS.get((table, column)) or SHARED.get(column)
+
+
+__all__ = ["COLUMNS", "SHARED", "column_comment"]
