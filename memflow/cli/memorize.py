@@ -6,14 +6,13 @@ import argparse
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from memflow.cli.base import command, emit, open_memory
 from memflow.ingest.options import CONTENT_TYPE_CHOICES, EXTRACTOR_CHOICES, MemorizeOptions
+from memflow.ingest.progress import PROGRESS_MODES, renderer
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.store.forget import ForgetReport
-
-_BAR_WIDTH = 24
 
 
 def _iso(value: str) -> datetime:
@@ -56,6 +55,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         default="auto",
         help="merge into existing episodes (auto: for texts, not for dialog sessions)",
     )
+    add_progress_option(p)
     p.set_defaults(handler="memorize")
 
     p = sub.add_parser(
@@ -69,20 +69,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     p.set_defaults(handler="forget")
 
 
-class ProgressBar:
-    """A one-line progress bar on a terminal (stderr), plain stdlib."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def __call__(self, done: int, total: int, report: DocumentReport) -> None:
-        filled = _BAR_WIDTH * done // max(1, total)
-        name = Path(report.source).name or report.source
-        line = f"\r[{'#' * filled}{'.' * (_BAR_WIDTH - filled)}] {done}/{total} {name[:40]}"
-        self.stream.write(line.ljust(_BAR_WIDTH + 60))
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
+def add_progress_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--progress",
+        choices=PROGRESS_MODES,
+        default="auto",
+        help="progress on stderr: auto = a bar on a terminal, else a plain line every 5 s; "
+        "json = one event per line (for tools); none",
+    )
 
 
 def _line(d: DocumentReport) -> str:
@@ -111,7 +105,7 @@ def memorize_text(report: MemorizeReport) -> str:
 def _memorize(args: argparse.Namespace) -> int:
     sources: list[Any] = [p if p == "-" else Path(p) for p in args.paths]
     routing = {"auto": None, "on": True, "off": False}[args.routing]
-    progress = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    on_progress = renderer(args.progress, sys.stderr)
     with open_memory(args) as mem:
         options = MemorizeOptions(
             content_type=args.content_type,
@@ -120,7 +114,9 @@ def _memorize(args: argparse.Namespace) -> int:
             routing=routing,
             raise_on_error=False,
         )
-        report = mem.dataset(args.dataset).memorize(sources, options=options, progress=progress)
+        report = mem.dataset(args.dataset).memorize(
+            sources, options=options, on_progress=on_progress
+        )
     emit(args, report.to_json(), memorize_text(report))
     return 0 if report.ok else 1
 
@@ -143,4 +139,4 @@ def _forget(args: argparse.Namespace) -> None:
     emit(args, report.to_json(), forget_text(report))
 
 
-__all__ = ["ProgressBar", "forget_text", "memorize_text", "register"]
+__all__ = ["add_progress_option", "forget_text", "memorize_text", "register"]
