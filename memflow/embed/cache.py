@@ -28,12 +28,14 @@ class CachingEmbedder:
         *,
         step: int = 16,
         on_embedded: EmbeddedHook | None = None,
+        max_entries: int = 100_000,
     ) -> None:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
         self.step = max(1, step)
         self.on_embedded = on_embedded
+        self.max_entries = max_entries  # ~150 MB of 384-dim vectors; the oldest leave first
         self.vectors: dict[bytes, Vector] = {}
         self.embedded = 0  # texts sent to the model
         self.reused = 0  # texts served from the cache
@@ -66,7 +68,12 @@ class CachingEmbedder:
                 self.on_embedded(len(part))
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self.vectors[k] for k in keys])
+        out = np.stack([self.vectors[k] for k in keys])
+        excess = len(self.vectors) - self.max_entries
+        if excess > 0:
+            for key in list(self.vectors)[:excess]:
+                del self.vectors[key]
+        return out
 
     def embed_query(self, text: str) -> Vector:
         return self.inner.embed_query(text)

@@ -67,3 +67,17 @@ def test_an_embedder_with_a_window_never_receives_more() -> None:
     emb.embed_passages([" ".join(["x"] * 100), "tiny"])
     emb.embed_query(" ".join(["y"] * 100))
     assert [len(t.split()) for t in emb.seen] == [16, 1, 16]
+
+
+def test_the_cache_embeds_each_text_once_and_stays_bounded() -> None:
+    from memflow.embed.cache import CachingEmbedder
+
+    inner = _Recording()
+    batches: list[int] = []
+    cache = CachingEmbedder(inner, step=2, on_embedded=batches.append, max_entries=4)
+    first = cache.embed_passages(["a", "b", "a", "c"])
+    assert first.shape == (4, 4) and inner.seen == ["a", "b", "c"] and batches == [2, 1]
+    cache.embed_passages(["c", "b"])
+    assert inner.seen == ["a", "b", "c"] and cache.reused == 3
+    cache.embed_passages(["d", "e", "f"])
+    assert len(cache.vectors) == 4 and not cache.known("a") and cache.known("f")
