@@ -8,13 +8,18 @@
    with the rules extractor and the local embedder (multilingual-e5-small; ``--quick`` uses the
    hash embedder): documents and turns per second.
 3. Peak RSS of the process (``ru_maxrss``) and the RSS after each phase.
+4. Long inputs, before and after (:mod:`benchmarks.ingest_long`): a generated long-turn chat and
+   Markdown journal memorised by the base commit's code (``--base-tree``, a ``git worktree``) and
+   by this tree's, side by side in one run. ``--long-only`` runs just this section and keeps the
+   other sections of the saved ingest.json.
 
-Run: ``python -m benchmarks.ingest [--quick] [--out DIR]``.
+Run: ``python -m benchmarks.ingest [--quick] [--out DIR] [--base-tree DIR [--long-only]]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 import uuid
 from collections.abc import Sequence
@@ -24,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import common
+from benchmarks import common, ingest_long
 from benchmarks.synth import WORDS as _WORDS
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft
 from memflow.embed.base import Embedder, Matrix, Vector
@@ -234,6 +239,8 @@ def markdown(data: dict[str, Any]) -> str:
         ["peak RSS MB", "RSS after storage MB", "RSS after end to end MB"],
         [[data["peak_rss_mb"], data["rss_mb"]["after_storage"], data["rss_mb"]["after_end_to_end"]]],
     )]  # fmt: skip
+    if data.get("long_inputs"):
+        out += ["", *ingest_long.markdown_section(data["long_inputs"])]
     if data.get("notes"):
         out += ["", "## Notes", "", *[f"- {n}" for n in data["notes"]]]
     if e["failed"]:
@@ -263,7 +270,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         action="store_true",
         help="rewrite ingest.md from ingest.json (with --note)",
     )
+    ap.add_argument("--base-tree", type=Path, help="base commit's worktree: runs the long inputs")
+    ap.add_argument("--long-only", action="store_true", help="only the long inputs section")
+    ap.add_argument("--long-sessions", type=int, default=3, help="long-turn chat sessions")
+    ap.add_argument("--long-exchanges", type=int, default=4, help="question/answer pairs each")
+    ap.add_argument("--journal-kb", type=int, default=300, help="size of the generated journal")
     args = ap.parse_args(argv)
+    if args.long_only:
+        return _long_only(args)
     if args.render_only:
         return common.render_only(args.out, "ingest", args.note, markdown)
     docs = args.documents or (3 if args.quick else 100)
@@ -298,9 +312,35 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "stamp": common.stamp(settings),
         "notes": list(args.note),
     }
+    if args.base_tree:
+        data["long_inputs"] = _long(args, admin)
     common.write_json(args.out / "ingest.json", data)
     common.write_text(args.out / "ingest.md", markdown(data))
     return data
+
+
+def _long(args: argparse.Namespace, admin: str) -> dict[str, Any]:
+    work = args.out / ".work" if args.quick else Path("/tmp") / "memflow-bench-long"
+    return ingest_long.long_phase(
+        admin, args.base_tree, work, args.long_sessions, args.long_exchanges, args.journal_kb
+    )
+
+
+def _long_only(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the long inputs and put them into the saved ingest.json (other sections kept)."""
+    if not args.base_tree:
+        raise SystemExit("--long-only needs --base-tree (a worktree of the base commit)")
+    saved: dict[str, Any] = json.loads((args.out / "ingest.json").read_text(encoding="utf-8"))
+    admin = common.server_url(args.database_url, args.home)
+    saved["long_inputs"] = _long(args, admin)
+    saved["long_inputs"]["stamp"] = common.stamp(
+        {"long_sessions": args.long_sessions, "long_exchanges": args.long_exchanges,
+         "journal_kb": args.journal_kb, "embedder": "local:multilingual-e5-small"}
+    )  # fmt: skip
+    saved["notes"] = list(saved.get("notes", [])) + list(args.note)
+    common.write_json(args.out / "ingest.json", saved)
+    common.write_text(args.out / "ingest.md", markdown(saved))
+    return saved
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from memflow.errors import (
 )
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source
+from memflow.ingest.progress import ProgressCallback, ProgressEvent
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings
 from memflow.memory import Dataset, DatasetInfo, Memory
@@ -88,6 +89,8 @@ __all__ = [
     "ParsedDocument",
     "PathStep",
     "PointDraft",
+    "ProgressCallback",
+    "ProgressEvent",
     "ProgressFn",
     "RecallConfig",
     "RouteSettings",

@@ -23,6 +23,7 @@ from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFou
 from memflow.ids import content_hash
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source, memorize
+from memflow.ingest.progress import ProgressCallback
 from memflow.ingest.report import MemorizeReport
 from memflow.ingest.route import RouteSettings
 from memflow.recall.budget import honour_budget
@@ -323,12 +324,15 @@ class Dataset:
         llm: LlmClient | None = None,
         raise_on_error: bool | None = None,
         options: MemorizeOptions | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> MemorizeReport:
         """Memorise files, directories, stdin ("-"), text, bytes or ParsedDocuments.
 
         Keywords left as None come from ``options`` (default ``MemorizeOptions()``, which
         documents them). See :mod:`memflow.ingest.pipeline` for what ``source`` may be and when
-        it raises.
+        it raises. ``progress`` hears of each finished document; ``on_progress`` receives
+        :class:`~memflow.ingest.progress.ProgressEvent`s (documents, embedding batches, writes,
+        with counts and an ETA).
         """
         opts = (options or MemorizeOptions()).updated(
             content_type=content_type,
@@ -338,7 +342,9 @@ class Dataset:
             raise_on_error=raise_on_error,
         )
         self.check_embedder()
-        return memorize(self.context, source, opts, progress=progress, llm=llm)
+        return memorize(
+            self.context, source, opts, progress=progress, on_progress=on_progress, llm=llm
+        )
 
     def forget(
         self,

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory
+from memflow.cli.memorize import add_progress_option
+from memflow.ingest.progress import renderer
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 QUESTIONS = (
@@ -30,6 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     common(p)
     p.set_defaults(dataset="demo")
     p.add_argument("--reset", action="store_true", help="drop the demo dataset first")
+    add_progress_option(p)
     p.set_defaults(handler="demo")
 
 
@@ -49,7 +52,9 @@ def _demo(args: argparse.Namespace) -> None:
             mem.drop_dataset(args.dataset)
         ds = mem.dataset(args.dataset)
         paths = sorted(str(p) for p in SAMPLES.iterdir() if p.suffix in {".md", ".json"})
-        report = ds.memorize(paths, extractor="rules")
+        report = ds.memorize(
+            paths, extractor="rules", on_progress=renderer(args.progress, sys.stderr)
+        )
         _say(args, f"\nmemorised into dataset {args.dataset!r}:")
         for doc in report.documents:
             name = Path(doc.source).name

@@ -6,15 +6,14 @@ import argparse
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory, plural
 from memflow.errors import NotFound
 from memflow.ingest.options import CONTENT_TYPE_CHOICES, EXTRACTOR_CHOICES, MemorizeOptions
+from memflow.ingest.progress import PROGRESS_MODES, renderer
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.store.forget import ForgetReport
-
-_BAR_WIDTH = 24
 
 
 def _iso(value: str) -> datetime:
@@ -57,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         default="auto",
         help="merge into existing episodes (auto: for texts, not for dialog sessions)",
     )
+    add_progress_option(p)
     p.set_defaults(handler="memorize")
 
     p = sub.add_parser(
@@ -70,20 +70,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     p.set_defaults(handler="forget")
 
 
-class ProgressBar:
-    """A one-line progress bar on a terminal (stderr), plain stdlib."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def __call__(self, done: int, total: int, report: DocumentReport) -> None:
-        filled = _BAR_WIDTH * done // max(1, total)
-        name = Path(report.source).name or report.source
-        line = f"\r[{'#' * filled}{'.' * (_BAR_WIDTH - filled)}] {done}/{total} {name[:40]}"
-        self.stream.write(line.ljust(_BAR_WIDTH + 60))
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
+def add_progress_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--progress",
+        choices=PROGRESS_MODES,
+        default="auto",
+        help="progress on stderr: auto = a bar on a terminal, else a plain line every 5 s; "
+        "json = one event per line (for tools); none",
+    )
 
 
 def _line(d: DocumentReport) -> str:
@@ -124,7 +118,7 @@ def failure_text(report: MemorizeReport) -> str:
 def _memorize(args: argparse.Namespace) -> int:
     sources: list[Any] = [p if p == "-" else Path(p) for p in args.paths]
     routing = {"auto": None, "on": True, "off": False}[args.routing]
-    progress = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    on_progress = renderer(args.progress, sys.stderr)
     with open_memory(args) as mem:
         options = MemorizeOptions(
             content_type=args.content_type,
@@ -137,7 +131,7 @@ def _memorize(args: argparse.Namespace) -> int:
             ds, created = mem.dataset(args.dataset, create=False), False
         except NotFound:
             ds, created = mem.dataset(args.dataset), True
-        report = ds.memorize(sources, options=options, progress=progress)
+        report = ds.memorize(sources, options=options, on_progress=on_progress)
         if created and not report.totals()["written"]:
             mem.drop_dataset(args.dataset, only_if_empty=True)  # a run that wrote nothing
     emit(args, report.to_json(), memorize_text(report))
@@ -162,4 +156,4 @@ def _forget(args: argparse.Namespace) -> None:
     emit(args, report.to_json(), forget_text(report))
 
 
-__all__ = ["ProgressBar", "forget_text", "memorize_text", "register"]
+__all__ = ["add_progress_option", "forget_text", "memorize_text", "register"]

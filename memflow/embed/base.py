@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -30,12 +31,50 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vector: ...
 
 
+_WORD = re.compile(r"\S+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+# A token of a multilingual subword model covers at most about this many CJK characters.
+_CJK_PER_TOKEN = 3
+# ... and, for an upper bound on pathological words (URLs, base64), this many characters.
+_CHARS_PER_TOKEN = 12
+
+
+def clip_to_window(text: str, max_tokens: int) -> str:
+    """The prefix of ``text`` that surely holds the first ``max_tokens`` tokens of a subword model.
+
+    Cheap upper bound, no tokenizer: every whitespace word is at least one token, a token holds
+    at most three CJK characters, and at most ``_CHARS_PER_TOKEN`` characters. What is cut is
+    text the model would drop anyway, so tokenising it is work wasted."""
+    if len(text) <= max_tokens:
+        return text
+    budget = float(max_tokens)
+    for m in _WORD.finditer(text):
+        word = m.group()
+        cjk = len(_CJK.findall(word))
+        if cjk <= _CJK_PER_TOKEN:
+            budget -= 1
+            if budget < 0:
+                return text[: m.start()].rstrip()
+            continue
+        at = m.start()
+        for ch in word:  # a run of CJK text with no spaces: spend the budget character by character
+            budget -= 1 / _CJK_PER_TOKEN if _CJK.match(ch) else 1
+            if budget < 0:
+                return text[:at]
+            at += 1
+    return text[: max_tokens * _CHARS_PER_TOKEN]
+
+
 class BaseEmbedder:
-    """Batches, embeds identical texts once, and validates shape and finiteness."""
+    """Batches, embeds identical texts once, and validates shape and finiteness.
+
+    ``max_tokens``: the model's input window; longer texts are cut (:func:`clip_to_window`)
+    before they reach the tokenizer."""
 
     name: str = "base"
     dim: int = 0
     batch_size: int = 256
+    max_tokens: int | None = None
 
     def _embed_batch(self, texts: list[str], is_query: bool) -> Matrix:  # pragma: no cover
         raise NotImplementedError
@@ -43,11 +82,14 @@ class BaseEmbedder:
     def _checked(self, out: object, n: int) -> Matrix:
         return _validated(self, out, n)
 
+    def _clipped(self, text: str) -> str:
+        return text if self.max_tokens is None else clip_to_window(text, self.max_tokens)
+
     def embed_passages(self, texts: Sequence[str]) -> Matrix:
         unique: dict[str, int] = {}
         for t in texts:
             unique.setdefault(t, len(unique))
-        order = list(unique)
+        order = [self._clipped(t) for t in unique]
         out = np.empty((len(order), self.dim), dtype=np.float32)
         for i in range(0, len(order), self.batch_size):
             batch = order[i : i + self.batch_size]
@@ -56,7 +98,7 @@ class BaseEmbedder:
         return picked
 
     def embed_query(self, text: str) -> Vector:
-        vec: Vector = self._checked(self._embed_batch([text], True), 1)[0]
+        vec: Vector = self._checked(self._embed_batch([self._clipped(text)], True), 1)[0]
         return vec
 
 

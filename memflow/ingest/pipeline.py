@@ -28,23 +28,23 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy import Engine
 
 from memflow.context import StoreContext
 from memflow.db.engine import transaction
 from memflow.drafts import EpisodeDraft
-from memflow.embed.base import Embedder, Matrix, Vector
+from memflow.embed.cache import CachingEmbedder
 from memflow.errors import ConfigurationError, InvalidInput, MemflowError
 from memflow.ids import content_hash
 from memflow.ingest.options import EXTRACTOR_CHOICES, MemorizeOptions
 from memflow.ingest.parse import TEXT_EXTENSIONS, decode_input, iter_sources, parse_input
+from memflow.ingest.progress import ProgressCallback, ProgressTracker
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_drafts
 from memflow.store.merge import NodeUpdate, apply_updates, load_episodes
@@ -214,39 +214,6 @@ def _exists(text: str) -> bool:
         return False
 
 
-# ---------------------------------------------------------------- embedding reuse
-
-
-class _ReusingEmbedder:
-    """The store's embedder behind caches of vectors already computed during this document
-    (the rules extractor's segmentation vectors, the routing summaries): never embedded twice."""
-
-    def __init__(self, inner: Embedder, caches: Sequence[Mapping[str, Vector]]) -> None:
-        self.inner = inner
-        self.caches = caches
-        self.name = inner.name
-        self.dim = inner.dim
-
-    def _cached(self, text: str) -> Vector | None:
-        for cache in self.caches:
-            vec = cache.get(text)
-            if vec is not None:
-                return vec
-        return None
-
-    def embed_passages(self, texts: Sequence[str]) -> Matrix:
-        found = {t: v for t in texts if (v := self._cached(t)) is not None}
-        missing = list(dict.fromkeys(t for t in texts if t not in found))
-        if missing:
-            found.update(zip(missing, self.inner.embed_passages(missing), strict=True))
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([np.asarray(found[t], dtype=np.float32) for t in texts])
-
-    def embed_query(self, text: str) -> Vector:
-        return self.inner.embed_query(text)
-
-
 # ---------------------------------------------------------------- the pipeline
 
 
@@ -264,7 +231,10 @@ class Memorizer:
         routing = opts.routing
         self.ctx = ctx
         self.engine: Engine = ctx.engine
-        self.embedder: Embedder = ctx.embedder
+        # Every stage (segmentation, routing, the writer) embeds through one cache: each distinct
+        # text reaches the model once per Memorizer (one memorize call).
+        self.tracker: ProgressTracker | None = None
+        self.embedder = CachingEmbedder(ctx.embedder, on_embedded=self._embedded)
         self.routing = (
             routing
             if isinstance(routing, RouteSettings)
@@ -309,6 +279,10 @@ class Memorizer:
 
         return LlmRouter(self._llm_client())
 
+    def _embedded(self, n: int) -> None:
+        if self.tracker is not None:
+            self.tracker.embedded(n)
+
     def close(self) -> None:
         if self._own_client and self.client is not None:
             self.client.close()
@@ -337,16 +311,12 @@ class Memorizer:
         doc: ParsedDocument,
         doc_id: uuid.UUID,
         drafts: list[EpisodeDraft],
-        extra: dict[str, Vector],
     ) -> tuple[WritePlan, list[NodeUpdate], int]:
         ds = self.ctx.dataset_id
-        reuse = _ReusingEmbedder(self.embedder, self._caches(extra))
         targets: list[uuid.UUID | None] = [None] * len(drafts)
         with transaction(self.engine, ds) as conn:
             if drafts and self.routing.active_for(doc.content_type):
-                summaries = [d.summary for d in drafts]
-                vectors = reuse.embed_passages(summaries)
-                extra.update(zip(summaries, vectors, strict=True))
+                vectors = self.embedder.embed_passages([d.summary for d in drafts])
                 ask = None
                 if self.router is not None:
                     ask = lambda d, c: bool(self.router.should_merge(d, c.name, c.summary))  # noqa: E731
@@ -371,10 +341,6 @@ class Memorizer:
             reconcile(conn, ds, plan, {u.id for u in updates})
         return plan, updates, sum(1 for t in targets if t is not None and t in states)
 
-    def _caches(self, extra: dict[str, Vector]) -> list[Mapping[str, Vector]]:
-        cache = getattr(self.extractor, "embedding_cache", None)
-        return [extra] if cache is None else [extra, cache]
-
     def memorize_document(self, item: InputDocument) -> tuple[DocumentReport, MemflowError | None]:
         started = time.perf_counter()
         report = DocumentReport(id=None, source=item.source, status="failed")
@@ -393,8 +359,7 @@ class Memorizer:
                     report.seconds = time.perf_counter() - started
                     return report, None
             drafts, report.extractor = self._extract(doc)
-            extra: dict[str, Vector] = {}
-            plan, updates, report.merged = self._plan(doc, report.id, drafts, extra)
+            plan, updates, report.merged = self._plan(doc, report.id, drafts)
             info = DocumentInfo(
                 id=report.id,
                 source=doc.source,
@@ -407,13 +372,13 @@ class Memorizer:
             )
             writer = Writer(
                 self.engine,
-                _ReusingEmbedder(self.embedder, self._caches(extra)),
+                self.embedder,
                 fault=self.ctx.fault,
                 after_rows=(lambda conn, ds_id: apply_updates(conn, ds_id, updates))
                 if updates
                 else None,
             )
-            result = writer.write(ds, info, plan)
+            result = writer.write(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:
             self._usage_into(report, usage_before)
             return self._failed(report, exc, started), exc
@@ -426,6 +391,10 @@ class Memorizer:
             report.episode_ids = list(result.episode_ids)
         report.seconds = time.perf_counter() - started
         return report, None
+
+    def _writing(self) -> None:
+        if self.tracker is not None:
+            self.tracker.writing()
 
     def _usage_into(self, report: DocumentReport, before: Usage) -> None:
         after = self._usage()
@@ -441,12 +410,22 @@ class Memorizer:
         return report
 
     def run(
-        self, items: Sequence[InputDocument], progress: ProgressFn | None = None
+        self,
+        items: Sequence[InputDocument],
+        progress: ProgressFn | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> tuple[MemorizeReport, list[MemflowError]]:
         report = MemorizeReport()
         errors: list[MemflowError] = []
+        if on_progress is not None:
+            chunks = sum(len(i.doc.chunks) for i in items if i.doc is not None)
+            self.tracker = ProgressTracker(on_progress, len(items), chunks)
         for i, item in enumerate(items):
+            if self.tracker is not None:
+                self.tracker.begin(item.source, len(item.doc.chunks) if item.doc else 0)
             doc_report, err = self.memorize_document(item)
+            if self.tracker is not None:
+                self.tracker.end(doc_report.status)
             report.documents.append(doc_report)
             if err is not None:
                 errors.append(err)
@@ -461,6 +440,7 @@ def memorize(
     options: MemorizeOptions | None = None,
     *,
     progress: ProgressFn | None = None,
+    on_progress: ProgressCallback | None = None,
     llm: LlmClient | None = None,
 ) -> MemorizeReport:
     """Memorise ``source`` into the dataset of ``ctx`` (see the module docstring for the rules)."""
@@ -470,7 +450,7 @@ def memorize(
     )
     memorizer = Memorizer(ctx, opts, llm=llm)
     try:
-        report, errors = memorizer.run(items, progress)
+        report, errors = memorizer.run(items, progress, on_progress)
     finally:
         memorizer.close()
     if opts.raise_on_error and errors and not any(d.status != "failed" for d in report.documents):

@@ -24,75 +24,20 @@ from memflow.ids import canonical_name
 from memflow.ingest.entities import EntityHit, keywords, rank_entities
 from memflow.ingest.segment import segment
 from memflow.text.document import Chunk, ParsedDocument
+from memflow.text.pieces import split_long
 from memflow.text.sentences import join_statements, shorten, speaker_label, text_units
 from memflow.text.timeparse import best_time, resolve_tz
 
 _FACET_TYPES = (
-    (
-        "decision",
-        (
-            "decision",
-            "decided",
-            "conclusion",
-            "outcome",
-            "resolution",
-            "决定",
-            "决策",
-            "结论",
-            "选型",
-        ),
-    ),
-    (
-        "risk",
-        (
-            "risk",
-            "constraint",
-            "caveat",
-            "limitation",
-            "issue",
-            "风险",
-            "约束",
-            "限制",
-            "注意",
-            "问题",
-        ),
-    ),
-    (
-        "plan",
-        (
-            "plan",
-            "next step",
-            "roadmap",
-            "timeline",
-            "milestone",
-            "rollout",
-            "schedule",
-            "todo",
-            "计划",
-            "安排",
-            "下一步",
-            "时间表",
-            "里程碑",
-            "排期",
-        ),
-    ),
-    (
-        "metric",
-        (
-            "metric",
-            "performance",
-            "latency",
-            "benchmark",
-            "result",
-            "numbers",
-            "指标",
-            "性能",
-            "延迟",
-            "数据",
-            "结果",
-        ),
-    ),
-)
+    ("decision", ("decision", "decided", "conclusion", "outcome", "resolution", "决定", "决策",
+                  "结论", "选型")),
+    ("risk", ("risk", "constraint", "caveat", "limitation", "issue", "风险", "约束", "限制", "注意",
+              "问题")),
+    ("plan", ("plan", "next step", "roadmap", "timeline", "milestone", "rollout", "schedule", "todo",
+              "计划", "安排", "下一步", "时间表", "里程碑", "排期")),
+    ("metric", ("metric", "performance", "latency", "benchmark", "result", "numbers", "指标",
+                "性能", "延迟", "数据", "结果")),
+)  # fmt: skip
 _MIN_TIME_CONFIDENCE = 0.5
 
 
@@ -116,6 +61,15 @@ def facet_type_for(heading: str | None) -> str:
 def point_text(chunk: Chunk) -> str:
     """A turn keeps its speaker (``"Speaker: text"``); a sentence is itself."""
     return f"{chunk.speaker}: {chunk.text}" if chunk.speaker else chunk.text
+
+
+def point_texts(chunk: Chunk) -> list[str]:
+    """The FacetPoint texts of a chunk: itself, or for a long turn or sentence several pieces
+    cut at sentence boundaries, each keeping the speaker (:func:`memflow.text.pieces.split_long`)."""
+    pieces = split_long(chunk.text)
+    if len(pieces) == 1:
+        return [point_text(chunk)]
+    return [f"{chunk.speaker}: {p}" if chunk.speaker else p for p in pieces]
 
 
 def _bounded_lines(lines: Sequence[str], limit: int) -> str:
@@ -209,6 +163,18 @@ class RulesExtractor:
                 self._lru.popitem(last=False)
         return out
 
+    def chunk_vectors(self, chunks: Sequence[Chunk]) -> Matrix:
+        """One vector per chunk for segmentation: its point text's, or the mean of its pieces'
+        (the texts embedded are the FacetPoint texts, so the writer finds them in the cache)."""
+        texts = [point_texts(c) for c in chunks]
+        flat = self.embed([t for ts in texts for t in ts])
+        out = np.empty((len(chunks), flat.shape[1]), dtype=np.float32)
+        at = 0
+        for row, ts in enumerate(texts):
+            out[row] = flat[at : at + len(ts)].mean(axis=0)
+            at += len(ts)
+        return out
+
     # ------------------------------------------------------------ dialog
 
     def _dialog(self, doc: ParsedDocument) -> list[EpisodeDraft]:
@@ -234,10 +200,9 @@ class RulesExtractor:
             confidence=0.95 if started_at is not None else 0.7,
             text=date_text,
         )
-        texts = [point_text(c) for c in chunks]
         vectors = None
         if self.embedder is not None and len(chunks) > self.min_facet_turns:
-            vectors = self.embed(texts)
+            vectors = self.chunk_vectors(chunks)
         spans = segment(
             len(chunks),
             vectors=vectors,
@@ -314,7 +279,7 @@ class RulesExtractor:
             else:
                 vectors = None
                 if self.embedder is not None and len(section) > self.max_facet_sentences:
-                    vectors = self.embed([c.text for c in section])
+                    vectors = self.chunk_vectors(section)
                 spans = segment(
                     len(section),
                     vectors=vectors,
@@ -357,7 +322,8 @@ class RulesExtractor:
                     description=shorten(join_statements(lines), 300),
                     points=[
                         PointDraft(search_text=t, sources=[c.key])
-                        for t, c in zip(lines, group.chunks, strict=True)
+                        for c in group.chunks
+                        for t in point_texts(c)
                     ],
                     entities=[_facet_entity(h, group.chunks) for h in hits],
                     time=found.to_span()
@@ -491,4 +457,4 @@ def drafts_from_json(text: str, source: str) -> list[EpisodeDraft]:
         raise InvalidInput(f"{source}: invalid episode draft at {where}: {first['msg']}") from exc
 
 
-__all__ = ["RulesExtractor", "drafts_from_json", "facet_type_for", "point_text"]
+__all__ = ["RulesExtractor", "drafts_from_json", "facet_type_for", "point_text", "point_texts"]

@@ -112,12 +112,22 @@ class Writer:
         return vectors, missing
 
     # -- the transaction --------------------------------------------------------------------------
-    def write(self, dataset_id: uuid.UUID, doc: DocumentInfo, plan: WritePlan) -> WriteResult:
+    def write(
+        self,
+        dataset_id: uuid.UUID,
+        doc: DocumentInfo,
+        plan: WritePlan,
+        *,
+        on_write: Callable[[], None] | None = None,
+    ) -> WriteResult:
+        """``on_write`` runs after the embeddings, before the transaction (progress)."""
         started = time.perf_counter()
         with transaction(self.engine, dataset_id) as conn:
             if document_exists(conn, dataset_id, doc.id):
                 return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
         vectors, missing = self.compute_vectors(dataset_id, plan)
+        if on_write is not None:
+            on_write()
 
         def attempt() -> None:
             with transaction(self.engine, dataset_id) as conn:

@@ -74,16 +74,18 @@ def test_forget_unknown_ids_and_bad_arguments(db_url: str) -> None:
     assert res.returncode == 2 and "ISO-8601" in res.stderr
 
 
-def test_the_progress_bar_draws_one_line_and_ends_it() -> None:
+def test_the_progress_bar_redraws_one_line_and_ends_it() -> None:
     import io
 
-    from memflow.cli.memorize import ProgressBar
-    from memflow.ingest.report import DocumentReport
+    from memflow.ingest.progress import BarRenderer, ProgressEvent
+
+    def event(stage: str, done: float) -> ProgressEvent:
+        return ProgressEvent(stage, "/tmp/a/memo.md", 1, 4, done, 40, 12, 3.0, 9.0)  # type: ignore[arg-type]
 
     out = io.StringIO()
-    bar = ProgressBar(out)
-    bar(1, 4, DocumentReport(source="/tmp/a/memo.md", status="written"))
-    assert out.getvalue().startswith("\r[" + "#" * 6 + "." * 18 + "] 1/4 memo.md")
-    assert "\n" not in out.getvalue()
-    bar(4, 4, DocumentReport(source="chat.json", status="failed"))
-    assert out.getvalue().endswith("\n") and "4/4 chat.json" in out.getvalue()
+    bar = BarRenderer(out)
+    bar(event("embedding", 10))
+    assert out.getvalue().startswith("\r[" + "#" * 6 + "." * 18 + "]  25.0% docs 1/4")
+    assert "eta 00:09 memo.md" in out.getvalue() and "\n" not in out.getvalue()
+    bar(event("done", 40))
+    assert out.getvalue().endswith("\n") and "100.0%" in out.getvalue()

@@ -1,0 +1,304 @@
+"""Ingest of long inputs, before and after (issue 14): a long-turn chat and a Markdown journal.
+
+Both inputs are generated here from templates with varied wording (English and Chinese; no
+dataset text). Each side runs in a child process whose ``memflow`` is imported from a given
+source tree (``--base-tree``: a ``git worktree`` of the base commit; this tree for "after"), on
+its own scratch database, with the same local embedder. The child times the embedding model,
+the rules extractor (minus the embedding inside it) and the writer (minus the embedding inside
+it: SQL), counts the texts sent to the model and the distinct ones, and reports its peak RSS.
+
+Run through ``python -m benchmarks.ingest --long-only --base-tree /tmp/ingest-base``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks import common
+
+# ---------------------------------------------------------------- generated inputs
+
+_EN_TOPICS = (
+    ("the garden irrigation", "drip lines", "the north bed"),
+    ("the bakery's sourdough", "the starter", "the proofing room"),
+    ("the bicycle commute", "the chain", "the river path"),
+    ("the home network", "the router", "the attic"),
+    ("the choir rehearsal", "the alto part", "the church hall"),
+    ("the kitchen renovation", "the cabinets", "the east wall"),
+)
+_EN_OPEN = (
+    "Here is how I would approach {t}.",
+    "Good question about {t}; there are a few parts to it.",
+    "Let me walk through {t} step by step.",
+    "There are several things worth checking with {t}.",
+)
+_EN_BODY = (
+    "First, look at {a} and note how it behaves over {n} days, because small changes add up.",
+    "In my experience {a} near {p} needs attention every {n} weeks or so.",
+    "A common mistake is to adjust {a} and {t} at the same time, which hides the real cause.",
+    "If the numbers drift by more than {n} percent, write down the date and what changed.",
+    "You can compare this week's results with the last {n} entries to see a pattern.",
+    "Keep a short log next to {p}; even two lines a day make the trend visible.",
+    "Budget about {n} minutes for each check, and do them at the same time of day.",
+    "When {a} looks fine but {t} still misbehaves, the problem is usually upstream.",
+    "Ask whoever set up {p} originally; they often remember a detail that matters.",
+    "It also helps to take a photo of {a} before you touch anything, so you can undo it.",
+    "Around {n} out of ten cases I have seen were solved by cleaning rather than replacing.",
+    "Do not buy new parts for {a} until the simple checks have ruled out the obvious.",
+)
+_EN_CLOSE = (
+    "Let me know what you find and we can narrow it down.",
+    "If that does not help, send me the log and we will look again.",
+    "Try this for a week and tell me how {t} behaves.",
+)
+_EN_USER = (
+    "I have a problem with {t}, any advice?",
+    "What should I check first with {a}?",
+    "Thanks. And how often should I look at {p}?",
+    "Could you summarise what matters most for {t}?",
+)
+_ZH_TOPICS = (
+    ("阳台花园的浇水", "滴灌管", "北面的花坛"),
+    ("面包房的酸面种", "酵头", "发酵间"),
+    ("每天骑车通勤", "链条", "河边小路"),
+    ("家里的网络", "路由器", "阁楼"),
+    ("合唱团排练", "女低音声部", "教堂大厅"),
+)
+_ZH_BODY = (
+    "首先观察{a}在{n}天里的变化，小的变化累积起来就很明显。",
+    "根据我的经验，{p}附近的{a}大约每{n}周需要检查一次。",
+    "常见的错误是同时调整{a}和{t}，这样反而看不出真正的原因。",
+    "如果数字波动超过百分之{n}，就记下日期和做过的改动。",
+    "可以把这周的结果和之前{n}次的记录放在一起比较，找出规律。",
+    "在{p}旁边放一个简单的记录本，每天写两行就能看出趋势。",
+    "每次检查大约留出{n}分钟，最好每天在同一时间进行。",
+    "如果{a}看起来正常但{t}仍然有问题，原因通常在上游。",
+    "动手之前先给{a}拍张照片，这样需要时可以恢复原样。",
+    "我见过的情况里，大约十分之{n}是靠清洁而不是更换解决的。",
+)
+_ZH_USER = ("关于{t}我遇到了一些问题，有什么建议吗？", "谢谢。那{p}应该多久检查一次？")
+
+
+def _fill(rng: random.Random, template: str, topic: tuple[str, str, str]) -> str:
+    t, a, p = topic
+    return template.format(t=t, a=a, p=p, n=rng.randint(2, 9))
+
+
+def _assistant_en(rng: random.Random, topic: tuple[str, str, str], words: int) -> str:
+    out = [_fill(rng, rng.choice(_EN_OPEN), topic)]
+    while sum(len(s.split()) for s in out) < words:
+        out.append(_fill(rng, rng.choice(_EN_BODY), topic))
+    out.append(_fill(rng, rng.choice(_EN_CLOSE), topic))
+    return " ".join(out)
+
+
+def _assistant_zh(rng: random.Random, topic: tuple[str, str, str], chars: int) -> str:
+    out: list[str] = []
+    while sum(len(s) for s in out) < chars:
+        out.append(_fill(rng, rng.choice(_ZH_BODY), topic))
+    return "".join(out)
+
+
+def long_turn_chat(sessions: int, exchanges: int, words: int = 320, seed: int = 3) -> str:
+    """A JSON conversation: per session ``exchanges`` user questions, each answered by an
+    assistant turn of at least ``words`` words (every third session in Chinese, ~2 chars/word)."""
+    rng = random.Random(seed)
+    day = datetime(2025, 2, 1, 9, 0, tzinfo=UTC)
+    out = []
+    for s in range(sessions):
+        zh = s % 3 == 2
+        topics = _ZH_TOPICS if zh else _EN_TOPICS
+        messages = []
+        for e in range(exchanges):
+            topic = topics[(s + e) % len(topics)]
+            user = _fill(rng, rng.choice(_ZH_USER if zh else _EN_USER), topic)
+            answer = (
+                _assistant_zh(rng, topic, 2 * words) if zh else _assistant_en(rng, topic, words)
+            )
+            messages += [
+                {"id": f"S{s + 1}:{2 * e + 1}", "speaker": "Robin", "text": user},
+                {"id": f"S{s + 1}:{2 * e + 2}", "speaker": "Assistant", "text": answer},
+            ]
+        started = (day + timedelta(days=3 * s)).isoformat()
+        out.append({"started_at": started, "messages": messages})
+    return json.dumps({"title": "advice chat", "sessions": out}, ensure_ascii=False)
+
+
+def journal(kb: int, seed: int = 7) -> str:
+    """A Markdown journal of about ``kb`` KB: a dated section per day, a few paragraphs each."""
+    rng = random.Random(seed)
+    day = datetime(2024, 1, 1, tzinfo=UTC)
+    parts = ["# Journal\n"]
+    size = 0
+    i = 0
+    while size < kb * 1024:
+        zh = i % 4 == 3
+        topics = _ZH_TOPICS if zh else _EN_TOPICS
+        topic = topics[i % len(topics)]
+        lines = [f"\n## {day + timedelta(days=i):%Y-%m-%d}\n"]
+        for _ in range(rng.randint(2, 4)):
+            if zh:
+                lines.append(_assistant_zh(rng, topic, rng.randint(80, 200)))
+            else:
+                lines.append(_assistant_en(rng, topic, rng.randint(40, 110)))
+            lines.append("")
+        block = "\n".join(lines)
+        parts.append(block)
+        size += len(block.encode("utf-8"))
+        i += 1
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- the child (either tree)
+
+_CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+import memflow.ingest.rules as rules
+import memflow.store.writer as writer
+from memflow.embed.local import LocalEmbedder
+from memflow.memory import Memory
+
+url, path, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+clock = {"embed": 0.0, "extract": 0.0, "write": 0.0}
+sent, distinct = [0], set()
+
+class Timed(LocalEmbedder):
+    def embed_passages(self, texts):
+        t0 = time.perf_counter()
+        try:
+            return super().embed_passages(texts)
+        finally:
+            clock["embed"] += time.perf_counter() - t0
+
+    def _embed_batch(self, texts, is_query):
+        if not is_query:
+            sent[0] += len(texts)
+            distinct.update(texts)
+        return super()._embed_batch(texts, is_query)
+
+def timed(cls, name, key):
+    inner = getattr(cls, name)
+    def wrapper(*a, **kw):
+        t0, e0 = time.perf_counter(), clock["embed"]
+        try:
+            return inner(*a, **kw)
+        finally:
+            clock[key] += (time.perf_counter() - t0) - (clock["embed"] - e0)
+    setattr(cls, name, wrapper)
+
+timed(rules.RulesExtractor, "extract", "extract")
+timed(writer.Writer, "write", "write")
+emb = Timed()
+emb.embed_passages(["warm up the model"])
+clock["embed"] = 0.0
+sent[0] = 0
+distinct.clear()
+data = Path(path).read_bytes()
+with Memory.open(url, embedder=emb) as mem:
+    ds = mem.dataset("bench")
+    t0 = time.perf_counter()
+    report = ds.memorize([data], extractor="rules", content_type=kind)
+    seconds = time.perf_counter() - t0
+    stats = ds.stats()
+doc = report.documents[0]
+print(json.dumps({
+    "memflow": __import__("memflow").__file__,
+    "status": doc.status, "error": doc.error, "seconds": seconds,
+    "embed_s": clock["embed"], "extract_s": clock["extract"], "sql_write_s": clock["write"],
+    "texts_sent": sent[0], "texts_distinct": len(distinct),
+    "facet_points": doc.facet_points, "stored": stats,
+    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+}))
+"""
+
+
+def run_side(tree: Path, url: str, path: Path, kind: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(tree), "OMP_WAIT_POLICY": "PASSIVE"}
+    res = subprocess.run(
+        [sys.executable, "-c", _CHILD, url, str(path), kind],
+        capture_output=True, text=True, env=env, cwd=tree, timeout=3600, check=False,
+    )  # fmt: skip
+    if res.returncode != 0:
+        raise RuntimeError(f"benchmark child in {tree} failed:\n{res.stderr[-3000:]}")
+    out: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    out["other_s"] = out["seconds"] - out["embed_s"] - out["extract_s"] - out["sql_write_s"]
+    for k, v in list(out.items()):
+        if isinstance(v, float):
+            out[k] = round(v, 2)
+    return out
+
+
+def long_phase(
+    admin: str, base_tree: Path, work: Path, sessions: int, exchanges: int, journal_kb: int
+) -> dict[str, Any]:
+    """Before (``base_tree``) and after (this tree) on the same generated inputs, one run."""
+    work.mkdir(parents=True, exist_ok=True)
+    chat = work / "long_turn_chat.json"
+    chat.write_text(long_turn_chat(sessions, exchanges), encoding="utf-8")
+    md = work / "journal.md"
+    md.write_text(journal(journal_kb), encoding="utf-8")
+    turns = 2 * sessions * exchanges
+    inputs = {
+        "long_turn_chat": (chat, "conversation", turns),
+        "journal": (md, "markdown", None),
+    }
+    out: dict[str, Any] = {"base_tree_commit": common_commit(base_tree), "inputs": {}}
+    for name, (path, kind, n_turns) in inputs.items():
+        size_kb = path.stat().st_size / 1024
+        sides = {}
+        for side, tree in (("before", base_tree), ("after", common.REPO)):
+            with common.scratch_database(admin, f"mfbench_long_{side}") as url:
+                r = run_side(tree, url, path, kind)
+            r["kb_per_s"] = round(size_kb / r["seconds"], 2)
+            if n_turns:
+                r["turns_per_s"] = round(n_turns / r["seconds"], 3)
+            sides[side] = r
+        out["inputs"][name] = {"kb": round(size_kb, 1), "turns": n_turns, **sides}
+    return out
+
+
+def common_commit(tree: Path) -> str:
+    res = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    )
+    return res.stdout.strip()
+
+
+def markdown_section(data: dict[str, Any]) -> list[str]:
+    st = data.get("stamp")
+    out = [
+        "## Long inputs, before and after (issue 14)",
+        "",
+        *([common.stamp_markdown(st), ""] if st else []),
+        f"Generated inputs, local embedder, rules extractor; before = `{data['base_tree_commit'][:12]}` "
+        "(the base commit, its own worktree), after = this commit; same run, each side in its own "
+        "process and scratch database. embed = time in the model; extract = rules extractor "
+        "minus embedding; SQL = writer minus embedding; texts = sent to the model / distinct.",
+        "",
+    ]
+    rows = []
+    for name, d in data["inputs"].items():
+        for side in ("before", "after"):
+            r = d[side]
+            rows.append([
+                name, side, d["kb"], d["turns"] or "", r["seconds"], r.get("turns_per_s", ""),
+                r["kb_per_s"], r["embed_s"], r["extract_s"], r["sql_write_s"], r["other_s"],
+                f"{r['texts_sent']} / {r['texts_distinct']}", r["facet_points"], r["peak_rss_mb"],
+            ])  # fmt: skip
+    out.append(common.md_table(
+        ["input", "side", "KB", "turns", "seconds", "turns/s", "KB/s", "embed s", "extract s",
+         "SQL s", "other s", "texts", "points", "peak RSS MB"],
+        rows,
+    ))  # fmt: skip
+    return out
+
+
+__all__ = ["journal", "long_phase", "long_turn_chat", "markdown_section"]
