@@ -14,6 +14,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from memflow.recall.config import DisplayMode, SearchMode
+from memflow.text.tokens import TokenCounterName
 
 COLLECTIONS = (
     "Episode_summary",
@@ -169,6 +170,8 @@ class SearchResponse(BaseModel):
     context_units: list[ContextUnit] = Field(default_factory=list)  # in rank order
     preprocessed: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    # How the context's budget counted tokens (RecallConfig.token_counter, memflow.text.tokens).
+    token_counter: TokenCounterName = "words"
 
 
 __all__ = [
