@@ -16,7 +16,16 @@ from uuid import UUID
 
 from memflow.recall.config import DisplayMode, RecallConfig
 from memflow.recall.scoring import INF, BundleScorer, Evidence, RelationshipIndex
-from memflow.recall.types import Bundle, ContextUnit, GraphNode, SearchResult, Subgraph
+from memflow.recall.types import (
+    Bundle,
+    Citation,
+    ContextUnit,
+    GraphNode,
+    SearchResult,
+    Subgraph,
+    citations,
+    source_keys,
+)
 from memflow.text.tokens import TokenCounter, count_words, token_counter
 
 SUMMARY_SEPARATOR = "\n\n---\n\n"
@@ -276,6 +285,16 @@ def _episode_blocks(
     return SUMMARY_SEPARATOR.join(blocks[i] for i in pack_indexes(items, budget_tokens))
 
 
+def result_citations(bundle: Bundle, nodes: Mapping[UUID, GraphNode]) -> list[Citation]:
+    """The provenance of a result: the chunks of its best point, else of its best facet, else
+    the episode's first chunk (the projection reads one for every Episode)."""
+    for node_id in (bundle.best_point_id, bundle.best_facet_id, bundle.episode_id):
+        node = nodes.get(node_id) if node_id is not None else None
+        if node is not None and node.sources:
+            return citations(node.sources)
+    return []
+
+
 def render(
     bundles: Sequence[Bundle],
     subgraph: Subgraph,
@@ -312,7 +331,8 @@ def render(
                     node_id=u.node_id,
                     episode_id=u.episode_id,
                     kind="FacetPoint" if u.is_point else "Facet",
-                    sources=list(nodes[u.node_id].sources) if u.node_id in nodes else [],
+                    sources=source_keys(nodes[u.node_id].sources) if u.node_id in nodes else [],
+                    citations=citations(nodes[u.node_id].sources) if u.node_id in nodes else [],
                     tokens=counter(u.text),
                     header_tokens=counter(headers.get(u.episode_id, "")),
                 )
@@ -340,6 +360,7 @@ def render(
             path=b.path,
             context=contexts.get(b.episode_id, ""),
             time=format_time(nodes[b.episode_id]) if b.episode_id in nodes else None,
+            citations=result_citations(b, nodes),
         )
         for i, b in enumerate(bundles, start=1)
     ]
@@ -357,5 +378,6 @@ __all__ = [
     "pack_indexes",
     "pack_units",
     "render",
+    "result_citations",
     "summary_context",
 ]

@@ -34,12 +34,14 @@ from memflow.recall.pipeline import (
 from memflow.recall.preprocess import PreprocessedQuery, preprocess
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import (
+    Citation,
     ContextUnit,
     Hit,
     PathStep,
     SearchResponse,
     SearchResult,
     Subgraph,
+    citations,
 )
 from memflow.recall.unitrules import QueryRules
 from memflow.text.tokens import TokenCounter, token_counter
@@ -201,7 +203,7 @@ class _Unit:
     collection: str
     score: float  # smaller is better
     distance: float | None
-    sources: list[str]
+    citations: list[Citation]
     speaker: str | None = None
 
 
@@ -219,7 +221,7 @@ def _vector_units(
             collection=r.collection,
             score=float(r.distance),
             distance=float(r.distance),
-            sources=list(r.sources or []),
+            citations=citations(r.sources or []),
             speaker=r.speaker,
         )
         for r in sqlrecall.vector_units(conn, dataset_id, qvec, k, include_facets=include_facets)
@@ -238,7 +240,9 @@ def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list
             collection="chunk_fts",
             score=-float(r.rank),
             distance=None,
-            sources=[r.key],
+            citations=[
+                Citation(document_id=r.document_id, source=r.document_source, key=r.key, ts=r.ts)
+            ],
         )
         for r in sqlrecall.lexical_units(conn, dataset_id, query, k)
     ]
@@ -293,6 +297,7 @@ def _baseline(
             ],
             context=u.text,
             time=u.when.date().isoformat() if u.when else None,
+            citations=u.citations,
         )
         for i, u in enumerate(units[:top_k], start=1)
     ]
@@ -304,7 +309,8 @@ def _baseline(
             node_id=units[i].node_id,
             episode_id=units[i].episode_id,
             kind=units[i].node_kind,
-            sources=units[i].sources,
+            sources=[c.key for c in units[i].citations],
+            citations=units[i].citations,
             tokens=counter(units[i].text),
             header_tokens=counter(lines[i][0]),
         )
