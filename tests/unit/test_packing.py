@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from memflow.recall.render import PACK_LADDER_FLOOR, budget_ladder, pack_indexes
 
-items_strategy = st.lists(
-    st.tuples(st.integers(0, 6), st.integers(1, 400), st.integers(0, 8)), max_size=60
+# (group, tokens, header tokens): a group's header is one text, so its tokens are the group's.
+items_strategy = st.lists(st.tuples(st.integers(0, 6), st.integers(1, 400)), max_size=60).map(
+    lambda pairs: [(g, t, g + 1) for g, t in pairs]
 )
 
 
