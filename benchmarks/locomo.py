@@ -33,6 +33,7 @@ from memflow.ingest.parse import parse_input
 from memflow.memory import Dataset, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.preprocess import preprocess
+from memflow.recall.render import pack_indexes
 from memflow.recall.types import SearchResponse
 from memflow.text.document import ParsedDocument
 
@@ -358,21 +359,14 @@ def packed_keys(resp: SearchResponse, budget: int) -> set[str]:
     """The chunk keys of the units the system packs into ``budget`` tokens.
 
     The search ran once with an unlimited budget, so ``context_units`` are all its units in rank
-    order; this replays the system's own greedy packing (memflow.recall.render.pack_units for
-    episodic: a group header is paid once per episode; memflow.recall.search._pack for the
-    baselines: every line carries its header) for each budget."""
-    used = 0
-    groups: set[uuid.UUID | None] = set()
+    order; this replays the system's own packing rule (memflow.recall.render.pack_indexes: a
+    group header is paid once per episode for episodic, on every line for the baselines) for
+    each budget."""
+    units = resp.context_units
+    items = [(u.episode_id, u.tokens, u.header_tokens) for u in units]
     keys: set[str] = set()
-    for unit in resp.context_units:
-        cost = unit.tokens
-        if resp.mode != "episodic" or unit.episode_id not in groups:
-            cost += unit.header_tokens
-        if used + cost > budget:
-            continue
-        used += cost
-        groups.add(unit.episode_id)
-        keys.update(unit.sources)
+    for i in pack_indexes(items, budget, shared_headers=resp.mode == "episodic"):
+        keys.update(units[i].sources)
     return keys
 
 

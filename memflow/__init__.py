@@ -33,7 +33,7 @@ from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings
 from memflow.memory import Dataset, DatasetInfo, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-from memflow.recall.types import ContextUnit, PathStep, SearchResponse, SearchResult
+from memflow.recall.types import Citation, ContextUnit, PathStep, SearchResponse, SearchResult
 from memflow.store.forget import ForgetReport
 from memflow.store.writer import WriteResult
 from memflow.text.document import Chunk, ParsedDocument
@@ -58,6 +58,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Chunk",
+    "Citation",
     "ConfigurationError",
     "ConnectionFailed",
     "ContextUnit",

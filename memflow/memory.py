@@ -366,6 +366,22 @@ class Dataset:
             rows = conn.execute(q("episode_list"), {"dataset_id": self.id, "limit": limit}).all()
         return [dict(r._mapping) for r in rows]
 
+    def chunk(self, document_id: uuid.UUID | str, key: str) -> dict[str, Any]:
+        """The message or section ``key`` of document ``document_id``: what a search's
+        ``Citation`` points at (``document_id``, ``source``, ``key``, ``idx``, ``text``,
+        ``speaker``, ``ts``)."""
+        doc = _as_uuid(document_id)
+        with dbe.transaction(self.memory.engine, self.id) as conn:
+            row = conn.execute(
+                q("chunk_get"), {"dataset_id": self.id, "document_id": doc, "key": key}
+            ).first()
+        if row is None:
+            raise NotFound(
+                f"no chunk {key!r} of document {doc} in dataset {self.name!r}: use the "
+                "document_id and key of a search's citations"
+            )
+        return dict(row._mapping)
+
     def episode_tree(self, episode_id: uuid.UUID | str) -> list[dict[str, Any]]:
         eid = _as_uuid(episode_id)
         with dbe.transaction(self.memory.engine, self.id) as conn:

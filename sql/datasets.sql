@@ -44,6 +44,15 @@ SELECT tree, edge_text, depth, kind
 FROM memflow.episode_tree
 WHERE dataset_id = :dataset_id AND episode_id = :episode_id;
 
+-- name: chunk_get
+-- One message or section of a stored document, by the document id and chunk key a search cites.
+SELECT c.document_id, d.source, c.key, c.idx, c.text, c.speaker, c.ts
+FROM memflow.chunk c
+JOIN memflow.document d ON d.dataset_id = c.dataset_id AND d.id = c.document_id
+WHERE c.dataset_id = :dataset_id AND c.document_id = :document_id AND c.key = :key
+ORDER BY c.idx
+LIMIT 1;
+
 -- name: episode_list
 SELECT id, name, time_start, created_at
 FROM memflow.node

@@ -48,11 +48,13 @@ UNION ALL
 -- parents, hits first, then by edge text (content: the same store gives the same subgraph in any
 -- dataset; the id only orders edges with identical texts). Every reached node carries the rank of the best hit it
 -- was reached from; the cap (:max_nodes) keeps whole chains of the best hits (rank, then depth).
--- Rows: the kept nodes ('node'), then the walked edges between kept nodes ('edge'). Chunk keys
--- (provenance) are read for Facets and FacetPoints only when :with_sources (evidence units).
--- A FacetPoint carries the speaker of its first chunk (the unit rules); an Entity its degree, the
--- episodes and facets linking to it (counted up to :degree_cap; above :fanout it is a hub), and
--- every Entity row the dataset's episode count (computed once): entity specificity.
+-- Rows: the kept nodes ('node'), then the walked edges between kept nodes ('edge'). Provenance
+-- (`sources`: [chunk key, document id, document source, chunk ts] per chunk, first chunk first)
+-- is read in one lateral per node: for FacetPoints (up to 64 chunks; the first chunk's speaker,
+-- for the unit rules, comes from the same lateral), an Episode's first chunk, and for Facets only
+-- when :with_sources (evidence units). An Entity carries its degree, the episodes and facets
+-- linking to it (counted up to :degree_cap; above :fanout it is a hub), and every Entity row the
+-- dataset's episode count (computed once): entity specificity.
 -- Node columns are named after GraphNode's fields (memflow/recall/types.py), read by name.
 WITH RECURSIVE
 seed AS (
@@ -89,18 +91,8 @@ kept AS (
 SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary, k.search_text,
        k.anchor_text, k.description, k.facet_type, k.created_at, k.time_start, k.time_end,
        k.display_only,
-       CASE WHEN :with_sources AND k.kind IN ('FacetPoint', 'Facet') THEN
-         ARRAY(SELECT c.key FROM memflow.node_chunk nc
-                 JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
-                WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
-                ORDER BY c.idx LIMIT 64)
-       ELSE '{}'::text[] END AS sources,
-       CASE WHEN k.kind = 'FacetPoint' THEN
-         (SELECT c.speaker FROM memflow.node_chunk nc
-            JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
-           WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
-           ORDER BY c.idx LIMIT 1)
-       END AS speaker,
+       coalesce(src.sources, '[]'::jsonb) AS sources,
+       CASE WHEN k.kind = 'FacetPoint' THEN src.speaker END AS speaker,
        CASE WHEN k.kind = 'Entity' THEN
          (SELECT count(*) FROM (SELECT 1 FROM memflow.edge e
                                  WHERE e.dataset_id = :dataset_id AND e.dst = k.id
@@ -112,9 +104,21 @@ SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary
        END AS episode_count,
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM kept k
+LEFT JOIN LATERAL (
+  SELECT jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts) ORDER BY c.idx)
+           AS sources,
+         (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
+  FROM (SELECT c.key, c.idx, c.document_id, c.ts, c.speaker
+          FROM memflow.node_chunk nc
+          JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+         WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
+           AND (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
+         ORDER BY c.idx LIMIT CASE WHEN k.kind = 'Episode' THEN 1 ELSE 64 END) c
+  JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
+) src ON true
 UNION ALL
 SELECT DISTINCT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
-       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[],
+       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::jsonb,
        NULL::text, NULL::bigint, NULL::bigint,
        w.src, w.relationship, w.dst, w.edge_text
 FROM walk w
@@ -140,14 +144,14 @@ lvl2 AS (
 links AS (SELECT * FROM lvl1 UNION ALL SELECT * FROM lvl2)
 SELECT 'node' AS row_type, n.id, n.kind, coalesce(n.name, '') AS name, n.summary, n.search_text,
        n.anchor_text, n.description, n.facet_type, n.created_at, n.time_start, n.time_end,
-       n.display_only, '{}'::text[] AS sources,
+       n.display_only, '[]'::jsonb AS sources,
        NULL::text AS speaker, NULL::bigint AS degree, NULL::bigint AS episode_count,
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM memflow.node n
 WHERE n.dataset_id = :dataset_id AND n.id IN (SELECT dst FROM links)
 UNION ALL
 SELECT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
-       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text[],
+       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::jsonb,
        NULL::text, NULL::bigint, NULL::bigint,
        l.src, l.relationship, l.dst, l.edge_text
 FROM links l;
@@ -155,19 +159,11 @@ FROM links l;
 -- name: expand_points
 -- highly_related only, after scoring: the FacetPoints of the best episodes (:episode_ids) that the
 -- wide recall did not return (:known), each with its exact distance to the query, its two links
--- (episode -> facet, facet -> point) and its provenance, so the context can draw on the whole of
+-- (episode -> facet, facet -> point) and its provenance (as in `project`), so the context can draw on the whole of
 -- the episodes the evidence chose.
 SELECT p.id, p.kind, coalesce(p.name, '') AS name, p.summary, p.search_text, p.anchor_text,
        p.description, p.facet_type, p.created_at, p.time_start, p.time_end, p.display_only,
-       ARRAY(SELECT c.key FROM memflow.node_chunk nc
-               JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
-              WHERE nc.dataset_id = :dataset_id AND nc.node_id = p.id
-              ORDER BY c.idx LIMIT 64) AS sources,
-       (SELECT c.speaker FROM memflow.node_chunk nc
-          JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
-         WHERE nc.dataset_id = :dataset_id AND nc.node_id = p.id
-         ORDER BY c.idx LIMIT 1) AS speaker,
-       NULL::bigint AS degree,
+       coalesce(src.sources, '[]'::jsonb) AS sources, src.speaker, NULL::bigint AS degree,
        hf.src AS episode_id, hf.dst AS facet_id, hf.edge_text AS facet_edge_text,
        hp.edge_text AS point_edge_text,
        fp.embedding <=> CAST(:q AS vector) AS distance
@@ -176,12 +172,24 @@ JOIN memflow.edge hp ON hp.dataset_id = hf.dataset_id AND hp.src = hf.dst
                     AND hp.relationship = 'has_point'
 JOIN memflow.node p ON p.dataset_id = hp.dataset_id AND p.id = hp.dst
 JOIN memflow.facetpoint_search_text fp ON fp.dataset_id = p.dataset_id AND fp.node_id = p.id
+LEFT JOIN LATERAL (
+  SELECT jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts) ORDER BY c.idx)
+           AS sources,
+         (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
+  FROM (SELECT c.key, c.idx, c.document_id, c.ts, c.speaker
+          FROM memflow.node_chunk nc
+          JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+         WHERE nc.dataset_id = :dataset_id AND nc.node_id = p.id
+         ORDER BY c.idx LIMIT 64) c
+  JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
+) src ON true
 WHERE hf.dataset_id = :dataset_id AND hf.relationship = 'has_facet'
   AND hf.src = ANY(CAST(:episode_ids AS uuid[]))
   AND NOT (hp.dst = ANY(CAST(:known AS uuid[])));
 
 -- name: vector_units
--- Baseline: plain ANN over FacetPoint and Facet texts, each unit with its episode.
+-- Baseline: plain ANN over FacetPoint and Facet texts, each unit with its episode and its
+-- provenance (as in `project`).
 WITH hits AS (
   (SELECT 'FacetPoint_search_text' AS collection, node_id, text, embedding <=> CAST(:q AS vector) AS distance
      FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id
@@ -193,14 +201,19 @@ WITH hits AS (
 )
 SELECT h.collection, h.node_id, h.text, h.distance, ep.id AS episode_id, ep.name AS episode_name,
        ep.time_start, ep.created_at,
-       ARRAY(SELECT c.key FROM memflow.node_chunk nc
-               JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
-              WHERE nc.dataset_id = :dataset_id AND nc.node_id = h.node_id ORDER BY c.idx) AS sources,
-       (SELECT c.speaker FROM memflow.node_chunk nc
+       coalesce(src.sources, '[]'::jsonb) AS sources, src.speaker
+FROM hits h
+LEFT JOIN LATERAL (
+  SELECT jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts) ORDER BY c.idx)
+           AS sources,
+         (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
+  FROM (SELECT c.key, c.idx, c.document_id, c.ts, c.speaker
+          FROM memflow.node_chunk nc
           JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
          WHERE nc.dataset_id = :dataset_id AND nc.node_id = h.node_id
-         ORDER BY c.idx LIMIT 1) AS speaker
-FROM hits h
+         ORDER BY c.idx LIMIT 64) c
+  JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
+) src ON true
 LEFT JOIN LATERAL (
   SELECT n.id, n.name, n.time_start, n.created_at
   FROM memflow.edge hp
@@ -217,12 +230,13 @@ LIMIT :k;
 
 -- name: lexical_units
 -- Postgres full-text search over chunks ('simple' config: any language), with trigram
--- similarity for scripts without spaces (CJK); each chunk with the episode it supports.
+-- similarity for scripts without spaces (CJK); each chunk with the episode it supports and its
+-- document (provenance).
 WITH q AS (
   SELECT to_tsquery('simple', :tsquery) AS tsq
 ),
 hits AS (
-  SELECT c.id, c.key, c.idx, c.text,
+  SELECT c.id, c.key, c.idx, c.text, c.document_id, c.ts,
          greatest(ts_rank_cd(c.tsv, q.tsq, 32), CASE WHEN :trigram THEN similarity(c.text, :raw) ELSE 0 END) AS rank
   FROM memflow.chunk c, q
   WHERE c.dataset_id = :dataset_id
@@ -231,8 +245,10 @@ hits AS (
   LIMIT :k
 )
 SELECT h.id AS chunk_id, h.key, h.text, h.rank, ep.id AS episode_id, ep.name AS episode_name,
-       ep.time_start, ep.created_at, pt.id AS point_id
+       ep.time_start, ep.created_at, pt.id AS point_id,
+       h.document_id, d.source AS document_source, h.ts
 FROM hits h
+JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = h.document_id
 LEFT JOIN LATERAL (
   SELECT n.id, n.name, n.time_start, n.created_at
   FROM memflow.node_chunk nc JOIN memflow.node n ON n.dataset_id = nc.dataset_id AND n.id = nc.node_id

@@ -4,6 +4,13 @@
 SELECT id, source, content_type, created_at FROM memflow.document
 WHERE dataset_id = :dataset_id AND id = :id;
 
+-- name: document_episodes
+-- The episodes a stored document supports (a skipped document's report lists them).
+SELECT s.node_id FROM memflow.node_source s
+JOIN memflow.node n ON n.dataset_id = s.dataset_id AND n.id = s.node_id AND n.kind = 'Episode'
+WHERE s.dataset_id = :dataset_id AND s.document_id = :id
+ORDER BY n.created_at, s.node_id;
+
 -- name: document_insert
 INSERT INTO memflow.document (dataset_id, id, source, title, content_type, content_hash, reference_time, meta)
 VALUES (:dataset_id, :id, :source, :title, :content_type, :content_hash, :reference_time, CAST(:meta AS jsonb));

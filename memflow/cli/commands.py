@@ -98,6 +98,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
     p = sub.add_parser("show", help="print an episode as a tree with its edge texts")
     common(p)
     p.add_argument("episode_id", nargs="?", help="episode id (omit to list the dataset's episodes)")
+    p.add_argument(
+        "--document", metavar="ID", help="with --key: print a cited message or section instead"
+    )
+    p.add_argument("--key", help="the chunk key of a search citation (with --document)")
     p.set_defaults(handler="show")
 
 
@@ -360,8 +364,17 @@ def _stats(args: argparse.Namespace) -> None:
 
 @command("show")
 def _show(args: argparse.Namespace) -> None:
+    if bool(args.document) != bool(args.key):
+        raise InvalidInput("pass --document and --key together (from a search's citations)")
     with open_memory(args) as mem:
         ds = mem.dataset(args.dataset, create=False)
+        if args.document:
+            chunk = ds.chunk(args.document, args.key)
+            when = f" ({chunk['ts'].isoformat()})" if chunk["ts"] else ""
+            who = f"{chunk['speaker']}: " if chunk["speaker"] else ""
+            head = f"{chunk['source']} {chunk['key']}{when}"
+            emit(args, {"chunk": chunk}, f"{head}\n{who}{chunk['text']}")
+            return
         if not args.episode_id:
             eps = ds.episodes()
             emit(

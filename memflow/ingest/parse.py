@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, cast, get_args
 from memflow.errors import InvalidInput
 from memflow.text.document import Chunk, ContentType, ParsedDocument, Session
 from memflow.text.sentences import shorten, speaker_label, text_units
+from memflow.text.timestamps import parse_timestamp
 
 TEXT_EXTENSIONS = (".txt", ".md", ".markdown", ".json", ".dialog", ".log")
 MAX_INPUT_BYTES = 50 * 1024 * 1024
@@ -31,29 +32,6 @@ _DIALOG_LINE = re.compile(
 )
 _MD_SIGNAL = re.compile(r"^\s{0,3}(#{1,6}\s+\S|```|~~~|\|.*\|\s*$|[-*+]\s+\S)", re.MULTILINE)
 _JSON_CLAIM = re.compile(r'"(sessions|messages|speaker|role)"\s*:')
-_MONTHS = {
-    m: i + 1
-    for i, names in enumerate(
-        [
-            ("jan", "january"),
-            ("feb", "february"),
-            ("mar", "march"),
-            ("apr", "april"),
-            ("may",),
-            ("jun", "june"),
-            ("jul", "july"),
-            ("aug", "august"),
-            ("sep", "sept", "september"),
-            ("oct", "october"),
-            ("nov", "november"),
-            ("dec", "december"),
-        ]
-    )
-    for m in names
-}
-_CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap])\.?\s*m\b)?", re.IGNORECASE)
-_DMY = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})\.?,?\s+(\d{4})")
-_MDY = re.compile(r"([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})")
 
 
 class SourceInput(NamedTuple):
@@ -181,36 +159,8 @@ def _aware(dt: datetime) -> datetime:
 
 
 def parse_when(value: str, reference: datetime | None = None) -> datetime | None:
-    """ISO-8601, or forms like "1:56 pm on 8 May, 2023", "May 8, 2023 10:00", "14:05"."""
-    value = value.strip()
-    if not value:
-        return None
-    try:
-        return _aware(datetime.fromisoformat(value.replace("Z", "+00:00")))
-    except ValueError:
-        pass
-    day: tuple[int, int, int] | None = None
-    if m := _DMY.search(value):
-        d, mon, y = int(m.group(1)), _MONTHS.get(m.group(2).lower()), int(m.group(3))
-        day = (y, mon, d) if mon else None
-    if day is None and (m := _MDY.search(value)):
-        mon, d, y = _MONTHS.get(m.group(1).lower()), int(m.group(2)), int(m.group(3))
-        day = (y, mon, d) if mon else None
-    clock = _CLOCK.search(value)
-    if day is None and reference is not None and clock is not None:
-        day = (reference.year, reference.month, reference.day)
-    if day is None:
-        return None
-    hour = minute = second = 0
-    if clock is not None:
-        hour, minute, second = int(clock.group(1)), int(clock.group(2)), int(clock.group(3) or 0)
-        if clock.group(4):
-            hour = hour % 12 + (12 if clock.group(4).lower() == "p" else 0)
-    try:
-        tz = reference.tzinfo if reference is not None and reference.tzinfo else UTC
-        return datetime(day[0], day[1], day[2], hour, minute, second, tzinfo=tz)
-    except ValueError:
-        return None
+    """A message's or session's time in any common format (:mod:`memflow.text.timestamps`)."""
+    return parse_timestamp(value, reference)
 
 
 # ---------------------------------------------------------------- builders
@@ -324,7 +274,8 @@ def _conversation_document(
         if started_raw is not None and started is None:
             raise InvalidInput(
                 f"{source}: sessions[{si}].started_at {started_raw!r} is not a date; use ISO-8601 "
-                "like 2023-05-08T13:56:00Z"
+                "like 2023-05-08T13:56:00Z, 2023/05/08 (Mon) 13:56, 1:56 pm on 8 May, 2023, "
+                "RFC 2822 or Unix seconds"
             )
         indexes: list[int] = []
         for mi, msg in enumerate(raw["messages"]):

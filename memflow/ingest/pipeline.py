@@ -49,7 +49,13 @@ from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_drafts
 from memflow.store.merge import NodeUpdate, apply_updates, load_episodes
 from memflow.store.plan import Planner, WritePlan
-from memflow.store.writer import DocumentInfo, Writer, document_exists, document_id
+from memflow.store.writer import (
+    DocumentInfo,
+    Writer,
+    document_episode_ids,
+    document_exists,
+    document_id,
+)
 from memflow.text.document import ParsedDocument
 
 if TYPE_CHECKING:
@@ -356,6 +362,7 @@ class Memorizer:
             with transaction(self.engine, ds) as conn:
                 if document_exists(conn, ds, report.id):
                     report.status = "skipped"
+                    report.episode_ids = document_episode_ids(conn, ds, report.id)
                     report.seconds = time.perf_counter() - started
                     return report, None
             drafts, report.extractor = self._extract(doc)

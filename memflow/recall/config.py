@@ -10,6 +10,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memflow.text.tokens import TokenCounterName
+
 DisplayMode = Literal["summary", "highly_related", "detail"]
 SearchMode = Literal["episodic", "vector", "lexical"]
 # The lists where one is needed (validation messages, CLI choices): from the types, never repeated.
@@ -80,6 +82,9 @@ class RecallConfig(BaseModel):
     # highly_related context budget (summary and detail keep whole episode blocks: no budget
     # unless the call passes one)
     budget_tokens: int = Field(default=500, ge=1)
+    # How budgets count tokens (memflow.text.tokens): "words" (whitespace words, CJK characters
+    # as half) or "tiktoken" (cl100k_base; the optional extra memflow[tiktoken]).
+    token_counter: TokenCounterName = "words"
     # highly_related: FacetPoints ranked by u(unit) + lambda * (EpisodeScore - best EpisodeScore)
     # + mu * d(best unit of its facet), u = raw cosine distance plus the unit rules (LoCoMo tune
     # half, docs/benchmarks/locomo.md).

@@ -263,6 +263,7 @@ def respond(
         context_units=units,
         preprocessed=pq.model_dump(mode="json"),
         notes=list(subgraph.notes),
+        token_counter=config.token_counter,
     )
 
 

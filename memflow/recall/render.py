@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -18,24 +16,21 @@ from uuid import UUID
 
 from memflow.recall.config import DisplayMode, RecallConfig
 from memflow.recall.scoring import INF, BundleScorer, Evidence, RelationshipIndex
-from memflow.recall.types import Bundle, ContextUnit, GraphNode, SearchResult, Subgraph
+from memflow.recall.types import (
+    Bundle,
+    Citation,
+    ContextUnit,
+    GraphNode,
+    SearchResult,
+    Subgraph,
+    citations,
+    source_keys,
+)
+from memflow.text.tokens import TokenCounter, count_words, token_counter
 
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 GROUP_SEPARATOR = "\n\n"
-# CJK punctuation, kana, ideographs, Hangul, compatibility ideographs and full-width forms.
-_CJK_CHAR = re.compile(
-    r"[\u3001-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
-)
-
-
-def count_tokens(text: str) -> int:
-    """Approximate LLM tokens, without a tokenizer: every CJK character (Chinese, Japanese kana,
-    Korean, CJK and full-width punctuation) is half a token, rounded up over the text; every other whitespace-separated word is
-    one token. The count of a text joined from parts by whitespace is at most the sum of the
-    parts' counts, so packing by summed counts never exceeds a budget."""
-    cjk = len(_CJK_CHAR.findall(text))
-    words = len(_CJK_CHAR.sub(" ", text).split())
-    return words + math.ceil(cjk / 2)
+count_tokens = count_words  # the default counter (``RecallConfig.token_counter="words"``)
 
 
 def _is_midnight(dt: datetime) -> bool:
@@ -163,21 +158,76 @@ def evidence_units(
     return out
 
 
-def pack_units(
-    units: Sequence[EvidenceUnit], headers: Mapping[UUID, str], budget_tokens: int
-) -> dict[UUID, list[EvidenceUnit]]:
-    """Greedy packing in rank order; an episode's header is paid by its first unit. Units that do
-    not fit are skipped (a later, shorter one may still fit). Insertion order = group order."""
-    groups: dict[UUID, list[EvidenceUnit]] = {}
+# Budget ladder of the packing rule: the 1-2-5 series from this many tokens up (50, 100, 200,
+# 500, 1000, 2000, 5000 ...).
+PACK_LADDER_FLOOR = 50
+
+
+def budget_ladder(budget: int) -> list[int]:
+    """The 1-2-5 points from ``PACK_LADDER_FLOOR`` up to ``budget``, ascending."""
+    points: list[int] = []
+    scale = 1
+    while True:
+        for digit in (1, 2, 5):
+            point = digit * scale
+            if point > budget:
+                return points
+            if point >= PACK_LADDER_FLOOR:
+                points.append(point)
+        scale *= 10
+
+
+def pack_indexes(
+    items: Sequence[tuple[object, int, int]], budget: int, *, shared_headers: bool = True
+) -> list[int]:
+    """The packing rule of every context (the library and benchmarks/locomo.py call it): which of
+    ``items`` (group, tokens, header tokens), in rank order, go into ``budget`` tokens. A group's
+    header is paid by its first packed item (``shared_headers``) or by every item. Returns the
+    packed indexes in rank order.
+
+    Monotonic: whatever is packed at a budget is packed at every larger one. Plain greedy packing
+    (skip what does not fit) is not: at a larger budget, long units skipped before fit and push
+    out the short ones after them. The rule: greedy at each point of :func:`budget_ladder`, each
+    point extending the set of the one below it (nothing is removed); past the last point, the
+    longest rank-order prefix of the remaining items that fits (stop at the first that does not).
+    Proof: for budgets between the same two points the prefix grows with the budget; the prefix
+    at a budget below the next point is what the greedy pass at that point takes first."""
+    opened: set[object] = set()
+    packed: list[bool] = [False] * len(items)
     used = 0
-    for u in units:
-        cost = count_tokens(u.text)
-        if u.episode_id not in groups:
-            cost += count_tokens(headers.get(u.episode_id, ""))
-        if used + cost > budget_tokens:
-            continue
-        used += cost
-        groups.setdefault(u.episode_id, []).append(u)
+
+    def extend(limit: int, *, stop: bool) -> None:
+        nonlocal used
+        for i, (group, tokens, header_tokens) in enumerate(items):
+            if packed[i]:
+                continue
+            cost = tokens + (0 if shared_headers and group in opened else header_tokens)
+            if used + cost > limit:
+                if stop:
+                    return
+                continue
+            used += cost
+            opened.add(group)
+            packed[i] = True
+
+    for point in budget_ladder(budget):
+        extend(point, stop=False)
+    extend(budget, stop=True)
+    return [i for i, done in enumerate(packed) if done]
+
+
+def pack_units(
+    units: Sequence[EvidenceUnit],
+    headers: Mapping[UUID, str],
+    budget_tokens: int,
+    counter: TokenCounter = count_tokens,
+) -> dict[UUID, list[EvidenceUnit]]:
+    """The units :func:`pack_indexes` packs, grouped by episode (an episode's header is paid by
+    its first unit). Insertion order = group order."""
+    items = [(u.episode_id, counter(u.text), counter(headers.get(u.episode_id, ""))) for u in units]
+    groups: dict[UUID, list[EvidenceUnit]] = {}
+    for i in pack_indexes(items, budget_tokens):
+        groups.setdefault(units[i].episode_id, []).append(units[i])
     return groups
 
 
@@ -221,20 +271,28 @@ def detail_context(e: UUID, scorer: BundleScorer) -> str:
 
 
 def _episode_blocks(
-    bundles: Sequence[Bundle], contexts: Mapping[UUID, str], budget_tokens: int | None
+    bundles: Sequence[Bundle],
+    contexts: Mapping[UUID, str],
+    budget_tokens: int | None,
+    counter: TokenCounter = count_tokens,
 ) -> str:
-    """Whole episode contexts in rank order; with a budget, the ones that fit (greedy, skipping
-    a block that does not fit for smaller ones after it, as ``highly_related`` packs units)."""
-    blocks: list[str] = []
-    used = 0
-    for b in bundles:
-        block = contexts[b.episode_id]
-        cost = count_tokens(block)
-        if budget_tokens is not None and used + cost > budget_tokens:
-            continue
-        used += cost
-        blocks.append(block)
-    return SUMMARY_SEPARATOR.join(blocks)
+    """Whole episode contexts in rank order; with a budget, the ones :func:`pack_indexes` packs
+    (as ``highly_related`` packs units)."""
+    blocks = [contexts[b.episode_id] for b in bundles]
+    if budget_tokens is None:
+        return SUMMARY_SEPARATOR.join(blocks)
+    items = [(i, counter(block), 0) for i, block in enumerate(blocks)]
+    return SUMMARY_SEPARATOR.join(blocks[i] for i in pack_indexes(items, budget_tokens))
+
+
+def result_citations(bundle: Bundle, nodes: Mapping[UUID, GraphNode]) -> list[Citation]:
+    """The provenance of a result: the chunks of its best point, else of its best facet, else
+    the episode's first chunk (the projection reads one for every Episode)."""
+    for node_id in (bundle.best_point_id, bundle.best_facet_id, bundle.episode_id):
+        node = nodes.get(node_id) if node_id is not None else None
+        if node is not None and node.sources:
+            return citations(node.sources)
+    return []
 
 
 def render(
@@ -256,15 +314,16 @@ def render(
     ``unit_bundles`` (default ``bundles``) are the episodes whose units ``highly_related`` ranks."""
     index = index or RelationshipIndex.build(subgraph)
     nodes = subgraph.nodes
+    counter = token_counter(config.token_counter)
     contexts: dict[UUID, str]
     if display == "summary":
         contexts = {b.episode_id: summary_context(nodes.get(b.episode_id)) for b in bundles}
-        context = _episode_blocks(bundles, contexts, budget_tokens)
+        context = _episode_blocks(bundles, contexts, budget_tokens, counter)
     elif display == "highly_related":
         pool = bundles if unit_bundles is None else unit_bundles
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
         units = evidence_units(pool, index, evidence, config, subgraph.unit_distances)
-        groups = pack_units(units, headers, budget_tokens or config.budget_tokens)
+        groups = pack_units(units, headers, budget_tokens or config.budget_tokens, counter)
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}
             units_out.extend(
@@ -272,9 +331,10 @@ def render(
                     node_id=u.node_id,
                     episode_id=u.episode_id,
                     kind="FacetPoint" if u.is_point else "Facet",
-                    sources=list(nodes[u.node_id].sources) if u.node_id in nodes else [],
-                    tokens=count_tokens(u.text),
-                    header_tokens=count_tokens(headers.get(u.episode_id, "")),
+                    sources=source_keys(nodes[u.node_id].sources) if u.node_id in nodes else [],
+                    citations=citations(nodes[u.node_id].sources) if u.node_id in nodes else [],
+                    tokens=counter(u.text),
+                    header_tokens=counter(headers.get(u.episode_id, "")),
                 )
                 for u in units
                 if u.node_id in packed
@@ -286,7 +346,7 @@ def render(
     else:
         scorer = BundleScorer(index, evidence, config)
         contexts = {b.episode_id: detail_context(b.episode_id, scorer) for b in bundles}
-        context = _episode_blocks(bundles, contexts, budget_tokens)
+        context = _episode_blocks(bundles, contexts, budget_tokens, counter)
     results = [
         SearchResult(
             rank=i,
@@ -300,6 +360,7 @@ def render(
             path=b.path,
             context=contexts.get(b.episode_id, ""),
             time=format_time(nodes[b.episode_id]) if b.episode_id in nodes else None,
+            citations=result_citations(b, nodes),
         )
         for i, b in enumerate(bundles, start=1)
     ]
@@ -308,12 +369,15 @@ def render(
 
 __all__ = [
     "EvidenceUnit",
+    "budget_ladder",
     "count_tokens",
     "detail_context",
     "evidence_units",
     "format_time",
     "header",
+    "pack_indexes",
     "pack_units",
     "render",
+    "result_citations",
     "summary_context",
 ]

@@ -32,16 +32,19 @@ from memflow.recall.pipeline import (
     score_hits,
 )
 from memflow.recall.preprocess import PreprocessedQuery, preprocess
-from memflow.recall.render import count_tokens
+from memflow.recall.render import pack_indexes
 from memflow.recall.types import (
+    Citation,
     ContextUnit,
     Hit,
     PathStep,
     SearchResponse,
     SearchResult,
     Subgraph,
+    citations,
 )
 from memflow.recall.unitrules import QueryRules
+from memflow.text.tokens import TokenCounter, token_counter
 
 
 def _ms(start: float) -> float:
@@ -163,21 +166,16 @@ def _unit_header(name: str | None, when: datetime | None) -> str:
     return f"[{when.strftime('%Y-%m-%d')}]" if when else ""
 
 
-def _pack(units: Sequence[tuple[str, str]], budget: int) -> tuple[str, list[int]]:
-    """Units (header, text) in rank order, greedily packed into ``budget`` tokens; returns the
-    context and the indexes of the packed units."""
-    used = 0
-    out: list[str] = []
-    kept: list[int] = []
-    for i, (head, text) in enumerate(units):
-        line = f"{head} {text}" if head else text
-        cost = count_tokens(line)
-        if used + cost > budget:
-            continue
-        used += cost
-        out.append(line)
-        kept.append(i)
-    return "\n".join(out), kept
+def _pack(
+    units: Sequence[tuple[str, str]], budget: int, counter: TokenCounter
+) -> tuple[str, list[int]]:
+    """Units (header, text) in rank order, packed into ``budget`` tokens by
+    :func:`memflow.recall.render.pack_indexes` (every line pays its header); returns the context
+    and the indexes of the packed units."""
+    items = [(i, counter(text), counter(head)) for i, (head, text) in enumerate(units)]
+    kept = pack_indexes(items, budget, shared_headers=False)
+    lines = [f"{units[i][0]} {units[i][1]}" if units[i][0] else units[i][1] for i in kept]
+    return "\n".join(lines), kept
 
 
 def _context(
@@ -186,9 +184,10 @@ def _context(
     display: DisplayMode,
     budget: int,
     top_k: int,
+    counter: TokenCounter,
 ) -> tuple[str, list[int]]:
     if display == "highly_related":
-        return _pack(units, budget)
+        return _pack(units, budget, counter)
     return "\n".join(res.context for res in results), list(range(min(top_k, len(units))))
 
 
@@ -205,7 +204,7 @@ class _Unit:
     collection: str
     score: float  # smaller is better
     distance: float | None
-    sources: list[str]
+    citations: list[Citation]
     speaker: str | None = None
 
 
@@ -223,7 +222,7 @@ def _vector_units(
             collection=r.collection,
             score=float(r.distance),
             distance=float(r.distance),
-            sources=list(r.sources or []),
+            citations=citations(r.sources or []),
             speaker=r.speaker,
         )
         for r in sqlrecall.vector_units(conn, dataset_id, qvec, k, include_facets=include_facets)
@@ -242,7 +241,9 @@ def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list
             collection="chunk_fts",
             score=-float(r.rank),
             distance=None,
-            sources=[r.key],
+            citations=[
+                Citation(document_id=r.document_id, source=r.document_source, key=r.key, ts=r.ts)
+            ],
         )
         for r in sqlrecall.lexical_units(conn, dataset_id, query, k)
     ]
@@ -297,19 +298,22 @@ def _baseline(
             ],
             context=u.text,
             time=u.when.date().isoformat() if u.when else None,
+            citations=u.citations,
         )
         for i, u in enumerate(units[:top_k], start=1)
     ]
     lines = [(_unit_header(u.episode_name, u.when), u.text) for u in units]
-    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, top_k)
+    counter = token_counter(cfg.token_counter)
+    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, top_k, counter)
     context_units = [
         ContextUnit(
             node_id=units[i].node_id,
             episode_id=units[i].episode_id,
             kind=units[i].node_kind,
-            sources=units[i].sources,
-            tokens=count_tokens(units[i].text),
-            header_tokens=count_tokens(lines[i][0]),
+            sources=[c.key for c in units[i].citations],
+            citations=units[i].citations,
+            tokens=counter(units[i].text),
+            header_tokens=counter(lines[i][0]),
         )
         for i in kept
     ]
@@ -324,4 +328,5 @@ def _baseline(
         timings_ms=timings,
         context=context,
         preprocessed=pre,
+        token_counter=cfg.token_counter,
     )

@@ -6,6 +6,7 @@ Responses are pydantic models so ``SearchResponse.model_dump(mode="json")`` is t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -14,6 +15,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from memflow.recall.config import DisplayMode, SearchMode
+from memflow.text.tokens import TokenCounterName
 
 COLLECTIONS = (
     "Episode_summary",
@@ -84,7 +86,9 @@ class GraphNode:
     time_start: datetime | None = None
     time_end: datetime | None = None
     display_only: bool = False
-    sources: list[str] = field(default_factory=list)  # chunk keys, for provenance
+    # Provenance rows [chunk key, document id, document source, chunk ts] (sql/recall.sql
+    # ``project``), first chunk first; made into Citations only for what a response shows.
+    sources: list[Any] = field(default_factory=list)
     speaker: str | None = None  # FacetPoints: the speaker of the turn it came from (parsed)
     degree: int | None = None  # Entities: episodes and facets linking to it (up to a cap)
 
@@ -132,6 +136,28 @@ class Bundle(_Frozen):
     path: list[PathStep] = Field(default_factory=list)
 
 
+class Citation(_Frozen):
+    """Where a result or context unit came from: the chunk (a message or section) ``key`` of
+    document ``document_id`` (``source``: its path or name) and the chunk's timestamp. Keys are
+    unique within a document only; ``Dataset.document(document_id)`` / ``memflow show`` open it."""
+
+    document_id: UUID
+    source: str
+    key: str
+    ts: datetime | None = None
+
+
+def citations(rows: Sequence[Any]) -> list[Citation]:
+    """Citations from provenance rows ``[key, document_id, source, ts]`` (``GraphNode.sources``,
+    the ``sources`` column of sql/recall.sql)."""
+    return [Citation(key=k, document_id=d, source=s, ts=ts) for k, d, s, ts in rows]
+
+
+def source_keys(rows: Sequence[Any]) -> list[str]:
+    """The chunk keys of provenance rows."""
+    return [row[0] for row in rows]
+
+
 class SearchResult(_Frozen):
     rank: int
     episode_id: UUID
@@ -144,15 +170,19 @@ class SearchResult(_Frozen):
     path: list[PathStep] = Field(default_factory=list)
     context: str = ""
     time: str | None = None
+    # The chunks of the winning evidence (its best point, else facet), else the episode's first.
+    citations: list[Citation] = Field(default_factory=list)
 
 
 class ContextUnit(_Frozen):
-    """One unit that went into the response's context, with its provenance (chunk keys)."""
+    """One unit that went into the response's context, with its provenance: ``citations``
+    (document, source, chunk key, ts) and their chunk keys alone (``sources``)."""
 
     node_id: UUID | None = None
     episode_id: UUID | None = None
     kind: Literal["FacetPoint", "Facet", "Episode", "chunk"] = "FacetPoint"
     sources: list[str] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
     tokens: int = 0
     # Tokens of the header this unit is shown under: once per episode group in the episodic
     # highly_related context, on every line of the vector/lexical baselines.
@@ -169,6 +199,8 @@ class SearchResponse(BaseModel):
     context_units: list[ContextUnit] = Field(default_factory=list)  # in rank order
     preprocessed: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    # How the context's budget counted tokens (RecallConfig.token_counter, memflow.text.tokens).
+    token_counter: TokenCounterName = "words"
 
 
 __all__ = [
@@ -176,6 +208,7 @@ __all__ = [
     "EDGE_COLLECTION",
     "PATH_PREFERENCE",
     "Bundle",
+    "Citation",
     "ContextUnit",
     "GraphEdge",
     "GraphNode",
@@ -187,4 +220,6 @@ __all__ = [
     "SearchResponse",
     "SearchResult",
     "Subgraph",
+    "citations",
+    "source_keys",
 ]

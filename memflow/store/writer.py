@@ -62,6 +62,14 @@ def document_id(dataset_id: uuid.UUID, content_hash: str) -> uuid.UUID:
     return make_id(dataset_id, "document", content_hash)
 
 
+def document_episode_ids(
+    conn: Connection, dataset_id: uuid.UUID, doc_id: uuid.UUID
+) -> list[uuid.UUID]:
+    """The episodes a stored document supports."""
+    rows = conn.execute(q("document_episodes"), {"dataset_id": dataset_id, "id": doc_id})
+    return [r.node_id for r in rows]
+
+
 def document_exists(conn: Connection, dataset_id: uuid.UUID, doc_id: uuid.UUID) -> bool:
     return (
         conn.execute(q("document_get"), {"dataset_id": dataset_id, "id": doc_id}).first()

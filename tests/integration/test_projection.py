@@ -102,7 +102,8 @@ def test_projection_never_leaves_the_dataset(db_url: str) -> None:
 
 def test_episode_leaves_and_sources_flag_change_only_the_work(db_url: str) -> None:
     """Episodes have no parents on the walked edges: marking Episode hits as leaves yields the same
-    subgraph. Chunk keys are read only when asked for (evidence units)."""
+    subgraph. Facets' provenance is read only when asked for (evidence units); FacetPoints and
+    an Episode's first chunk always (results' citations)."""
     with Memory.open(db_url, embedder=HashEmbedder(384)) as m:
         ds = m.dataset("chat")
         ds.memorize(
@@ -122,5 +123,10 @@ def test_episode_leaves_and_sources_flag_change_only_the_work(db_url: str) -> No
     assert pruned.nodes == full.nodes
     assert sorted(map(repr, pruned.edges)) == sorted(map(repr, full.edges))
     assert any(n.sources for n in full.nodes.values() if n.kind == "FacetPoint")
-    assert all(not n.sources for n in bare.nodes.values())
+    assert any(n.sources for n in full.nodes.values() if n.kind == "Facet")
+    assert all(not n.sources for n in bare.nodes.values() if n.kind in ("Facet", "Entity"))
+    for node_id, node in bare.nodes.items():
+        if node.kind in ("FacetPoint", "Episode"):
+            assert node.sources and node.sources == full.nodes[node_id].sources
+            assert node.kind != "Episode" or len(node.sources) == 1  # its first chunk
     assert bare.nodes.keys() == full.nodes.keys()

@@ -27,6 +27,9 @@ WINDOW = "Facet_anchor_text"
 SUMMARY = "Episode_summary"
 
 
+HARBOUR_DOC = uuid.UUID(int=7)
+
+
 def hit(collection: str, name: str | None, distance: float, text: str | None = None) -> Hit:
     return Hit(
         collection=collection,
@@ -135,7 +138,9 @@ def harbour_graph() -> tuple[G, list[Hit]]:
         "P3": ("Tomas Berg: I bought a kayak.", "Tomas Berg"),
     }
     for name, (text, speaker) in texts.items():
-        g.node(name, "FacetPoint", search_text=text, speaker=speaker, sources=[f"chunk-{name}"])
+        # provenance rows as sql/recall.sql reads them: [key, document id, source, ts]
+        row = [f"chunk-{name}", str(HARBOUR_DOC), "harbour.json", "2024-03-01T10:00:00+00:00"]
+        g.node(name, "FacetPoint", search_text=text, speaker=speaker, sources=[row])
     g.edge("Crane repair", "has_facet", "F1")
     g.edge("Kayak", "has_facet", "F2")
     g.edge("F1", "has_point", "P1")
@@ -200,6 +205,10 @@ def test_respond_end_to_end_highly_related() -> None:
     )
     assert [u.node_id for u in resp.context_units] == [nid("P1"), nid("P2"), nid("P3")]
     assert resp.context_units[0].sources == ["chunk-P1"]
+    cite = resp.context_units[0].citations[0]
+    assert (cite.document_id, cite.source, cite.key) == (HARBOUR_DOC, "harbour.json", "chunk-P1")
+    assert cite.ts is not None and cite.ts.hour == 10
+    assert resp.results[0].citations == [cite]  # its best point
     dumped = resp.model_dump(mode="json")
     assert dumped["results"][0]["best_path"] == "point"
     assert dumped["preprocessed"]["original"] == QUERY

@@ -9,7 +9,13 @@ from datetime import UTC, datetime
 import pytest
 
 from memflow.recall.config import RecallConfig
-from memflow.recall.render import count_tokens, evidence_units, format_time, render
+from memflow.recall.render import (
+    PACK_LADDER_FLOOR,
+    count_tokens,
+    evidence_units,
+    format_time,
+    render,
+)
 from memflow.recall.scoring import Evidence, RelationshipIndex
 from memflow.recall.types import (
     Bundle,
@@ -163,11 +169,14 @@ def test_summary_budget_keeps_the_whole_blocks_that_fit() -> None:
     # Room for one block: the first fits, the second does not.
     _, context = render(bundles, g.sub(), "summary", CFG, evidence=ev({}), budget_tokens=second)
     assert context == results[0].context
-    # A block that does not fit is skipped for a smaller one after it.
+    # Below the packing ladder's first point (50 tokens) a block that does not fit ends the
+    # context (pack_indexes: the rank-order prefix that fits); tests/unit/test_packing.py covers
+    # the skipping at the ladder's points.
+    assert first + second < PACK_LADDER_FLOOR
     _, context = render(
         list(reversed(bundles)), g.sub(), "summary", CFG, evidence=ev({}), budget_tokens=first
     )
-    assert context == results[0].context
+    assert context == ""
     _, context = render(
         bundles, g.sub(), "summary", CFG, evidence=ev({}), budget_tokens=first + second
     )
@@ -259,7 +268,7 @@ def test_highly_related_respects_the_budget(budget: int) -> None:
     assert len(results) == 2  # results are kept even when their evidence did not fit
 
 
-def test_highly_related_budget_skips_big_units_for_smaller_ones() -> None:
+def test_highly_related_budget_keeps_at_larger_budgets_what_it_packed() -> None:
     g, best = evidence_graph()
     bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
 
@@ -269,17 +278,19 @@ def test_highly_related_budget_skips_big_units_for_smaller_ones() -> None:
         )
         return ctx[1]
 
-    # token costs: lunch header 4, p_rome 6, API header 5 + p_auth 4, facet text 7, p_bob 4
-    assert packed(12) == "[2023-05-08] [Lunch with Ines]\nInes picked the restaurant in Rome"
-    # 14: p_auth's group (9) and the facet (7) do not fit, the later and shorter p_bob does
-    assert packed(14) == (
-        "[2023-05-08] [Lunch with Ines]\nInes picked the restaurant in Rome\nBob paid the bill"
-    )
-    assert packed(19) == (
-        "[2023-05-08] [Lunch with Ines]\nInes picked the restaurant in Rome"
-        "\n\n[API 流式返回改造]\n鉴权中间件不能改"
-    )
+    # token costs: lunch header 4, p_rome 6, API header 5 + p_auth 4, facet text 7, p_bob 4.
+    # Greedy skipping packed p_bob at 14 (p_auth's group did not fit) and lost it at 19 (it
+    # did). Under the ladder's first point the rule packs the rank-order prefix that fits.
+    lunch = "[2023-05-08] [Lunch with Ines]\nInes picked the restaurant in Rome"
+    assert packed(12) == lunch
+    assert packed(14) == lunch
+    assert packed(19) == lunch + "\n\n[API 流式返回改造]\n鉴权中间件不能改"
     assert packed(3) == ""
+    # At the ladder's first point (50) everything fits.
+    assert packed(50) == (
+        lunch
+        + "\nlunch: They met at noon in Rome\nBob paid the bill\n\n[API 流式返回改造]\n鉴权中间件不能改"
+    )
 
 
 def test_highly_related_is_deterministic() -> None:
