@@ -176,6 +176,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     rec.add_argument("--sessions", type=int, default=None)
     rec.add_argument("--questions", type=int, default=None)
     rec.add_argument("--recording", type=Path, default=DEFAULT_RECORDING)
+    rec.add_argument(
+        "--split", choices=("tune", "test", "all"), default="all", help="record only this half"
+    )
     rank = sub.add_parser("rank", help="replay RecallConfig variants on a recording")
     rank.add_argument("variants", nargs="*", help="NAME='{\"field\": value}' (default: shipped)")
     rank.add_argument("--recording", type=Path, default=DEFAULT_RECORDING)
@@ -197,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         from memflow.embed.factory import make_embedder
 
         convs, _ = locomo.load(args.data)
+        convs = [c for c in convs if args.split in ("all", locomo.split_of(c))]
         convs = convs[: args.conversations]
         embedder = locomo.CachedEmbedder(make_embedder(args.embedder))
         started = time.perf_counter()
