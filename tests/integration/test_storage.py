@@ -116,7 +116,7 @@ def test_shared_entity_is_one_node_per_dataset(mem: Memory) -> None:
         {
             "name": "Tue",
             "summary": "Ines shipped it",
-            "entities": [{"name": " maria ", "role": "shipped"}],
+            "entities": [{"name": " ines ", "role": "shipped"}],
         }
     )
     assert ds.stats()["entities"] == 1

@@ -94,12 +94,12 @@ def test_eight_processes_memorizing_shared_entities(mem: Memory, db_url: str) ->
             "AND dataset_id = %s GROUP BY 1 HAVING count(*) > 1",
             (ds.id,),
         ).fetchall()
-        maria = conn.execute(
+        ines = conn.execute(
             "SELECT count(*) FROM memflow.node WHERE kind = 'Entity' AND dataset_id = %s "
-            "AND canonical_name = 'maria lopez'",
+            "AND canonical_name = 'ines lopez'",
             (ds.id,),
         ).fetchone()
-    assert dup == [] and maria == (1,)
+    assert dup == [] and ines == (1,)
     assert_intact(db_url)
     record(
         "concurrent_writers",
