@@ -9,6 +9,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from memflow.config import ReadConsistency, ReplicaSettings
 from memflow.context import FaultHook, StoreContext
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft, TimeSpan
 from memflow.embed.base import Embedder
@@ -93,7 +94,9 @@ __all__ = [
     "ProgressCallback",
     "ProgressEvent",
     "ProgressFn",
+    "ReadConsistency",
     "RecallConfig",
+    "ReplicaSettings",
     "RouteSettings",
     "SchemaOutOfDate",
     "SearchMode",

@@ -5,8 +5,12 @@ Nothing is read at import time; call the functions when opening a store.
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, cast
 
 import platformdirs
 
@@ -43,3 +47,68 @@ def libpq_url(url: str) -> str:
     if url.startswith("postgresql+psycopg://"):
         return "postgresql://" + url[len("postgresql+psycopg://") :]
     return url
+
+
+# -- read replicas (memflow.db.replicas) ----------------------------------------------------------
+ReadConsistency = Literal["read_your_writes", "eventual"]
+READ_CONSISTENCIES: tuple[ReadConsistency, ...] = ("read_your_writes", "eventual")
+
+
+@dataclass(frozen=True)
+class ReplicaSettings:
+    """How reads are spread over streaming replicas.
+
+    ``max_wait_s``: how long a read waits for the chosen replica to replay this store's last
+    write before it goes to the primary instead (read-your-writes); a replica that misses it is
+    set aside like a failed one. ``retry_after_s``: how long a replica that failed, lagged past
+    the bound or was promoted is left out before it is tried again. ``connect_timeout_s``: the
+    connect timeout of replica connections (short: a dead replica must not stall a search).
+    """
+
+    urls: tuple[str, ...] = ()
+    consistency: ReadConsistency = "read_your_writes"
+    max_wait_s: float = 0.5
+    retry_after_s: float = 5.0
+    connect_timeout_s: int = 2
+
+
+def replica_settings(
+    read_replicas: Sequence[str] | None = None,
+    consistency: str | None = None,
+    *,
+    max_wait_s: float | None = None,
+    retry_after_s: float | None = None,
+) -> ReplicaSettings:
+    """Replica URLs from ``read_replicas``, else ``MEMFLOW_READ_REPLICA_URLS`` (comma-separated);
+    the consistency from ``consistency``, else ``MEMFLOW_READ_CONSISTENCY``, else
+    read-your-writes; seconds from the arguments, else ``MEMFLOW_REPLICA_MAX_WAIT`` /
+    ``MEMFLOW_REPLICA_RETRY_AFTER``. Values are checked where they are used
+    (:func:`memflow.db.replicas.check_settings`): an unreadable number reads as NaN."""
+    if read_replicas is None:
+        env = os.environ.get("MEMFLOW_READ_REPLICA_URLS", "")
+        read_replicas = [u for u in (p.strip() for p in env.split(",")) if u]
+    elif isinstance(read_replicas, str):
+        read_replicas = [read_replicas]
+    base = ReplicaSettings()
+    return ReplicaSettings(
+        urls=tuple(sqlalchemy_url(u) for u in read_replicas),
+        consistency=cast(
+            ReadConsistency,
+            consistency or os.environ.get("MEMFLOW_READ_CONSISTENCY") or base.consistency,
+        ),
+        max_wait_s=_seconds(max_wait_s, "MEMFLOW_REPLICA_MAX_WAIT", base.max_wait_s),
+        retry_after_s=_seconds(retry_after_s, "MEMFLOW_REPLICA_RETRY_AFTER", base.retry_after_s),
+        connect_timeout_s=base.connect_timeout_s,
+    )
+
+
+def _seconds(explicit: float | None, var: str, default: float) -> float:
+    if explicit is not None:
+        return float(explicit)
+    value = os.environ.get(var)
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        return math.nan

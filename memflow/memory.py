@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from memflow import config as mfconfig
+from memflow.config import ReadConsistency, ReplicaSettings
 from memflow.context import FaultHook, StoreContext
 from memflow.db import engine as dbe
 from memflow.db.queries import q
+from memflow.db.replicas import ReadRouter
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
 from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
@@ -30,6 +32,8 @@ from memflow.recall.budget import honour_budget
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.search import search
 from memflow.recall.types import SearchResponse
+from memflow.store.datasets import DatasetInfo as DatasetInfo
+from memflow.store.datasets import dataset_infos, dataset_row
 from memflow.store.forget import ForgetReport, forget
 from memflow.store.plan import WritePlan, plan_drafts
 from memflow.store.writer import DocumentInfo, Writer, WriteResult, document_id
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
     from memflow.db.embedded import EmbeddedServer
     from memflow.llm.client import LlmClient
 
+T = TypeVar("T")
 _DATASET_NS = uuid.UUID("2b0f3a4e-8d1c-4f57-9a55-6d656d666c6f")
 STAT_KEYS = ("episodes", "facets", "facet_points", "entities", "edges", "documents")
 
@@ -56,23 +61,21 @@ def validate_dataset_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
-class DatasetInfo:
-    id: uuid.UUID
-    name: str
-    created_at: datetime
-    episodes: int
-    documents: int
-    embedder: str | None = None  # the embedder its vectors come from (None: nothing written)
-
-
 class Memory:
-    """A memflow store: one PostgreSQL database (external or embedded) and one embedder."""
+    """A memflow store: one PostgreSQL database (external or embedded) and one embedder; reads
+    may be spread over streaming replicas of it (``reads``, :mod:`memflow.db.replicas`)."""
 
     def __init__(
-        self, engine: Engine, embedder: Embedder, *, url: str, server: EmbeddedServer | None = None
+        self,
+        engine: Engine,
+        embedder: Embedder,
+        *,
+        url: str,
+        server: EmbeddedServer | None = None,
+        reads: ReadRouter | None = None,
     ) -> None:
-        self.engine = engine
+        self.engine = engine  # the primary: every write and schema change
+        self.reads = reads or ReadRouter(engine, ReplicaSettings())
         # Every path (write, route, search) sees provider failures and malformed vectors as
         # EmbeddingError, never as a database error further down.
         self.embedder: Embedder = CheckedEmbedder(embedder)
@@ -88,6 +91,8 @@ class Memory:
         home: str | Path | None = None,
         embedder: Embedder | str | None = None,
         auto_upgrade: bool | None = None,
+        read_replicas: Sequence[str] | ReplicaSettings | None = None,
+        consistency: ReadConsistency | None = None,
     ) -> Memory:
         """Open a store.
 
@@ -95,6 +100,12 @@ class Memory:
         under ``home`` / ``MEMFLOW_HOME`` (started if needed). The embedded store upgrades its
         schema itself; an external one must be upgraded with ``memflow db upgrade`` unless
         ``auto_upgrade=True``.
+
+        ``read_replicas`` (else ``MEMFLOW_READ_REPLICA_URLS``, comma-separated) are streaming
+        standbys of that database: searches and other reads go to them round-robin, writes to
+        the primary. With ``consistency="read_your_writes"`` (the default) a read waits for the
+        replica to replay this store's last write (else reads the primary); ``"eventual"`` does
+        not wait. Pass :class:`memflow.config.ReplicaSettings` to set the timings too.
         """
         from memflow.embed.factory import make_embedder
 
@@ -108,7 +119,24 @@ class Memory:
                 dbe.check_schema(conn, auto_upgrade=upgrade, embedding_dim=emb.dim)
         finally:
             admin.dispose()
-        return cls(dbe.make_engine(url, app_role=True), emb, url=url, server=server)
+        if isinstance(read_replicas, ReplicaSettings):
+            settings = read_replicas
+        else:
+            settings = mfconfig.replica_settings(read_replicas, consistency)
+        primary = dbe.make_engine(url, app_role=True)
+        for replica in settings.urls:
+            dbe.check_url(replica)
+        reads = ReadRouter(
+            primary,
+            settings,
+            lambda u: dbe.make_engine(
+                u,
+                app_role=True,
+                connect_timeout=settings.connect_timeout_s,
+                application_name="memflow-replica",
+            ),
+        )
+        return cls(primary, emb, url=url, server=server, reads=reads)
 
     @staticmethod
     def recorded_embedder(
@@ -132,7 +160,17 @@ class Memory:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
+        self.reads.close()
         self.engine.dispose()
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Around every write: afterwards (also after a failure part way, which may have
+        committed some transactions) later reads wait for replicas to replay it."""
+        try:
+            yield
+        finally:
+            self.reads.note_write()
 
     def __enter__(self) -> Memory:
         return self
@@ -147,13 +185,17 @@ class Memory:
 
     # -- datasets -------------------------------------------------------------------------------
     def dataset(self, name: str, *, create: bool = True) -> Dataset:
-        """The dataset ``name``; created unless ``create=False`` (then NotFound if absent)."""
+        """The dataset ``name``; created unless ``create=False`` (then NotFound if absent).
+        Opening one that exists only reads (a replica, or a standby given as the store, serves
+        it); only creating one writes, on the primary."""
         validate_dataset_name(name)
-        with dbe.transaction(self.engine) as conn:
-            row = conn.execute(q("dataset_get"), {"name": name}).first()
-            if row is None:
-                if not create:
-                    raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
+        row = self.reads.run(lambda engine: dataset_row(engine, name))
+        if row is None:  # perhaps made by another process that a replica has not replayed yet
+            row = dataset_row(self.engine, name)
+        if row is None:
+            if not create:
+                raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
+            with self._writing(), dbe.transaction(self.engine) as conn:
                 conn.execute(
                     q("dataset_create"),
                     {"id": dataset_uuid(name), "name": name, "embedder": self.embedder.name},
@@ -164,28 +206,16 @@ class Memory:
         return Dataset(self, row.id, row.name, embedder_name=row.embedder)
 
     def datasets(self) -> list[DatasetInfo]:
-        out = []
-        with dbe.transaction(self.engine) as conn:
-            for r in conn.execute(q("dataset_list")).all():
-                # Row-level security: counts are visible only with the transaction bound to r.id.
-                conn.execute(q("bind_dataset"), {"dataset_id": str(r.id)})
-                c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
-                out.append(
-                    DatasetInfo(
-                        r.id, r.name, r.created_at, int(c.episodes), int(c.documents), r.embedder
-                    )
-                )
-        return out
+        return self.reads.run(dataset_infos)
 
     def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
         """Delete a dataset and everything in it; returns False if it did not exist (or, with
         ``only_if_empty``, if it holds a document)."""
         validate_dataset_name(name)
-        with dbe.transaction(self.engine) as conn:
-            row = conn.execute(q("dataset_get"), {"name": name}).first()
+        row = dataset_row(self.engine, name)
         if row is None:
             return False
-        with dbe.transaction(self.engine, row.id) as conn:
+        with self._writing(), dbe.transaction(self.engine, row.id) as conn:
             if only_if_empty:
                 counts = conn.execute(q("dataset_counts"), {"dataset_id": row.id}).one()
                 if counts.documents or counts.episodes:
@@ -206,13 +236,10 @@ class Dataset:
         self._embedder_name = embedder_name
 
     def check_embedder(self) -> None:
-        """Refuse to mix models: the dataset keeps the embedder it was first written with."""
+        """Refuse to mix models: the dataset keeps the embedder it was first written with.
+        Only reads; a dataset that records none yet gets this store's with its first write."""
         mine = self.memory.embedder.name
-        if self._embedder_name is None:
-            with dbe.transaction(self.memory.engine, self.id) as conn:
-                conn.execute(q("dataset_set_embedder"), {"dataset_id": self.id, "embedder": mine})
-            self._embedder_name = mine
-        elif self._embedder_name != mine:
+        if self._embedder_name is not None and self._embedder_name != mine:
             raise EmbedderMismatch(
                 f"dataset {self.name!r} holds vectors of {self._embedder_name}, but this store was "
                 f"opened with {mine}: open it with that embedder (--embedder / MEMFLOW_EMBEDDER) "
@@ -222,11 +249,33 @@ class Dataset:
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, id={self.id})"
 
+    def _claim_embedder(self) -> None:
+        """Before a write: check the embedder, and record it if the dataset has none yet."""
+        self.check_embedder()
+        if self._embedder_name is None:
+            mine = self.memory.embedder.name
+            with self.memory._writing(), dbe.transaction(self.memory.engine, self.id) as conn:
+                conn.execute(q("dataset_set_embedder"), {"dataset_id": self.id, "embedder": mine})
+            self._embedder_name = mine
+
     @property
     def context(self) -> StoreContext:
-        """What ingest, recall and store need of this dataset (the store's current fault hook)."""
+        """What ingest, recall and store need of this dataset (the store's current fault hook):
+        the primary, where writes go."""
+        return self._context(self.memory.engine)
+
+    def _context(self, engine: Engine) -> StoreContext:
         m = self.memory
-        return StoreContext(m.engine, m.embedder, self.id, m.fault)
+        return StoreContext(engine, m.embedder, self.id, m.fault)
+
+    def _read(self, fn: Callable[[Connection], T]) -> T:
+        """``fn`` in one transaction bound to this dataset, on the server the store reads from."""
+
+        def run(engine: Engine) -> T:
+            with dbe.transaction(engine, self.id) as conn:
+                return fn(conn)
+
+        return self.memory.reads.run(run)
 
     def _writer(self) -> Writer:
         return Writer(self.memory.engine, self.memory.embedder, fault=self.memory.fault)
@@ -237,9 +286,10 @@ class Dataset:
 
     def add_episodes(self, drafts: Sequence[EpisodeDraft | dict[str, Any]]) -> WriteResult:
         """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
-        self.check_embedder()
+        self._claim_embedder()
         doc, plan = self._draft_document(drafts)
-        return self._writer().write(self.id, doc, plan)
+        with self.memory._writing():
+            return self._writer().write(self.id, doc, plan)
 
     def import_episodes(
         self,
@@ -254,11 +304,12 @@ class Dataset:
         Several times faster than :meth:`add_episodes` per document for initial loads, but other
         sessions wait until it commits and the index rebuild covers the whole store: use it when
         the batch is large next to what is stored. Needs the login role that owns the schema."""
-        self.check_embedder()
         if not documents:
             raise InvalidInput("no documents given: pass at least one list of EpisodeDrafts")
+        self._claim_embedder()
         items = [self._draft_document(d) for d in documents]
-        return self._writer().write_bulk(self.id, items, progress)
+        with self.memory._writing():
+            return self._writer().write_bulk(self.id, items, progress)
 
     def _draft_document(
         self, drafts: Sequence[EpisodeDraft | dict[str, Any]]
@@ -299,15 +350,17 @@ class Dataset:
         (default ``RecallConfig()``: 10 episodic results, ``summary`` display; ``budget_tokens``
         applies to ``highly_related`` only unless given)."""
         self.check_embedder()
-        resp = search(
-            self.context,
-            query,
-            top_k=top_k,
-            mode=mode,
-            display=display,
-            budget_tokens=budget_tokens,
-            now=now,
-            config=config,
+        resp = self.memory.reads.run(
+            lambda engine: search(
+                self._context(engine),
+                query,
+                top_k=top_k,
+                mode=mode,
+                display=display,
+                budget_tokens=budget_tokens,
+                now=now,
+                config=config,
+            )
         )
         return honour_budget(resp, budget_tokens, config)
 
@@ -341,10 +394,11 @@ class Dataset:
             routing=routing,
             raise_on_error=raise_on_error,
         )
-        self.check_embedder()
-        return memorize(
-            self.context, source, opts, progress=progress, on_progress=on_progress, llm=llm
-        )
+        self._claim_embedder()
+        with self.memory._writing():
+            return memorize(
+                self.context, source, opts, progress=progress, on_progress=on_progress, llm=llm
+            )
 
     def forget(
         self,
@@ -353,17 +407,17 @@ class Dataset:
         episode_id: uuid.UUID | str | None = None,
     ) -> ForgetReport:
         """Remove a document and what only it supported, or one episode with its facets."""
-        return forget(self.context, document_id=document_id, episode_id=episode_id)
+        with self.memory._writing():
+            return forget(self.context, document_id=document_id, episode_id=episode_id)
 
     # -- inspection ------------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
-        with dbe.transaction(self.memory.engine, self.id) as conn:
-            row = conn.execute(q("dataset_stats"), {"dataset_id": self.id}).one()
+        row = self._read(lambda c: c.execute(q("dataset_stats"), {"dataset_id": self.id}).one())
         return {k: int(v) for k, v in row._mapping.items()}
 
     def episodes(self, limit: int = 1000) -> list[dict[str, Any]]:
-        with dbe.transaction(self.memory.engine, self.id) as conn:
-            rows = conn.execute(q("episode_list"), {"dataset_id": self.id, "limit": limit}).all()
+        params = {"dataset_id": self.id, "limit": limit}
+        rows = self._read(lambda c: c.execute(q("episode_list"), params).all())
         return [dict(r._mapping) for r in rows]
 
     def chunk(self, document_id: uuid.UUID | str, key: str) -> dict[str, Any]:
@@ -371,10 +425,8 @@ class Dataset:
         ``Citation`` points at (``document_id``, ``source``, ``key``, ``idx``, ``text``,
         ``speaker``, ``ts``)."""
         doc = _as_uuid(document_id)
-        with dbe.transaction(self.memory.engine, self.id) as conn:
-            row = conn.execute(
-                q("chunk_get"), {"dataset_id": self.id, "document_id": doc, "key": key}
-            ).first()
+        params = {"dataset_id": self.id, "document_id": doc, "key": key}
+        row = self._read(lambda c: c.execute(q("chunk_get"), params).first())
         if row is None:
             raise NotFound(
                 f"no chunk {key!r} of document {doc} in dataset {self.name!r}: use the "
@@ -384,8 +436,8 @@ class Dataset:
 
     def episode_tree(self, episode_id: uuid.UUID | str) -> list[dict[str, Any]]:
         eid = _as_uuid(episode_id)
-        with dbe.transaction(self.memory.engine, self.id) as conn:
-            rows = conn.execute(q("episode_tree"), {"dataset_id": self.id, "episode_id": eid}).all()
+        params = {"dataset_id": self.id, "episode_id": eid}
+        rows = self._read(lambda c: c.execute(q("episode_tree"), params).all())
         if not rows:
             raise NotFound(
                 f"no episode {eid} in dataset {self.name!r}: list them with "

@@ -104,10 +104,23 @@ def tuned_settings(total_bytes: int | None = None) -> dict[str, str]:
 
 
 class EmbeddedServer:
-    """Controls the embedded server whose data lives under ``home``."""
+    """Controls the embedded server whose data lives under ``home``.
 
-    def __init__(self, home: Path) -> None:
+    ``port`` names its socket; ``listen`` (e.g. ``"127.0.0.1"``) also opens that TCP port there,
+    as a streaming standby needs of its primary; ``options`` are further ``-c`` settings."""
+
+    def __init__(
+        self,
+        home: Path,
+        *,
+        port: int = _PORT,
+        listen: str = "",
+        options: dict[str, str] | None = None,
+    ) -> None:
         self.home = home
+        self.port = port
+        self.listen = listen
+        self.options = options or {}
         self.pgdata = home / "pgdata"
         self.log_file = home / "postgres.log"
         self._lock_file = home / ".server.lock"
@@ -116,13 +129,17 @@ class EmbeddedServer:
     @property
     def socket_dir(self) -> Path:
         own = self.home / "run"
-        if len(str(own / f".s.PGSQL.{_PORT}")) <= _MAX_SOCKET_PATH:
+        if len(str(own / f".s.PGSQL.{self.port}")) <= _MAX_SOCKET_PATH:
             return own
         digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:12]
         return Path("/tmp") / f"memflow-{digest}"
 
     def url(self, database: str = DB_NAME) -> str:
-        return f"postgresql+psycopg://{SUPERUSER}@/{database}?host={quote(str(self.socket_dir))}&port={_PORT}"
+        return f"postgresql+psycopg://{SUPERUSER}@/{database}?host={quote(str(self.socket_dir))}&port={self.port}"
+
+    def tcp_url(self, database: str = DB_NAME) -> str:
+        """The URL over TCP (needs ``listen``)."""
+        return f"postgresql+psycopg://{SUPERUSER}@{self.listen}:{self.port}/{database}"
 
     # -- lifecycle -----------------------------------------------------------------------------
     @contextmanager
@@ -213,7 +230,7 @@ class EmbeddedServer:
         return pid
 
     def is_running(self) -> bool:
-        return self.pid() is not None and (self.socket_dir / f".s.PGSQL.{_PORT}").exists()
+        return self.pid() is not None and (self.socket_dir / f".s.PGSQL.{self.port}").exists()
 
     def _clear_stale(self) -> None:
         """After a crash: kill orphaned backends of this data dir and remove stale lock files."""
@@ -261,7 +278,10 @@ class EmbeddedServer:
                 "-l",
                 str(self.log_file),
                 "-o",
-                f"-k {self.socket_dir} -p {_PORT}",
+                " ".join(
+                    [f"-k {self.socket_dir} -p {self.port}"]
+                    + [f"-c {k}={v}" for k, v in self._server_options().items()]
+                ),
                 "start",
             ]
             res = self._run("pg_ctl", args, timeout=90)
@@ -272,6 +292,9 @@ class EmbeddedServer:
                     f"{res.stderr.strip() or res.stdout.strip()} {tail}"
                 )
             self._ensure_database()
+
+    def _server_options(self) -> dict[str, str]:
+        return {**({"listen_addresses": self.listen} if self.listen else {}), **self.options}
 
     def log_tail(self, lines: int = 5) -> str:
         try:
@@ -284,7 +307,7 @@ class EmbeddedServer:
             "-h",
             str(self.socket_dir),
             "-p",
-            str(_PORT),
+            str(self.port),
             "-U",
             SUPERUSER,
             "-d",
@@ -299,7 +322,8 @@ class EmbeddedServer:
             time.sleep(0.1)
         if res.stdout.strip() != "1":
             create = self._run(
-                "createdb", ["-h", str(self.socket_dir), "-p", str(_PORT), "-U", SUPERUSER, DB_NAME]
+                "createdb",
+                ["-h", str(self.socket_dir), "-p", str(self.port), "-U", SUPERUSER, DB_NAME],
             )
             if create.returncode != 0 and "already exists" not in create.stderr:
                 raise ConnectionFailed(

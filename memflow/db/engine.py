@@ -33,7 +33,8 @@ _RETRYABLE = {"40001", "40P01"}  # serialization_failure, deadlock_detected
 MIN_PGVECTOR = (0, 8)
 
 
-def _sqlstate(exc: BaseException) -> str | None:
+def sqlstate_of(exc: BaseException) -> str | None:
+    """The SQLSTATE of a driver or SQLAlchemy error (None: not from the server)."""
     orig = getattr(exc, "orig", None)
     return getattr(orig, "sqlstate", None) or getattr(exc, "sqlstate", None)
 
@@ -42,13 +43,19 @@ def wrap_db_error(exc: BaseException) -> MemflowError:
     """Turn a driver/SQLAlchemy error into a memflow error (the caller raises it ``from exc``)."""
     if isinstance(exc, MemflowError):
         return exc
-    state = _sqlstate(exc)
+    state = sqlstate_of(exc)
     first = str(getattr(exc, "orig", exc) or exc).strip().splitlines()
     detail = first[0] if first else exc.__class__.__name__
     if state in _RETRYABLE:
         return DatabaseError(
             f"the transaction conflicted with concurrent writers [{state}]: {detail}; "
             "retry the call"
+        )
+    if state == "25006":
+        return DatabaseError(
+            f"this server only accepts reads (a standby, or a read-only transaction) [{state}]: "
+            f"{detail}; write through the primary's URL (MEMFLOW_DATABASE_URL), and give standbys "
+            "as read replicas (MEMFLOW_READ_REPLICA_URLS)"
         )
     if state == "57014":
         return DatabaseError(f"the statement was cancelled [{state}]: {detail}; retry the call")
@@ -135,7 +142,14 @@ def _use_app_role(dbapi_conn: Any, _record: object) -> None:
     dbapi_conn.commit()  # SET is transactional: keep it past the pool's reset-on-return rollback
 
 
-def make_engine(url: str, *, pool_size: int = 5, app_role: bool = False) -> Engine:
+def make_engine(
+    url: str,
+    *,
+    pool_size: int = 5,
+    app_role: bool = False,
+    connect_timeout: int = 10,
+    application_name: str = "memflow",
+) -> Engine:
     """An engine; with ``app_role`` its connections run as ``memflow_app`` (subject to RLS)."""
     check_url(url)
     engine = create_engine(
@@ -144,7 +158,7 @@ def make_engine(url: str, *, pool_size: int = 5, app_role: bool = False) -> Engi
         max_overflow=10,
         pool_pre_ping=True,
         pool_recycle=1800,
-        connect_args={"connect_timeout": 10, "application_name": "memflow"},
+        connect_args={"connect_timeout": connect_timeout, "application_name": application_name},
     )
     event.listen(engine, "connect", _register_vector)
     if app_role:
@@ -220,7 +234,7 @@ def run_with_retry(fn: Callable[[], T], *, attempts: int = 6, base_delay: float 
             return fn()
         except (MemflowError, sa_exc.SQLAlchemyError) as exc:
             cause = exc.__cause__ if isinstance(exc, MemflowError) else exc
-            state = _sqlstate(cause) if cause is not None else None
+            state = sqlstate_of(cause) if cause is not None else None
             if state not in _RETRYABLE or attempt == attempts - 1:
                 if isinstance(exc, MemflowError) and state not in _RETRYABLE:
                     raise

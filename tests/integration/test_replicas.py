@@ -1,0 +1,213 @@
+"""Read replicas for real: a primary and streaming standbys started from the embedded server's
+binaries on 127.0.0.1 (tests/support/replication.py). Searches and reads go to a standby, writes
+to the primary; read-your-writes holds; a standby that is paused, killed or promoted is set aside
+and searches keep succeeding through the primary."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from memflow import Memory
+from memflow.config import ReplicaSettings
+from memflow.db.embedded import EmbeddedServer
+from memflow.embed.hash import HashEmbedder
+from memflow.errors import DatabaseError
+
+from ..support.replication import StreamingPair, sql, wait_until
+
+SCANS = (
+    "SELECT coalesce(sum(seq_scan + coalesce(idx_scan, 0)), 0) FROM pg_stat_user_tables "
+    "WHERE relname = 'episode_summary'"
+)
+
+
+@pytest.fixture(scope="module")
+def pair() -> Iterator[StreamingPair]:
+    p = StreamingPair().start()
+    Memory.open(p.primary_url, embedder=HashEmbedder(384), auto_upgrade=True).close()
+    try:
+        yield p
+    finally:
+        p.destroy()
+
+
+@pytest.fixture(scope="module")
+def standby(pair: StreamingPair) -> EmbeddedServer:
+    """A standby the tests of this module share; none of them stops it."""
+    return pair.add_standby()
+
+
+def _open(pair: StreamingPair, *standbys: EmbeddedServer, **kw: Any) -> Memory:
+    settings = ReplicaSettings(
+        urls=tuple(s.tcp_url() for s in standbys),
+        consistency=kw.pop("consistency", "read_your_writes"),
+        max_wait_s=kw.pop("max_wait_s", 10.0),
+        retry_after_s=kw.pop("retry_after_s", 0.2),
+    )
+    return Memory.open(pair.primary_url, embedder=HashEmbedder(384), read_replicas=settings)
+
+
+def _draft(tag: str) -> dict[str, Any]:
+    return {
+        "name": f"发布记录 {tag}",
+        "summary": f"release {tag}: the staging cluster was upgraded and the rollback plan {tag} "
+        f"was checked by the on-call engineer",
+    }
+
+
+def _finds(ds: Any, tag: str) -> bool:
+    resp = ds.search(_draft(tag)["summary"], top_k=5)
+    return any(r.name == _draft(tag)["name"] for r in resp.results)
+
+
+def test_searches_and_reads_go_to_the_replica_writes_to_the_primary(
+    pair: StreamingPair, standby: EmbeddedServer
+) -> None:
+    with _open(pair, standby) as mem:
+        ds = mem.dataset("routing")
+        ds.add_episode(_draft("r1"))
+        assert _finds(ds, "r1")
+        port = ds._read(lambda c: c.execute(text("SELECT inet_server_port()")).scalar())
+        assert port == standby.port != pair.primary.port
+        assert ds.stats()["episodes"] == 1
+        stats = mem.reads.stats()
+        assert stats["replica"] >= 3 and stats.get("primary", 0) == 0, stats
+
+    # What the servers counted: the recall statement scans episode_summary on the standby only
+    # (each server keeps its own statistics; they are published within about a second).
+    def scans(url: str) -> int:
+        return int(sql(url, SCANS) or 0)  # type: ignore[call-overload]
+
+    before = {url: scans(url) for url in (pair.primary_url, standby.tcp_url())}
+    with _open(pair, standby) as mem:
+        for _ in range(5):
+            mem.dataset("routing").search("rollback plan")
+    wait_until(
+        lambda: scans(standby.tcp_url()) >= before[standby.tcp_url()] + 5, 30, "standby scans"
+    )
+    assert scans(pair.primary_url) == before[pair.primary_url]
+
+
+def test_a_standby_given_as_the_store_serves_opening_checking_and_searching(
+    pair: StreamingPair, standby: EmbeddedServer
+) -> None:
+    # A dataset written before memflow recorded embedders (no 'embedder' in meta): checking it
+    # used to write; on a standby any write fails.
+    legacy = uuid.uuid4()
+    sql(pair.primary_url, "INSERT INTO memflow.dataset (id, name) VALUES (%s, 'legacy')", legacy)
+    with _open(pair) as mem:
+        mem.dataset("written").add_episode(_draft("w1"))
+    pair.wait_replayed(standby)
+    with Memory.open(standby.tcp_url(), embedder=HashEmbedder(384)) as ro:
+        assert ro.dataset("legacy", create=False).search("rollback plan").results == []
+        ds = ro.dataset("written")
+        assert _finds(ds, "w1") and ds.stats()["episodes"] == 1
+        assert {d.name for d in ro.datasets()} >= {"legacy", "written"}
+        with pytest.raises(DatabaseError, match="only accepts reads"):
+            ds.add_episode(_draft("w2"))
+        with pytest.raises(DatabaseError, match="only accepts reads"):
+            ro.dataset("brand-new")
+
+
+def test_read_your_writes_in_a_write_search_loop(
+    pair: StreamingPair, standby: EmbeddedServer
+) -> None:
+    with _open(pair, standby) as mem:
+        ds = mem.dataset("loop")
+        missed = [
+            i for i in range(60) if not (ds.add_episode(_draft(f"L{i}")) and _finds(ds, f"L{i}"))
+        ]
+        stats = mem.reads.stats()
+    assert missed == []
+    assert stats["replica"] >= 30, stats  # the replica served (it did not all fall to the primary)
+
+
+def test_a_replica_behind_the_bound_is_skipped_and_eventual_reads_do_not_wait(
+    pair: StreamingPair, standby: EmbeddedServer
+) -> None:
+    with (
+        _open(pair, standby, max_wait_s=0.2, retry_after_s=60) as mem,
+        _open(pair, standby, consistency="eventual") as eventual,
+    ):
+        ds, ev = mem.dataset("paused"), eventual.dataset("paused")
+        ds.add_episode(_draft("p0"))
+        pair.wait_replayed(standby)
+        sql(standby.tcp_url(), "SELECT pg_wal_replay_pause()")
+        try:
+            ds.add_episode(_draft("p1"))
+            assert _finds(ds, "p1")  # read-your-writes: served by the primary after the bound
+            assert mem.reads.stats()["set_aside_lagging"] == 1
+            assert not _finds(ev, "p1")  # eventual: the paused replica answered, without p1
+            assert _finds(ev, "p0") and eventual.reads.stats().get("primary", 0) == 0
+        finally:
+            sql(standby.tcp_url(), "SELECT pg_wal_replay_resume()")
+
+
+def test_a_standby_killed_mid_load_fails_no_search_and_is_used_again_later(
+    pair: StreamingPair,
+) -> None:
+    victim = pair.add_standby()
+    errors: list[BaseException] = []
+    searches = [0]
+    stop = threading.Event()
+    with _open(pair, victim, retry_after_s=0.3) as mem:
+        ds = mem.dataset("killed")
+        ds.add_episode(_draft("k0"))
+
+        def searcher() -> None:
+            while not stop.is_set():
+                try:
+                    assert _finds(ds, "k0")
+                    searches[0] += 1
+                except BaseException as exc:
+                    errors.append(exc)
+
+        def writer() -> None:
+            for i in range(1, 1000):
+                if stop.is_set():
+                    return
+                ds.add_episode(_draft(f"k{i}"))
+
+        threads = [threading.Thread(target=searcher) for _ in range(3)]
+        threads.append(threading.Thread(target=writer))
+        for t in threads:
+            t.start()
+        try:
+            wait_until(lambda: mem.reads.stats().get("replica", 0) >= 10, 60, "replica reads")
+            pair.kill(victim)
+            served = mem.reads.stats().get("primary", 0)
+            wait_until(lambda: mem.reads.stats().get("primary", 0) >= served + 10, 60, "primary")
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(60)
+        assert errors == [] and searches[0] >= 20
+        assert mem.reads.stats()["set_aside_down"] >= 1
+        # Restarted, it is tried again after retry_after_s and serves reads again.
+        victim.start()
+        before = mem.reads.stats()["replica"]
+        wait_until(
+            lambda: _finds(ds, "k0") and mem.reads.stats()["replica"] > before,
+            60,
+            "the restarted replica to serve a search",
+        )
+
+
+def test_a_promoted_standby_is_left_out(pair: StreamingPair) -> None:
+    promoted = pair.add_standby()
+    with _open(pair, promoted, consistency="eventual") as mem:
+        ds = mem.dataset("promoted")
+        ds.add_episode(_draft("m0"))
+        pair.wait_replayed(promoted)
+        assert _finds(ds, "m0") and mem.reads.stats()["replica"] >= 1
+        pair.promote(promoted)
+        ds.add_episode(_draft("m1"))
+        assert _finds(ds, "m1")  # from the primary: the promoted server left its timeline
+        stats = mem.reads.stats()
+        assert stats["set_aside_promoted"] >= 1 and stats["primary"] >= 1
