@@ -34,3 +34,11 @@ LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 WHERE n.nspname = 'memflow' AND i.indisunique
   AND NOT EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conindid = i.indexrelid)
 ORDER BY 1, 2;
+
+-- name: citus_reference_table
+-- Templates of the calls memflow.db.citus.layout_sql prints (run on a Citus coordinator).
+SELECT create_reference_table(:table);
+
+-- name: citus_distributed_table
+-- :colocate is 'default' for the first table (memflow.db.citus.ANCHOR), then that table.
+SELECT create_distributed_table(:table, 'dataset_id', colocate_with => :colocate);

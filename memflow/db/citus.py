@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
-from memflow.db.queries import q
+from memflow.db.queries import q, raw
 
 DISTRIBUTION_COLUMN = "dataset_id"
 REFERENCE_TABLES = ("dataset", "store_meta")  # declared: tables without dataset_id
@@ -85,13 +85,16 @@ def layout(conn: Connection) -> Layout:
 
 def layout_sql(lay: Layout) -> str:
     """The calls that turn a migrated store into a Citus layout (run on the coordinator)."""
-    lines = [f"SELECT create_reference_table('{SCHEMA}.{t}');" for t in lay.reference]
-    anchor = lay.distributed[0] if lay.distributed else None
+
+    def call(name: str, table: str, colocate: str = "") -> str:
+        sql = " ".join(ln for ln in raw(name).splitlines() if not ln.startswith("--"))
+        return sql.replace(":table", f"'{SCHEMA}.{table}'").replace(":colocate", colocate) + ";"
+
+    lines = [call("citus_reference_table", t) for t in lay.reference]
+    anchor = lay.distributed[0] if lay.distributed else ""
     for t in lay.distributed:
-        colocate = "" if t == anchor else f", colocate_with => '{SCHEMA}.{anchor}'"
-        lines.append(
-            f"SELECT create_distributed_table('{SCHEMA}.{t}', '{DISTRIBUTION_COLUMN}'{colocate});"
-        )
+        colocate = "'default'" if t == anchor else f"'{SCHEMA}.{anchor}'"
+        lines.append(call("citus_distributed_table", t, colocate))
     return "\n".join(lines)
 
 
