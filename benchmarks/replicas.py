@@ -217,9 +217,12 @@ Read-your-writes: **{ryw["found"]} of {ryw["pairs"]}** write → search pairs fo
 
 Replay lag is sampled every 100 ms on the primary (`pg_stat_replication`: bytes between the
 primary's WAL and the standby's replay position, and `replay_lag`). "reads by replica / primary"
-counts the searches each served (`Memory.reads.stats()`); a search goes to the primary when the
-standby had not replayed the client's last write within the bound (1 s here), which only the
-writers' own processes would meet — the search clients never write.
+counts the reads each served (`Memory.reads.stats()`: the searches plus each client's one
+dataset lookup). With a replica, every search first asks the standby how far it has replayed (one
+short query); a search would go to the primary only if the standby had not replayed the client's
+own last write within the bound (1 s here), and the search clients never write. Other work on the
+machine changes between the two runs (see the load average): compare them as orders of
+magnitude, not to the percent.
 
 {notes}
 

@@ -124,7 +124,8 @@ def _mcp(args: argparse.Namespace) -> None:
     from memflow.service import Service, limit_statements
 
     with open_memory(args) as mem:
-        limit_statements(mem.engine, args.statement_timeout)
+        for engine in mem.reads.engines():  # the primary and every read replica
+            limit_statements(engine, args.statement_timeout)
         server = build_server(Service(mem, read_roots=args.allow_read), dataset=args.dataset)
         if args.transport == "stdio":
             server.run("stdio")
@@ -149,7 +150,8 @@ def _serve(args: argparse.Namespace) -> None:
             'set MEMFLOW_API_KEYS=\'{"<a long random key>": ["*"]}\' to listen there'
         )
     with open_memory(args) as mem:
-        limit_statements(mem.engine, args.statement_timeout)
+        for engine in mem.reads.engines():  # the primary and every read replica
+            limit_statements(engine, args.statement_timeout)
         app = create_app(Service(mem), keys=keys, max_body=_max_body())
         url = f"http://{args.host}:{args.port}"
         auth = f"{len(keys)} API keys" if keys else "no API keys: open to every local process"

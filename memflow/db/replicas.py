@@ -129,6 +129,10 @@ class ReadRouter:
         with self._lock:
             return {**self.counts, "max_lag_bytes": self.max_lag_bytes}
 
+    def engines(self) -> list[Engine]:
+        """The primary's engine, then each replica's."""
+        return [self.primary, *(r.engine for r in self.replicas)]
+
     def close(self) -> None:
         for r in self.replicas:
             r.engine.dispose()
