@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -21,7 +21,13 @@ from memflow.db.queries import q
 from memflow.db.replicas import ReadRouter
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
-from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
+from memflow.errors import (
+    DatabaseError,
+    EmbedderMismatch,
+    InvalidInput,
+    MemflowError,
+    NotFound,
+)
 from memflow.ids import content_hash
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source, memorize
@@ -165,12 +171,16 @@ class Memory:
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
-        """Around every write: afterwards (also after a failure part way, which may have
-        committed some transactions) later reads wait for replicas to replay it."""
+        """Around every write: afterwards later reads wait for replicas to replay it. After a
+        failure part way (which may have committed some transactions) too, unless the primary
+        cannot say where its WAL ends: then the write's own error is the one raised."""
         try:
             yield
-        finally:
-            self.reads.note_write()
+        except BaseException:
+            with suppress(MemflowError):
+                self.reads.note_write()
+            raise
+        self.reads.note_write()
 
     def __enter__(self) -> Memory:
         return self
