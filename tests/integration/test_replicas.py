@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from memflow import Memory
-from memflow.config import ReplicaSettings
+from memflow.config import ReplicaSettings, libpq_url
 from memflow.db.embedded import EmbeddedServer
 from memflow.embed.hash import HashEmbedder
 from memflow.errors import DatabaseError
@@ -92,6 +92,17 @@ def test_searches_and_reads_go_to_the_replica_writes_to_the_primary(
         lambda: scans(standby.tcp_url()) >= before[standby.tcp_url()] + 5, 30, "standby scans"
     )
     assert scans(pair.primary_url) == before[pair.primary_url]
+
+
+def test_the_replicas_of_the_environment_are_used(
+    pair: StreamingPair, standby: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMFLOW_READ_REPLICA_URLS", f" {libpq_url(standby.tcp_url())} ,")
+    monkeypatch.setenv("MEMFLOW_REPLICA_MAX_WAIT", "10")
+    with Memory.open(pair.primary_url, embedder=HashEmbedder(384)) as mem:
+        ds = mem.dataset("from-env")
+        port = ds._read(lambda c: c.execute(text("SELECT inet_server_port()")).scalar())
+    assert port == standby.port
 
 
 def test_a_standby_given_as_the_store_serves_opening_checking_and_searching(
