@@ -91,19 +91,29 @@ def _fill(rng: random.Random, template: str, topic: tuple[str, str, str]) -> str
     return template.format(t=t, a=a, p=p, n=rng.randint(2, 9))
 
 
-def _assistant_en(rng: random.Random, topic: tuple[str, str, str], words: int) -> str:
+def sentences_en(rng: random.Random, topic: tuple[str, str, str], words: int) -> list[str]:
+    """The sentences of an English advice answer of at least ``words`` words."""
     out = [_fill(rng, rng.choice(_EN_OPEN), topic)]
     while sum(len(s.split()) for s in out) < words:
         out.append(_fill(rng, rng.choice(_EN_BODY), topic))
     out.append(_fill(rng, rng.choice(_EN_CLOSE), topic))
-    return " ".join(out)
+    return out
 
 
-def _assistant_zh(rng: random.Random, topic: tuple[str, str, str], chars: int) -> str:
+def sentences_zh(rng: random.Random, topic: tuple[str, str, str], chars: int) -> list[str]:
+    """The sentences of a Chinese advice answer of at least ``chars`` characters."""
     out: list[str] = []
     while sum(len(s) for s in out) < chars:
         out.append(_fill(rng, rng.choice(_ZH_BODY), topic))
-    return "".join(out)
+    return out
+
+
+def _assistant_en(rng: random.Random, topic: tuple[str, str, str], words: int) -> str:
+    return " ".join(sentences_en(rng, topic, words))
+
+
+def _assistant_zh(rng: random.Random, topic: tuple[str, str, str], chars: int) -> str:
+    return "".join(sentences_zh(rng, topic, chars))
 
 
 def long_turn_chat(sessions: int, exchanges: int, words: int = 320, seed: int = 3) -> str:
@@ -202,7 +212,7 @@ clock["embed"] = 0.0
 sent[0] = 0
 distinct.clear()
 data = Path(path).read_bytes()
-with Memory.open(url, embedder=emb) as mem:
+with Memory.open(url, embedder=emb, auto_upgrade=True) as mem:
     ds = mem.dataset("bench")
     t0 = time.perf_counter()
     report = ds.memorize([data], extractor="rules", content_type=kind)
@@ -220,15 +230,24 @@ print(json.dumps({
 """
 
 
-def run_side(tree: Path, url: str, path: Path, kind: str) -> dict[str, Any]:
+def run_in_tree(tree: Path, code: str, *args: str) -> dict[str, Any]:
+    """Run ``code`` in a child process importing ``memflow`` from ``tree``; its last stdout line
+    is a JSON object (which says where ``memflow`` came from, checked here)."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_WAIT_POLICY": "PASSIVE"}
     res = subprocess.run(
-        [sys.executable, "-c", _CHILD, url, str(path), kind],
+        [sys.executable, "-c", code, *args],
         capture_output=True, text=True, env=env, cwd=tree, timeout=3600, check=False,
     )  # fmt: skip
     if res.returncode != 0:
         raise RuntimeError(f"benchmark child in {tree} failed:\n{res.stderr[-3000:]}")
     out: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    if not str(out.get("memflow", "")).startswith(str(tree.resolve())):
+        raise RuntimeError(f"the child imported memflow from {out.get('memflow')}, not {tree}")
+    return out
+
+
+def run_side(tree: Path, url: str, path: Path, kind: str) -> dict[str, Any]:
+    out = run_in_tree(tree, _CHILD, url, str(path), kind)
     out["other_s"] = out["seconds"] - out["embed_s"] - out["extract_s"] - out["sql_write_s"]
     for k, v in list(out.items()):
         if isinstance(v, float):
@@ -255,7 +274,7 @@ def long_phase(
         size_kb = path.stat().st_size / 1024
         sides = {}
         for side, tree in (("before", base_tree), ("after", common.REPO)):
-            with common.scratch_database(admin, f"mfbench_long_{side}") as url:
+            with common.scratch_database(admin, f"mfbench_long_{side}", migrated=False) as url:
                 r = run_side(tree, url, path, kind)
             r["kb_per_s"] = round(size_kb / r["seconds"], 2)
             if n_turns:
@@ -301,4 +320,7 @@ def markdown_section(data: dict[str, Any]) -> list[str]:
     return out
 
 
-__all__ = ["journal", "long_phase", "long_turn_chat", "markdown_section"]
+__all__ = [
+    "journal", "long_phase", "long_turn_chat", "markdown_section", "run_in_tree",
+    "sentences_en", "sentences_zh",
+]  # fmt: skip
