@@ -87,27 +87,26 @@ _ZH_FACTS = (
 )  # fmt: skip
 
 
-def _fact(rng: random.Random, i: int, zh: bool) -> tuple[str, str]:
-    """The ``i``-th evidence sentence and its question; slot values vary with ``i``."""
-    if zh:
-        fact, question = _ZH_FACTS[i % len(_ZH_FACTS)]
-        slots = {
-            "obj": _ZH_OBJECTS[i % len(_ZH_OBJECTS)], "color": _ZH_COLORS[i % len(_ZH_COLORS)],
-            "device": _ZH_DEVICES[i % len(_ZH_DEVICES)], "tool": _ZH_TOOLS[i % len(_ZH_TOOLS)],
-            "name": _ZH_NAMES[i % len(_ZH_NAMES)],
-        }  # fmt: skip
-    else:
-        fact, question = _EN_FACTS[i % len(_EN_FACTS)]
-        slots = {
-            "obj": _OBJECTS[i % len(_OBJECTS)], "color": _COLORS[i % len(_COLORS)],
-            "device": _DEVICES[i % len(_DEVICES)], "tool": _TOOLS[i % len(_TOOLS)],
-            "name": _NAMES[i % len(_NAMES)],
-        }  # fmt: skip
-    slots.update(
-        month=rng.choice(_MONTHS), m=str(rng.randint(1, 12)), day=str(rng.randint(2, 28)),
-        year=str(rng.randint(2026, 2031)), n=str(rng.randint(3, 12)),
+def _fact(rng: random.Random, i: int, zh: bool, used: set[str]) -> tuple[str, str]:
+    """An evidence sentence and its question (not in ``used``): template ``i``, slots drawn."""
+    fact, question = (_ZH_FACTS if zh else _EN_FACTS)[i % len(_ZH_FACTS if zh else _EN_FACTS)]
+    pools = (
+        {"obj": _ZH_OBJECTS, "color": _ZH_COLORS, "device": _ZH_DEVICES, "tool": _ZH_TOOLS,
+         "name": _ZH_NAMES}
+        if zh
+        else {"obj": _OBJECTS, "color": _COLORS, "device": _DEVICES, "tool": _TOOLS,
+              "name": _NAMES}
     )  # fmt: skip
-    return fact.format(**slots), question.format(**slots)
+    while True:
+        slots = {k: rng.choice(v) for k, v in pools.items()}
+        slots.update(
+            month=rng.choice(_MONTHS), m=str(rng.randint(1, 12)), day=str(rng.randint(2, 28)),
+            year=str(rng.randint(2026, 2031)), n=str(rng.randint(3, 12)),
+        )  # fmt: skip
+        q = question.format(**slots)
+        if q not in used:
+            used.add(q)
+            return fact.format(**slots), q
 
 
 def chat(sessions: int, exchanges: int, seed: int = 19) -> tuple[str, list[dict[str, Any]]]:
@@ -115,6 +114,7 @@ def chat(sessions: int, exchanges: int, seed: int = 19) -> tuple[str, list[dict[
     rng = random.Random(seed)
     day = datetime(2025, 5, 3, 9, 0, tzinfo=UTC)
     out, questions = [], []
+    used: set[str] = set()
     for s in range(sessions):
         zh = s % 2 == 1
         topics = _ZH_TOPICS if zh else _EN_TOPICS
@@ -124,7 +124,7 @@ def chat(sessions: int, exchanges: int, seed: int = 19) -> tuple[str, list[dict[
             topic = topics[(s + e) % len(topics)]
             words = LENGTHS[i % len(LENGTHS)]
             body = sentences_zh(rng, topic, 2 * words) if zh else sentences_en(rng, topic, words)
-            fact, question = _fact(rng, i, zh)
+            fact, question = _fact(rng, i, zh, used)
             position = POSITIONS[i % len(POSITIONS)]
             at = {"start": 0, "middle": len(body) // 2, "end": len(body)}[position]
             body.insert(at, fact)
