@@ -225,7 +225,7 @@ emb = Timed()
 emb.embed_passages(["warm up the model"])
 floor_before = floor()
 clock["embed"] = 0.0
-sent[0] = 0
+sent[0] = tokens[0] = 0
 distinct.clear()
 if kind == "sessions":  # a JSON list of conversations, one document each, not routed
     data = [t.encode() for t in json.loads(Path(path).read_text(encoding="utf-8"))]
