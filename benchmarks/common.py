@@ -156,8 +156,11 @@ def with_database(url: str, name: str) -> str:
 
 
 @contextmanager
-def scratch_database(admin_url: str, prefix: str, *, keep: bool = False) -> Iterator[str]:
-    """A new database on the server of ``admin_url``, migrated to head; dropped afterwards."""
+def scratch_database(
+    admin_url: str, prefix: str, *, keep: bool = False, migrated: bool = True
+) -> Iterator[str]:
+    """A new database on the server of ``admin_url``, migrated to head (unless ``migrated`` is
+    false: another tree's code migrates it); dropped afterwards."""
     from memflow.db import engine as dbe
     from memflow.db import migrate
 
@@ -166,12 +169,13 @@ def scratch_database(admin_url: str, prefix: str, *, keep: bool = False) -> Iter
         conn.execute(f"CREATE DATABASE {name}")
     url = with_database(admin_url, name)
     try:
-        eng = dbe.make_engine(url, pool_size=1)
-        try:
-            with eng.begin() as conn:
-                migrate.upgrade(conn, embedding_dim=384)
-        finally:
-            eng.dispose()
+        if migrated:
+            eng = dbe.make_engine(url, pool_size=1)
+            try:
+                with eng.begin() as conn:
+                    migrate.upgrade(conn, embedding_dim=384)
+            finally:
+                eng.dispose()
         yield url
     finally:
         if not keep:

@@ -275,6 +275,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--long-sessions", type=int, default=3, help="long-turn chat sessions")
     ap.add_argument("--long-exchanges", type=int, default=4, help="question/answer pairs each")
     ap.add_argument("--journal-kb", type=int, default=300, help="size of the generated journal")
+    ap.add_argument(
+        "--locomo-sessions",
+        type=int,
+        default=0,
+        help="also LoCoMo's first N sessions (short turns)",
+    )
     args = ap.parse_args(argv)
     if args.long_only:
         return _long_only(args)
@@ -322,7 +328,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 def _long(args: argparse.Namespace, admin: str) -> dict[str, Any]:
     work = args.out / ".work" if args.quick else Path("/tmp") / "memflow-bench-long"
     return ingest_long.long_phase(
-        admin, args.base_tree, work, args.long_sessions, args.long_exchanges, args.journal_kb
+        admin,
+        args.base_tree,
+        work,
+        args.long_sessions,
+        args.long_exchanges,
+        args.journal_kb,
+        args.locomo_sessions,
     )
 
 
@@ -335,7 +347,8 @@ def _long_only(args: argparse.Namespace) -> dict[str, Any]:
     saved["long_inputs"] = _long(args, admin)
     saved["long_inputs"]["stamp"] = common.stamp(
         {"long_sessions": args.long_sessions, "long_exchanges": args.long_exchanges,
-         "journal_kb": args.journal_kb, "embedder": "local:multilingual-e5-small"}
+         "journal_kb": args.journal_kb, "locomo_sessions": args.locomo_sessions,
+         "embedder": "local:multilingual-e5-small"}
     )  # fmt: skip
     saved["notes"] = list(saved.get("notes", [])) + list(args.note)
     common.write_json(args.out / "ingest.json", saved)

@@ -91,19 +91,29 @@ def _fill(rng: random.Random, template: str, topic: tuple[str, str, str]) -> str
     return template.format(t=t, a=a, p=p, n=rng.randint(2, 9))
 
 
-def _assistant_en(rng: random.Random, topic: tuple[str, str, str], words: int) -> str:
+def sentences_en(rng: random.Random, topic: tuple[str, str, str], words: int) -> list[str]:
+    """The sentences of an English advice answer of at least ``words`` words."""
     out = [_fill(rng, rng.choice(_EN_OPEN), topic)]
     while sum(len(s.split()) for s in out) < words:
         out.append(_fill(rng, rng.choice(_EN_BODY), topic))
     out.append(_fill(rng, rng.choice(_EN_CLOSE), topic))
-    return " ".join(out)
+    return out
 
 
-def _assistant_zh(rng: random.Random, topic: tuple[str, str, str], chars: int) -> str:
+def sentences_zh(rng: random.Random, topic: tuple[str, str, str], chars: int) -> list[str]:
+    """The sentences of a Chinese advice answer of at least ``chars`` characters."""
     out: list[str] = []
     while sum(len(s) for s in out) < chars:
         out.append(_fill(rng, rng.choice(_ZH_BODY), topic))
-    return "".join(out)
+    return out
+
+
+def _assistant_en(rng: random.Random, topic: tuple[str, str, str], words: int) -> str:
+    return " ".join(sentences_en(rng, topic, words))
+
+
+def _assistant_zh(rng: random.Random, topic: tuple[str, str, str], chars: int) -> str:
+    return "".join(sentences_zh(rng, topic, chars))
 
 
 def long_turn_chat(sessions: int, exchanges: int, words: int = 320, seed: int = 3) -> str:
@@ -166,9 +176,13 @@ import memflow.store.writer as writer
 from memflow.embed.local import LocalEmbedder
 from memflow.memory import Memory
 
-url, path, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+url, path, kind, floor_path = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 clock = {"embed": 0.0, "extract": 0.0, "write": 0.0}
-sent, distinct = [0], set()
+sent, distinct, tokens = [0], set(), [0]
+
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 class Timed(LocalEmbedder):
     def embed_passages(self, texts):
@@ -182,7 +196,16 @@ class Timed(LocalEmbedder):
         if not is_query:
             sent[0] += len(texts)
             distinct.update(texts)
+            tokens[0] += sum(int(model.token_count(t)) for t in texts)
         return super()._embed_batch(texts, is_query)
+
+def floor():
+    # The floor: each turn text embedded once, as the model reads it, 16 texts a call.
+    texts = json.loads(Path(floor_path).read_text(encoding="utf-8")) if floor_path else []
+    t0, c0 = time.perf_counter(), cpu()
+    for i in range(0, len(texts), 16):
+        LocalEmbedder.embed_passages(emb, texts[i : i + 16])
+    return time.perf_counter() - t0, cpu() - c0
 
 def timed(cls, name, key):
     inner = getattr(cls, name)
@@ -196,72 +219,144 @@ def timed(cls, name, key):
 
 timed(rules.RulesExtractor, "extract", "extract")
 timed(writer.Writer, "write", "write")
+from memflow.embed.local import _model
+model = _model()
 emb = Timed()
 emb.embed_passages(["warm up the model"])
+floor_before = floor()
 clock["embed"] = 0.0
-sent[0] = 0
+sent[0] = tokens[0] = 0
 distinct.clear()
-data = Path(path).read_bytes()
-with Memory.open(url, embedder=emb) as mem:
+if kind == "sessions":  # a JSON list of conversations, one document each, not routed
+    data = [t.encode() for t in json.loads(Path(path).read_text(encoding="utf-8"))]
+    opts = {"content_type": "conversation", "routing": False}
+else:
+    data, opts = [Path(path).read_bytes()], {"content_type": kind}
+with Memory.open(url, embedder=emb, auto_upgrade=True) as mem:
     ds = mem.dataset("bench")
-    t0 = time.perf_counter()
-    report = ds.memorize([data], extractor="rules", content_type=kind)
-    seconds = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), cpu()
+    report = ds.memorize(data, extractor="rules", **opts)
+    seconds, cpu_s = time.perf_counter() - t0, cpu() - c0
     stats = ds.stats()
-doc = report.documents[0]
+docs = report.documents
+sent_counts = (sent[0], len(distinct), tokens[0])
+floor_after = floor()
 print(json.dumps({
     "memflow": __import__("memflow").__file__,
-    "status": doc.status, "error": doc.error, "seconds": seconds,
+    "status": ",".join(sorted({d.status for d in docs})), "documents": len(docs),
+    "error": next((d.error for d in docs if d.error), None), "seconds": seconds, "cpu_s": cpu_s,
     "embed_s": clock["embed"], "extract_s": clock["extract"], "sql_write_s": clock["write"],
-    "texts_sent": sent[0], "texts_distinct": len(distinct),
-    "facet_points": doc.facet_points, "stored": stats,
+    "texts_sent": sent_counts[0], "texts_distinct": sent_counts[1],
+    "tokens_sent": sent_counts[2],
+    "floor_s": [floor_before[0], floor_after[0]], "floor_cpu_s": [floor_before[1], floor_after[1]],
+    "facet_points": sum(d.facet_points for d in docs), "stored": stats,
     "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
 }))
 """
 
 
-def run_side(tree: Path, url: str, path: Path, kind: str) -> dict[str, Any]:
+def run_in_tree(tree: Path, code: str, *args: str) -> dict[str, Any]:
+    """Run ``code`` in a child process importing ``memflow`` from ``tree``; its last stdout line
+    is a JSON object (which says where ``memflow`` came from, checked here)."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_WAIT_POLICY": "PASSIVE"}
     res = subprocess.run(
-        [sys.executable, "-c", _CHILD, url, str(path), kind],
+        [sys.executable, "-c", code, *args],
         capture_output=True, text=True, env=env, cwd=tree, timeout=3600, check=False,
     )  # fmt: skip
     if res.returncode != 0:
         raise RuntimeError(f"benchmark child in {tree} failed:\n{res.stderr[-3000:]}")
     out: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    if not str(out.get("memflow", "")).startswith(str(tree.resolve())):
+        raise RuntimeError(f"the child imported memflow from {out.get('memflow')}, not {tree}")
+    return out
+
+
+def run_side(
+    tree: Path, url: str, path: Path, kind: str, floor: Path | None = None
+) -> dict[str, Any]:
+    """One side's memorize of ``path``; with ``floor`` (a JSON list of the turn texts) also the
+    time to embed each of them once, measured before and after the memorize (load drifts)."""
+    out = run_in_tree(tree, _CHILD, url, str(path), kind, str(floor or ""))
     out["other_s"] = out["seconds"] - out["embed_s"] - out["extract_s"] - out["sql_write_s"]
     for k, v in list(out.items()):
         if isinstance(v, float):
             out[k] = round(v, 2)
+        elif isinstance(v, list):
+            out[k] = [round(x, 2) for x in v]
     return out
 
 
+def locomo_sessions(count: int) -> tuple[str, int]:
+    """The first ``count`` sessions of LoCoMo (conversations in file order) as a JSON list of
+    session conversations, and their number of turns (short turns: issue 14's input (a))."""
+    from benchmarks import locomo
+
+    convs, _ = locomo.load(locomo.DATA)
+    texts, turns = [], 0
+    for conv in convs:
+        for number, date, session in conv.sessions:
+            if len(texts) < count:
+                texts.append(locomo.session_json(conv, number, date, session))
+                turns += len(session)
+    return json.dumps(texts, ensure_ascii=False), turns
+
+
 def long_phase(
-    admin: str, base_tree: Path, work: Path, sessions: int, exchanges: int, journal_kb: int
+    admin: str,
+    base_tree: Path,
+    work: Path,
+    sessions: int,
+    exchanges: int,
+    journal_kb: int,
+    locomo_count: int = 0,
 ) -> dict[str, Any]:
-    """Before (``base_tree``) and after (this tree) on the same generated inputs, one run."""
+    """Before (``base_tree``) and after (this tree) on the same inputs, one run."""
     work.mkdir(parents=True, exist_ok=True)
     chat = work / "long_turn_chat.json"
-    chat.write_text(long_turn_chat(sessions, exchanges), encoding="utf-8")
+    text = long_turn_chat(sessions, exchanges)
+    chat.write_text(text, encoding="utf-8")
+    floor = work / "turn_texts.json"
+    turn_texts = [m["text"] for s in json.loads(text)["sessions"] for m in s["messages"]]
+    floor.write_text(json.dumps(turn_texts, ensure_ascii=False), encoding="utf-8")
     md = work / "journal.md"
     md.write_text(journal(journal_kb), encoding="utf-8")
-    turns = 2 * sessions * exchanges
-    inputs = {
-        "long_turn_chat": (chat, "conversation", turns),
+    inputs: dict[str, tuple[Path, str, int | None]] = {
+        "long_turn_chat": (chat, "conversation", len(turn_texts)),
         "journal": (md, "markdown", None),
     }
+    if locomo_count:
+        lc = work / "locomo_sessions.json"
+        body, n = locomo_sessions(locomo_count)
+        lc.write_text(body, encoding="utf-8")
+        inputs["locomo_sessions"] = (lc, "sessions", n)
     out: dict[str, Any] = {"base_tree_commit": common_commit(base_tree), "inputs": {}}
     for name, (path, kind, n_turns) in inputs.items():
         size_kb = path.stat().st_size / 1024
         sides = {}
         for side, tree in (("before", base_tree), ("after", common.REPO)):
-            with common.scratch_database(admin, f"mfbench_long_{side}") as url:
-                r = run_side(tree, url, path, kind)
+            with_floor = floor if name == "long_turn_chat" and side == "after" else None
+            with common.scratch_database(admin, f"mfbench_long_{side}", migrated=False) as url:
+                r = run_side(tree, url, path, kind, with_floor)
             r["kb_per_s"] = round(size_kb / r["seconds"], 2)
             if n_turns:
                 r["turns_per_s"] = round(n_turns / r["seconds"], 3)
             sides[side] = r
         out["inputs"][name] = {"kb": round(size_kb, 1), "turns": n_turns, **sides}
+        out["inputs"][name]["ratios"] = ratios(sides["before"], sides["after"])
+    return out
+
+
+def ratios(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float | None]:
+    """Speed-up of after over before (wall and process CPU) and, with a floor, after / floor."""
+    out: dict[str, float | None] = {
+        "speedup_wall": round(before["seconds"] / after["seconds"], 2),
+        "speedup_cpu": round(before["cpu_s"] / after["cpu_s"], 2),
+        "tokens_before_over_after": round(before["tokens_sent"] / after["tokens_sent"], 2),
+    }
+    floor, floor_cpu = after.get("floor_s") or [], after.get("floor_cpu_s") or []
+    if floor and sum(floor) > 0:
+        out["after_over_floor_wall"] = round(after["seconds"] / (sum(floor) / len(floor)), 2)
+        out["after_over_floor_cpu"] = round(after["cpu_s"] / (sum(floor_cpu) / len(floor)), 2)
     return out
 
 
@@ -278,10 +373,13 @@ def markdown_section(data: dict[str, Any]) -> list[str]:
         "## Long inputs, before and after (issue 14)",
         "",
         *([common.stamp_markdown(st), ""] if st else []),
-        f"Generated inputs, local embedder, rules extractor; before = `{data['base_tree_commit'][:12]}` "
-        "(the base commit, its own worktree), after = this commit; same run, each side in its own "
-        "process and scratch database. embed = time in the model; extract = rules extractor "
-        "minus embedding; SQL = writer minus embedding; texts = sent to the model / distinct.",
+        "Generated inputs (and LoCoMo's first sessions, short turns), local embedder, rules "
+        f"extractor; before = `{data['base_tree_commit'][:12]}` (its own worktree), after = "
+        "this commit; same run, each side in its own process and scratch database. seconds = "
+        "wall time of the memorize call; CPU s = the process's user + system time in it (both "
+        "cores; the model runs on OpenMP), the steadier measure on a loaded machine; embed = "
+        "time in the model; extract = rules extractor minus embedding; SQL = writer minus "
+        "embedding; texts = sent to the model / distinct; tokens = e5 tokens sent.",
         "",
     ]
     rows = []
@@ -289,16 +387,33 @@ def markdown_section(data: dict[str, Any]) -> list[str]:
         for side in ("before", "after"):
             r = d[side]
             rows.append([
-                name, side, d["kb"], d["turns"] or "", r["seconds"], r.get("turns_per_s", ""),
-                r["kb_per_s"], r["embed_s"], r["extract_s"], r["sql_write_s"], r["other_s"],
-                f"{r['texts_sent']} / {r['texts_distinct']}", r["facet_points"], r["peak_rss_mb"],
+                name, side, d["kb"], d["turns"] or "", r["seconds"], r.get("cpu_s", ""),
+                r.get("turns_per_s", ""), r["kb_per_s"], r["embed_s"], r["extract_s"],
+                r["sql_write_s"], f"{r['texts_sent']} / {r['texts_distinct']}",
+                r.get("tokens_sent", ""), r["facet_points"], r["peak_rss_mb"],
             ])  # fmt: skip
     out.append(common.md_table(
-        ["input", "side", "KB", "turns", "seconds", "turns/s", "KB/s", "embed s", "extract s",
-         "SQL s", "other s", "texts", "points", "peak RSS MB"],
+        ["input", "side", "KB", "turns", "seconds", "CPU s", "turns/s", "KB/s", "embed s",
+         "extract s", "SQL s", "texts", "tokens", "points", "peak RSS MB"],
         rows,
     ))  # fmt: skip
+    out += ["", common.md_table(
+        ["input", "speed-up (wall)", "speed-up (CPU)", "tokens before / after",
+         "after / floor (wall)", "after / floor (CPU)"],
+        [[name, r["speedup_wall"], r["speedup_cpu"], r["tokens_before_over_after"],
+          r.get("after_over_floor_wall", ""), r.get("after_over_floor_cpu", "")]
+         for name, d in data["inputs"].items() for r in [d.get("ratios", {})] if r],
+    )]  # fmt: skip
+    chat = data["inputs"]["long_turn_chat"]["after"]
+    if chat.get("floor_s"):
+        out += ["", f"Floor (each turn text embedded once, 16 a call, as the model reads it), "
+                f"measured in the after process before and after its memorize: wall "
+                f"{chat['floor_s']} s, CPU {chat['floor_cpu_s']} s."]  # fmt: skip
     return out
 
 
-__all__ = ["journal", "long_phase", "long_turn_chat", "markdown_section"]
+__all__ = [
+    "journal", "locomo_sessions", "long_phase", "long_turn_chat", "markdown_section", "ratios",
+    "run_in_tree",
+    "sentences_en", "sentences_zh",
+]  # fmt: skip

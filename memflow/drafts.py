@@ -68,6 +68,9 @@ class PointDraft(_Draft):
     name: str | None = None
     # Keys of the chunks (turn ids like "D1:3", sentence ids like "s12") that support this point.
     sources: list[str] = Field(default_factory=list)
+    # One of several pieces of one long message (memflow.text.pieces): its has_point edge text
+    # ("handle -> piece") shares the point's vector instead of being embedded again.
+    piece: bool = False
 
 
 class FacetDraft(_Draft):

@@ -321,9 +321,10 @@ class RulesExtractor:
                     anchor_text=anchor,
                     description=shorten(join_statements(lines), 300),
                     points=[
-                        PointDraft(search_text=t, sources=[c.key])
+                        PointDraft(search_text=t, sources=[c.key], piece=len(ts) > 1)
                         for c in group.chunks
-                        for t in point_texts(c)
+                        for ts in [point_texts(c)]
+                        for t in ts
                     ],
                     entities=[_facet_entity(h, group.chunks) for h in hits],
                     time=found.to_span()

@@ -60,6 +60,8 @@ class EdgeRow:
     relationship: str
     dst: uuid.UUID
     edge_text: str
+    # A text of the same plan whose vector this edge text reuses (a piece's has_point edge).
+    vector_of: str | None = None
 
     @property
     def text_hash(self) -> bytes:
@@ -92,6 +94,10 @@ class WritePlan:
 
     def edge_texts(self) -> dict[bytes, str]:
         return {e.text_hash: e.edge_text for e in self.edges.values()}
+
+    def edge_vector_of(self) -> dict[bytes, bytes]:
+        """Edge text hash -> hash of the text whose vector it reuses (only edges that do)."""
+        return {e.text_hash: text_hash(e.vector_of) for e in self.edges.values() if e.vector_of}
 
 
 def episode_id(dataset_id: uuid.UUID, draft: EpisodeDraft) -> uuid.UUID:
@@ -139,10 +145,17 @@ class Planner:
         self.ds = dataset_id
         self.plan = WritePlan()
 
-    def _edge(self, src: uuid.UUID, rel: str, dst: uuid.UUID, edge_text: str) -> None:
+    def _edge(
+        self,
+        src: uuid.UUID,
+        rel: str,
+        dst: uuid.UUID,
+        edge_text: str,
+        vector_of: str | None = None,
+    ) -> None:
         eid = make_id(self.ds, "edge", src, rel, dst)
         if eid not in self.plan.edges:
-            self.plan.edges[eid] = EdgeRow(eid, src, rel, dst, edge_text)
+            self.plan.edges[eid] = EdgeRow(eid, src, rel, dst, edge_text, vector_of)
 
     def _entity(self, e: EntityDraft, sources: list[str]) -> uuid.UUID:
         eid = entity_id(self.ds, e.name)
@@ -232,7 +245,13 @@ class Planner:
                 )
             else:
                 self.plan.nodes[pid].sources.extend(p.sources)
-            self._edge(fid, "has_point", pid, has_point_text(f, p.search_text, p.description))
+            self._edge(
+                fid,
+                "has_point",
+                pid,
+                has_point_text(f, p.search_text, p.description),
+                vector_of=self.plan.nodes[pid].search_text if p.piece else None,
+            )
         for e in f.entities:
             en = self._entity(e, srcs)
             self._edge(fid, "involves_entity", en, facet_entity_text(e, f))

@@ -107,16 +107,22 @@ class Writer:
     ) -> tuple[dict[bytes, Any], list[bytes]]:
         """Vectors for every text of the plans, by text hash, and the hashes newly embedded."""
         texts: dict[bytes, str] = {}
+        reuse: dict[bytes, bytes] = {}  # edge text -> the plan text whose vector it shares
         for plan in plans:
             texts.update((text_hash(e.text), e.text) for e in plan.embeds)
-            texts.update(plan.edge_texts())
-        vectors = self._cached_vectors(dataset_id, list(texts))
+            reuse.update(plan.edge_vector_of())
+        for plan in plans:
+            texts.update((h, t) for h, t in plan.edge_texts().items() if reuse.get(h) not in texts)
+        vectors = self._cached_vectors(dataset_id, list(texts) + list(reuse))
         missing = [h for h in texts if h not in vectors]
         if missing:
             self.fault("embedding")
             out = embed_passages_checked(self.embedder, [texts[h] for h in missing])
             for h, vec in zip(missing, out, strict=True):
                 vectors[h] = np.asarray(vec, dtype=np.float32)
+        for h, of in reuse.items():
+            if h not in vectors:
+                vectors[h] = vectors[of]
         return vectors, missing
 
     # -- the transaction --------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from memflow import Memory, ProgressEvent
 from memflow.embed.base import Matrix
 from memflow.embed.hash import HashEmbedder
 from memflow.text.document import Chunk, ParsedDocument, Session
-from tests.integration.test_memorize import point_chunks
+from tests.integration.test_memorize import point_chunks, rows
 
 _PLACES = ("harbour", "orchard", "library", "bakery", "workshop", "station", "garden", "market")
 
@@ -105,6 +105,27 @@ def test_each_distinct_text_reaches_the_embedder_once_per_memorize_call(db_url: 
     assert twice == {}
     # Every turn's points were embedded (segmentation and the writer shared the vectors).
     assert sum(d.embeddings for d in report.documents) == len(emb.seen)
+
+
+def test_a_piece_of_a_long_turn_lends_its_vector_to_its_has_point_edge(db_url: str) -> None:
+    emb = CountingEmbedder()
+    with Memory.open(db_url, embedder=emb) as mem:
+        mem.dataset("edges").memorize(chat_doc(TURNS), extractor="rules")
+    got = rows(
+        db_url,
+        "SELECT n.search_text, e.edge_text, x.embedding::text = p.embedding::text "
+        "FROM memflow.edge e JOIN memflow.node n ON n.id = e.dst "
+        "JOIN memflow.edge_text x ON x.text_hash = e.text_hash "
+        "JOIN memflow.facetpoint_search_text p ON p.node_id = n.id "
+        "WHERE e.relationship = 'has_point'",
+    )
+    pieces = {point: same for point, _, same in got if point.startswith("Ivo: On visit")}
+    short = {point: same for point, _, same in got if point not in pieces}
+    assert len(pieces) >= 3 and all(pieces.values())  # the piece's own vector, stored once more
+    assert len(short) >= 4 and not any(short.values())  # short turns: "handle -> turn" embedded
+    sent = set(emb.seen)
+    for point, edge, _ in got:
+        assert point in sent and (edge in sent) == (point not in pieces)
 
 
 def test_a_12000_token_turn_becomes_points_and_its_last_sentence_is_found(db_url: str) -> None:
