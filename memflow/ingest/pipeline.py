@@ -76,6 +76,9 @@ class InputDocument:
     doc: ParsedDocument | None = None
     content_hash: str | None = None
     error: MemflowError | None = None
+    # One file or named input that gave one document: re-memorising the source edited is its
+    # next version (memflow.store.temporal). Parts of a multi-document input never are.
+    versioned: bool = False
 
 
 def _is_path_like_text(text: str) -> bool:
@@ -154,7 +157,11 @@ def _parse_raw(
             and doc.content_type in ("text", "markdown")
         ):
             doc = doc.model_copy(update={"reference_time": mtime})
-        out.append(InputDocument(doc.source, doc, _input_hash(text, doc, i, reference_time)))
+        out.append(
+            InputDocument(
+                doc.source, doc, _input_hash(text, doc, i, reference_time), versioned=len(docs) == 1
+            )
+        )
     return out
 
 
@@ -375,7 +382,11 @@ class Memorizer:
                 content_hash=item.content_hash,
                 reference_time=doc.reference_time,
                 chunks=list(doc.chunks),
-                meta={"extractor": report.extractor},
+                meta={
+                    "extractor": report.extractor,
+                    **({"versioned": True} if item.versioned else {}),
+                },
+                session_times={s.index: s.started_at for s in doc.sessions if s.started_at},
             )
             writer = Writer(
                 self.engine,
