@@ -1,7 +1,7 @@
 """False supersessions of the rules path, measured offline on a stored dataset (LoCoMo).
 
 Every dataset's FacetPoints are replayed in the order they were said (chunk time, then position)
-through :func:`memflow.ingest.supersede.superseded_by_rules`, each new point against *every*
+through :func:`memflow.text.supersede.superseded_by_rules`, each new point against *every*
 earlier point still current of its dataset (an upper bound: the write path only looks at the
 same speaker's points and the nearest neighbours). LoCoMo conversations are people chatting over
 months; the facts in them rarely change, so what the rule supersedes there is mostly false.
@@ -27,7 +27,7 @@ import psycopg
 
 from memflow.config import libpq_url
 from memflow.db.embedded import EmbeddedServer
-from memflow.ingest.supersede import PointFact, superseded_by_rules
+from memflow.text.supersede import PointFact, superseded_by_rules
 
 POINTS = """
 SELECT d.name AS dataset, n.id, n.search_text AS text, c.speaker, c.ts, doc.reference_time,

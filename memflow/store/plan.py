@@ -13,7 +13,7 @@ from typing import Any
 
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, TimeSpan
 from memflow.ids import canonical_name, make_id, normalise_text, text_hash
-from memflow.ingest.supersede import Supersession
+from memflow.text.supersede import Supersession
 
 
 @dataclass

@@ -8,7 +8,7 @@ a document is written with its supersessions, or not at all. Three paths close a
   ``correction`` for :func:`memflow.store.history.correct`);
 - **model**: decisions an LLM made before the transaction (:mod:`memflow.llm.supersede`), carried
   on the plan (reason ``model``);
-- **rules**: :func:`memflow.ingest.supersede.superseded_by_rules` against the same speaker's
+- **rules**: :func:`memflow.text.supersede.superseded_by_rules` against the same speaker's
   points and the nearest ones (reason ``rule``).
 
 A document memorised from a source (path or name) that already has a current document is that
@@ -20,18 +20,31 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import Connection
 
 from memflow.db.queries import q
-from memflow.ingest.supersede import PointFact, Supersession, frame_of, superseded_by_rules
+from memflow.text.supersede import PointFact, Supersession, frame_of, superseded_by_rules
 
 if TYPE_CHECKING:
     from memflow.store.plan import WritePlan
-    from memflow.store.writer import DocumentInfo
+    from memflow.text.document import Chunk
+
+
+class DocumentInfo(Protocol):
+    """What of :class:`memflow.store.writer.DocumentInfo` this module reads (no import cycle)."""
+
+    id: uuid.UUID
+    source: str
+    reference_time: datetime | None
+    chunks: list[Chunk]
+    meta: dict[str, Any]
+    session_times: dict[int, datetime]
+    actor: str | None
+
 
 CANDIDATES_K = 8  # nearest stored points a new point is compared with (besides its speaker's)
 # Sources that name no document of their own: never versions of one another.
@@ -104,7 +117,7 @@ def close_node(
     was already closed."""
     row = conn.execute(
         q("supersede_node"),
-        {"dataset_id": ds, "old": old, "new": new, "invalid_at": invalid_at or _now(conn)},
+        {"dataset_id": ds, "old": old, "new": new, "invalid_at": invalid_at or datetime.now(UTC)},
     ).first()
     if row is None:
         return False
@@ -119,10 +132,6 @@ def close_node(
         detail={"superseded_by": str(new), "text": row.search_text, **(detail or {})},
     )
     return True
-
-
-def _now(conn: Connection) -> datetime:
-    return conn.exec_driver_sql("SELECT now()").scalar_one()  # type: ignore[no-any-return]
 
 
 # ---------------------------------------------------------------- after a document's rows

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memflow.ingest.supersede import PointFact, frame_of, relation_of, superseded_by_rules
+from memflow.text.supersede import PointFact, frame_of, relation_of, superseded_by_rules
 
 T0 = datetime(2024, 1, 5, tzinfo=UTC)
 T1 = datetime(2024, 3, 9, tzinfo=UTC)
