@@ -114,10 +114,7 @@ def search(
         timings_ms=timings,
         scored=scored,
     )
-    t = time.perf_counter()
-    with transaction(engine, dataset_id) as conn:
-        response = temporal.decorate(conn, dataset_id, response)
-    response.timings_ms["validity"] = _ms(t)
+    response = temporal.decorate(response, graph.times)
     response.timings_ms["total"] = round(
         sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
     )
@@ -188,6 +185,9 @@ def retrieve(
                     conn, dataset_id, graph, validity, include_history=include_history
                 )
             timings["expand_sql"] = _ms(t)
+        t = time.perf_counter()
+        graph = temporal.node_times(conn, dataset_id, graph)
+        timings["validity_sql"] = timings.get("validity_sql", 0.0) + _ms(t)
     return hits, graph, scored
 
 

@@ -233,21 +233,26 @@ def _quote(text: str | None, quoted: dict[str, str]) -> str | None:
     return text
 
 
-def decorate(conn: Connection, ds: uuid.UUID, resp: SearchResponse) -> SearchResponse:
-    """Event time, record time and validity on the response's context units and path steps."""
-    ids: set[uuid.UUID] = {u.node_id for u in resp.context_units if u.node_id is not None}
-    ids |= {s.id for r in resp.results for s in r.path if s.id is not None}
-    if not ids:
-        return resp
-    times: dict[uuid.UUID, dict[str, Any]] = {
+def node_times(conn: Connection, ds: uuid.UUID, graph: Subgraph) -> Subgraph:
+    """The subgraph with the times and validity of its nodes (one statement)."""
+    if not graph.nodes:
+        return graph
+    graph.times = {
         r.id: {
             "valid_at": r.valid_at,
             "recorded_at": r.recorded_at,
             "invalid_at": r.invalid_at,
             "superseded_by": r.superseded_by,
         }
-        for r in conn.execute(q("node_times"), {"dataset_id": ds, "ids": sorted(ids)})
+        for r in conn.execute(q("node_times"), {"dataset_id": ds, "ids": sorted(graph.nodes)})
     }
+    return graph
+
+
+def decorate(resp: SearchResponse, times: dict[uuid.UUID, dict[str, Any]]) -> SearchResponse:
+    """Event time, record time and validity on the response's context units and path steps."""
+    if not times:
+        return resp
     units = [
         u.model_copy(update=times[u.node_id]) if u.node_id in times else u
         for u in resp.context_units
@@ -263,4 +268,12 @@ def decorate(conn: Connection, ds: uuid.UUID, resp: SearchResponse) -> SearchRes
     return resp.model_copy(update={"context_units": units, "results": results})
 
 
-__all__ = ["Validity", "adjust_hits", "asks_about_the_past", "decorate", "load", "mark_graph"]
+__all__ = [
+    "Validity",
+    "adjust_hits",
+    "asks_about_the_past",
+    "decorate",
+    "load",
+    "mark_graph",
+    "node_times",
+]

@@ -109,6 +109,9 @@ class Subgraph:
     episode_count: int = 0  # episodes in the dataset (entity specificity)
     # Points fetched with their exact distance for the context only (not recalled, not scored).
     unit_distances: dict[UUID, float] = field(default_factory=dict)
+    # Revision 0004: valid_at, recorded_at, invalid_at, superseded_by of the nodes, by id
+    # (memflow.recall.temporal.node_times), for the response's units and path steps.
+    times: dict[UUID, dict[str, Any]] = field(default_factory=dict)
 
 
 class PathStep(_Frozen):
