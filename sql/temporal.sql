@@ -197,3 +197,12 @@ SELECT text_hash FROM memflow.edge
 WHERE dataset_id = :dataset_id AND text_hash = ANY(:hashes)
 GROUP BY text_hash
 HAVING bool_and(invalid_at IS NOT NULL AND invalid_at <= :as_of);
+
+-- name: supersede_neighbours
+-- The :k current stored FacetPoints closest to a new point's vector (the model path's candidates).
+SELECT n.id, n.search_text AS text, o.embedding <=> CAST(:q AS vector) AS distance
+FROM memflow.facetpoint_search_text o
+JOIN memflow.node n ON n.dataset_id = o.dataset_id AND n.id = o.node_id
+WHERE o.dataset_id = :dataset_id AND n.invalid_at IS NULL
+  AND NOT (o.node_id = ANY(CAST(:exclude AS uuid[])))
+ORDER BY o.embedding <=> CAST(:q AS vector) LIMIT :k;

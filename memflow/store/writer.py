@@ -89,12 +89,16 @@ class Writer:
         *,
         fault: FaultHook | None = None,
         after_rows: Callable[[Connection, uuid.UUID], None] | None = None,
+        decide: Callable[[uuid.UUID, WritePlan, dict[bytes, Any]], None] | None = None,
     ) -> None:
         self.engine = engine
         self.embedder = embedder
         self.fault = fault or (lambda _stage: None)
         # Runs inside the document's transaction after its rows (routing's merge updates).
         self.after_rows = after_rows
+        # Runs after the embeddings, before the transaction: the model path of supersession
+        # (memflow.llm.supersede) fills ``plan.decisions`` there.
+        self.decide = decide
 
     # -- embeddings (outside the transaction) ---------------------------------------------------
     def _cached_vectors(self, dataset_id: uuid.UUID, hashes: list[bytes]) -> dict[bytes, Any]:
@@ -138,6 +142,9 @@ class Writer:
             if document_exists(conn, dataset_id, doc.id):
                 return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
         vectors, missing = self.compute_vectors(dataset_id, plan)
+        if self.decide is not None:
+            stamp_times(doc, plan)
+            self.decide(dataset_id, plan, vectors)
         if on_write is not None:
             on_write()
 
