@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
+from ..conftest import REPO
 from .test_cli_foundation import js, run
 
 
@@ -34,3 +39,21 @@ def test_edited_note_versions_as_of_correct_and_history(db_url: str, tmp_path: P
     assert "(document, by " in text and "(correction, by sre-lee)" in text and "current" in text
     versions = js(run(db_url, "history", fixed["point_id"], "--dataset", "ops", "--json"))
     assert [v["reason"] for v in versions["versions"]] == ["document", "correction", None]
+
+
+def test_readme_facts_that_change_example_runs(db_url: str) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Facts that change") : readme.index("## Inspect it with psql")]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    env = {**os.environ, "MEMFLOW_DATABASE_URL": db_url, "MEMFLOW_EMBEDDER": "hash"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "I live in Boston. [superseded, valid until 2023-03-09]" in out.stdout
+    assert "9 March 2023" not in lines[-4]  # as of 1 February: the Boston session
+    history = lines[-3:]
+    assert "Boston" in history[0] and "rule" in history[0]
+    assert "Seattle" in history[1] and "correction" in history[1]
+    assert "Tacoma" in history[2] and history[2].endswith("None None")

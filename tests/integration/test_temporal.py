@@ -154,3 +154,43 @@ def test_re_memorising_an_edited_note_makes_the_new_value_current(
     assert ctx.index("30天") < (ctx.index("35天") if "35天" in ctx else len(ctx))
     ds.forget(document_id=second)
     assert [(d.version, d.status) for d in ds.documents()] == [(1, "current")]
+
+
+def test_a_draft_names_the_point_it_replaces(mem: Memory) -> None:
+    ds = mem.dataset("drafts")
+    ds.add_episode(
+        {
+            "name": "Release plan",
+            "summary": "When the mobile app ships.",
+            "facets": [
+                {
+                    "search_text": "ship date",
+                    "points": [{"search_text": "The mobile app ships on 4 June."}],
+                }
+            ],
+        }
+    )
+    old = ds.search("when does the mobile app ship?", display="highly_related").context_units[0]
+    assert old.node_id is not None and old.invalid_at is None
+    ds.add_episode(
+        {
+            "name": "Release slip",
+            "summary": "The mobile app release moved.",
+            "facets": [
+                {
+                    "search_text": "new ship date",
+                    "points": [
+                        {
+                            "search_text": "The app release slipped two weeks, to mid June.",
+                            "replaces": str(old.node_id),
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    versions = ds.history(old.node_id)
+    assert [v.reason for v in versions] == ["document", None]
+    assert versions[1].text == "The app release slipped two weeks, to mid June."
+    ctx = ds.search("when does the mobile app ship?", display="highly_related").context
+    assert ctx.index("slipped two weeks") < ctx.index("ships on 4 June"), ctx
