@@ -36,6 +36,7 @@ from memflow.memory import Dataset, DatasetInfo, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.types import Citation, ContextUnit, PathStep, SearchResponse, SearchResult
 from memflow.store.forget import ForgetReport
+from memflow.store.history import DocumentVersion, HistoryEntry
 from memflow.store.writer import WriteResult
 from memflow.text.document import Chunk, ParsedDocument
 
@@ -68,6 +69,7 @@ __all__ = [
     "DatasetInfo",
     "DisplayMode",
     "DocumentReport",
+    "DocumentVersion",
     "Embedder",
     "EmbedderMismatch",
     "EmbeddingDimensionMismatch",
@@ -80,6 +82,7 @@ __all__ = [
     "FacetDraft",
     "FaultHook",
     "ForgetReport",
+    "HistoryEntry",
     "InvalidInput",
     "LlmClient",
     "LlmSettings",

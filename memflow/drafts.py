@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any, Literal
+from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -71,6 +72,8 @@ class PointDraft(_Draft):
     # One of several pieces of one long message (memflow.text.pieces): its has_point edge text
     # ("handle -> piece") shares the point's vector instead of being embedded again.
     piece: bool = False
+    # The id of a stored FacetPoint this one replaces (it is closed, reason "document").
+    replaces: UUID | None = None
 
 
 class FacetDraft(_Draft):

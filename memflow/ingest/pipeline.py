@@ -47,6 +47,7 @@ from memflow.ingest.parse import TEXT_EXTENSIONS, decode_input, iter_sources, pa
 from memflow.ingest.progress import ProgressCallback, ProgressTracker
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_drafts
+from memflow.ingest.supersede import make_decider
 from memflow.store.merge import NodeUpdate, apply_updates, load_episodes
 from memflow.store.plan import Planner, WritePlan
 from memflow.store.writer import (
@@ -76,6 +77,9 @@ class InputDocument:
     doc: ParsedDocument | None = None
     content_hash: str | None = None
     error: MemflowError | None = None
+    # One file or named input that gave one document: re-memorising the source edited is its
+    # next version (memflow.store.temporal). Parts of a multi-document input never are.
+    versioned: bool = False
 
 
 def _is_path_like_text(text: str) -> bool:
@@ -154,7 +158,11 @@ def _parse_raw(
             and doc.content_type in ("text", "markdown")
         ):
             doc = doc.model_copy(update={"reference_time": mtime})
-        out.append(InputDocument(doc.source, doc, _input_hash(text, doc, i, reference_time)))
+        out.append(
+            InputDocument(
+                doc.source, doc, _input_hash(text, doc, i, reference_time), versioned=len(docs) == 1
+            )
+        )
     return out
 
 
@@ -250,6 +258,8 @@ class Memorizer:
         self.client = llm
         self.extractor = self._make_extractor(opts.extractor)
         self.router = self._make_router()
+        self.supersede = opts.supersede
+        self._decide = make_decider(opts.supersede, self._llm_client, self.engine)
 
     # -- setup ----------------------------------------------------------------------------------
     def _llm_client(self) -> LlmClient:
@@ -367,6 +377,7 @@ class Memorizer:
                     return report, None
             drafts, report.extractor = self._extract(doc)
             plan, updates, report.merged = self._plan(doc, report.id, drafts)
+            plan.rules = self.supersede != "off"
             info = DocumentInfo(
                 id=report.id,
                 source=doc.source,
@@ -375,7 +386,11 @@ class Memorizer:
                 content_hash=item.content_hash,
                 reference_time=doc.reference_time,
                 chunks=list(doc.chunks),
-                meta={"extractor": report.extractor},
+                meta={
+                    "extractor": report.extractor,
+                    **({"versioned": True} if item.versioned else {}),
+                },
+                session_times={s.index: s.started_at for s in doc.sessions if s.started_at},
             )
             writer = Writer(
                 self.engine,
@@ -384,6 +399,7 @@ class Memorizer:
                 after_rows=(lambda conn, ds_id: apply_updates(conn, ds_id, updates))
                 if updates
                 else None,
+                decide=self._decide,
             )
             result = writer.write(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:
