@@ -11,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, Row
 
 from memflow import config as mfconfig
 from memflow.context import FaultHook, StoreContext
@@ -96,18 +96,7 @@ class Memory:
         schema itself; an external one must be upgraded with ``memflow db upgrade`` unless
         ``auto_upgrade=True``.
         """
-        from memflow.embed.factory import make_embedder
-
-        emb = make_embedder(embedder)
-        url, server = _locate(database_url, home)
-        upgrade = bool(auto_upgrade) if auto_upgrade is not None or server is None else True
-        admin = dbe.make_engine(url, pool_size=1)
-        try:
-            with dbe.transaction(admin) as conn:
-                dbe.check_server(conn)
-                dbe.check_schema(conn, auto_upgrade=upgrade, embedding_dim=emb.dim)
-        finally:
-            admin.dispose()
+        url, emb, server = open_store(database_url, home, embedder, auto_upgrade)
         return cls(dbe.make_engine(url, app_role=True), emb, url=url, server=server)
 
     @staticmethod
@@ -150,32 +139,12 @@ class Memory:
         """The dataset ``name``; created unless ``create=False`` (then NotFound if absent)."""
         validate_dataset_name(name)
         with dbe.transaction(self.engine) as conn:
-            row = conn.execute(q("dataset_get"), {"name": name}).first()
-            if row is None:
-                if not create:
-                    raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
-                conn.execute(
-                    q("dataset_create"),
-                    {"id": dataset_uuid(name), "name": name, "embedder": self.embedder.name},
-                )
-                row = conn.execute(q("dataset_get"), {"name": name}).first()
-        if row is None:  # pragma: no cover - created above
-            raise DatabaseError(f"dataset {name!r} could not be created")
+            row = resolve_dataset(conn, name, self.embedder.name, create=create)
         return Dataset(self, row.id, row.name, embedder_name=row.embedder)
 
     def datasets(self) -> list[DatasetInfo]:
-        out = []
         with dbe.transaction(self.engine) as conn:
-            for r in conn.execute(q("dataset_list")).all():
-                # Row-level security: counts are visible only with the transaction bound to r.id.
-                conn.execute(q("bind_dataset"), {"dataset_id": str(r.id)})
-                c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
-                out.append(
-                    DatasetInfo(
-                        r.id, r.name, r.created_at, int(c.episodes), int(c.documents), r.embedder
-                    )
-                )
-        return out
+            return list_datasets(conn)
 
     def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
         """Delete a dataset and everything in it; returns False if it did not exist (or, with
@@ -212,12 +181,7 @@ class Dataset:
             with dbe.transaction(self.memory.engine, self.id) as conn:
                 conn.execute(q("dataset_set_embedder"), {"dataset_id": self.id, "embedder": mine})
             self._embedder_name = mine
-        elif self._embedder_name != mine:
-            raise EmbedderMismatch(
-                f"dataset {self.name!r} holds vectors of {self._embedder_name}, but this store was "
-                f"opened with {mine}: open it with that embedder (--embedder / MEMFLOW_EMBEDDER) "
-                "or use another dataset"
-            )
+        check_same_embedder(self.name, self._embedder_name, mine)
 
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, id={self.id})"
@@ -263,22 +227,7 @@ class Dataset:
     def _draft_document(
         self, drafts: Sequence[EpisodeDraft | dict[str, Any]]
     ) -> tuple[DocumentInfo, WritePlan]:
-        parsed = [_as_draft(d) for d in drafts]
-        if not parsed:
-            raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
-        payload = json.dumps(
-            [d.model_dump(mode="json") for d in parsed], sort_keys=True, ensure_ascii=False
-        )
-        chash = content_hash(payload)
-        doc = DocumentInfo(
-            id=document_id(self.id, chash),
-            source="add_episode",
-            title=parsed[0].name,
-            content_type="draft",
-            content_hash=chash,
-            reference_time=None,
-        )
-        return doc, plan_drafts(self.id, parsed)
+        return draft_document(self.id, drafts)
 
     # -- search ---------------------------------------------------------------------------------
     def search(
@@ -404,6 +353,90 @@ def _locate(database_url: str | None, home: str | Path | None) -> tuple[str, Emb
     server = EmbeddedServer(mfconfig.memflow_home(home))
     server.start()
     return server.url(), server
+
+
+def open_store(
+    database_url: str | None,
+    home: str | Path | None,
+    embedder: Embedder | str | None,
+    auto_upgrade: bool | None,
+) -> tuple[str, Embedder, EmbeddedServer | None]:
+    """What :meth:`Memory.open` does before it makes its engine: the URL (the embedded server
+    started when it is the store), the embedder, the server and the schema checked (upgraded)."""
+    from memflow.embed.factory import make_embedder
+
+    emb = make_embedder(embedder)
+    url, server = _locate(database_url, home)
+    upgrade = bool(auto_upgrade) if auto_upgrade is not None or server is None else True
+    admin = dbe.make_engine(url, pool_size=1)
+    try:
+        with dbe.transaction(admin) as conn:
+            dbe.check_server(conn)
+            dbe.check_schema(conn, auto_upgrade=upgrade, embedding_dim=emb.dim)
+    finally:
+        admin.dispose()
+    return url, emb, server
+
+
+def resolve_dataset(conn: Connection, name: str, embedder_name: str, *, create: bool) -> Row[Any]:
+    """The row of dataset ``name`` (id, name, embedder), created unless ``create`` is false
+    (then NotFound)."""
+    row = conn.execute(q("dataset_get"), {"name": name}).first()
+    if row is None:
+        if not create:
+            raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
+        conn.execute(
+            q("dataset_create"),
+            {"id": dataset_uuid(name), "name": name, "embedder": embedder_name},
+        )
+        row = conn.execute(q("dataset_get"), {"name": name}).first()
+    if row is None:  # pragma: no cover - created above
+        raise DatabaseError(f"dataset {name!r} could not be created")
+    return row
+
+
+def list_datasets(conn: Connection) -> list[DatasetInfo]:
+    out = []
+    for r in conn.execute(q("dataset_list")).all():
+        # Row-level security: counts are visible only with the transaction bound to r.id.
+        conn.execute(q("bind_dataset"), {"dataset_id": str(r.id)})
+        c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
+        out.append(
+            DatasetInfo(r.id, r.name, r.created_at, int(c.episodes), int(c.documents), r.embedder)
+        )
+    return out
+
+
+def check_same_embedder(dataset: str, stored: str, mine: str) -> None:
+    """Refuse to mix models: the dataset keeps the embedder it was first written with."""
+    if stored != mine:
+        raise EmbedderMismatch(
+            f"dataset {dataset!r} holds vectors of {stored}, but this store was "
+            f"opened with {mine}: open it with that embedder (--embedder / MEMFLOW_EMBEDDER) "
+            "or use another dataset"
+        )
+
+
+def draft_document(
+    dataset_id: uuid.UUID, drafts: Sequence[EpisodeDraft | dict[str, Any]]
+) -> tuple[DocumentInfo, WritePlan]:
+    """The document and write plan of structured drafts (what ``add_episodes`` writes)."""
+    parsed = [_as_draft(d) for d in drafts]
+    if not parsed:
+        raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
+    payload = json.dumps(
+        [d.model_dump(mode="json") for d in parsed], sort_keys=True, ensure_ascii=False
+    )
+    chash = content_hash(payload)
+    doc = DocumentInfo(
+        id=document_id(dataset_id, chash),
+        source="add_episode",
+        title=parsed[0].name,
+        content_type="draft",
+        content_hash=chash,
+        reference_time=None,
+    )
+    return doc, plan_drafts(dataset_id, parsed)
 
 
 def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:
