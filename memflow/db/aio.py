@@ -27,7 +27,13 @@ from psycopg.rows import dict_row
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memflow.db.engine import RETRY_ATTEMPTS, check_url, retry_delay, wrap_db_error
+from memflow.db.engine import (
+    RETRY_ATTEMPTS,
+    check_url,
+    engine_options,
+    retry_delay,
+    wrap_db_error,
+)
 from memflow.db.queries import q, raw
 from memflow.db.steps import Body, Op, Tx, advance
 from memflow.errors import MemflowError
@@ -71,14 +77,7 @@ def make_async_engine(url: str, *, pool_size: int = 5, app_role: bool = False) -
     """An async engine on psycopg's async driver; with ``app_role`` its connections run as
     ``memflow_app`` (subject to row-level security), as :func:`memflow.db.engine.make_engine`."""
     check_url(url)
-    engine = create_async_engine(
-        url,
-        pool_size=pool_size,
-        max_overflow=10,
-        pool_pre_ping=True,
-        pool_recycle=1800,
-        connect_args={"connect_timeout": 10, "application_name": "memflow"},
-    )
+    engine = create_async_engine(url, **engine_options(pool_size))
 
     def on_connect(dbapi_conn: Any, _record: object) -> None:
         try:

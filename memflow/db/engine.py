@@ -135,17 +135,21 @@ def _use_app_role(dbapi_conn: Any, _record: object) -> None:
     dbapi_conn.commit()  # SET is transactional: keep it past the pool's reset-on-return rollback
 
 
+def engine_options(pool_size: int) -> dict[str, Any]:
+    """The pool and connection settings of every memflow engine (sync and async)."""
+    return {
+        "pool_size": pool_size,
+        "max_overflow": 10,
+        "pool_pre_ping": True,
+        "pool_recycle": 1800,
+        "connect_args": {"connect_timeout": 10, "application_name": "memflow"},
+    }
+
+
 def make_engine(url: str, *, pool_size: int = 5, app_role: bool = False) -> Engine:
     """An engine; with ``app_role`` its connections run as ``memflow_app`` (subject to RLS)."""
     check_url(url)
-    engine = create_engine(
-        url,
-        pool_size=pool_size,
-        max_overflow=10,
-        pool_pre_ping=True,
-        pool_recycle=1800,
-        connect_args={"connect_timeout": 10, "application_name": "memflow"},
-    )
+    engine = create_engine(url, **engine_options(pool_size))
     event.listen(engine, "connect", _register_vector)
     if app_role:
         event.listen(engine, "connect", _use_app_role)
