@@ -106,11 +106,13 @@ def measure(url: str, qs: Sequence[str], rounds: int, warmup: int) -> dict[str, 
     import httpx
     from mcp import Client
 
+    from memflow.aio import AsyncMemory
     from memflow.memory import Memory
     from memflow.service import Service
 
     body = {"top_k": 10, "display": "highly_related"}
-    times: dict[str, list[float]] = {k: [] for k in ("dataset_api", "service", "http", "mcp_http")}
+    doors = ("dataset_api", "async_api", "service", "http", "mcp_http")
+    times: dict[str, list[float]] = {k: [] for k in doors}
     # CPU time per door (this process; plus the server's for HTTP and MCP): what a door costs
     # whatever the load, where wall time under load also counts waiting for a CPU.
     cpu = dict.fromkeys(times, 0.0)
@@ -126,7 +128,11 @@ def measure(url: str, qs: Sequence[str], rounds: int, warmup: int) -> dict[str, 
         async def run() -> None:
             nonlocal mismatches
             http = httpx.Client(base_url=f"http://127.0.0.1:{api_port}", timeout=30)
-            async with Client(f"http://127.0.0.1:{mcp_port}/mcp") as mcp:
+            async with (
+                Client(f"http://127.0.0.1:{mcp_port}/mcp") as mcp,
+                AsyncMemory.open(url, embedder=EMBEDDER) as amem,
+            ):
+                ads = amem.dataset(DATASET, create=False)
                 servers: dict[str, float] = {}
                 for n in range(warmup + rounds * len(qs)):
                     if n == warmup:
@@ -135,6 +141,9 @@ def measure(url: str, qs: Sequence[str], rounds: int, warmup: int) -> dict[str, 
                     c, t = time.process_time(), time.perf_counter()
                     direct = ds.search(q, **body)  # type: ignore[arg-type]
                     t_api, c_api = _ms(t), (time.process_time() - c) * 1000
+                    c, t = time.process_time(), time.perf_counter()
+                    awaited = await ads.search(q, **body)  # type: ignore[arg-type]
+                    t_async, c_async = _ms(t), (time.process_time() - c) * 1000
                     c, t = time.process_time(), time.perf_counter()
                     served = service.search(DATASET, q, **body)  # type: ignore[arg-type]
                     t_service, c_service = _ms(t), (time.process_time() - c) * 1000
@@ -148,12 +157,16 @@ def measure(url: str, qs: Sequence[str], rounds: int, warmup: int) -> dict[str, 
                         [r["episode_id"] for r in payload["results"]]
                         for payload in (served, resp.json(), tool.structured_content or {})
                     ]
-                    ids.append([str(r.episode_id) for r in direct.results])
+                    ids += [[str(r.episode_id) for r in x.results] for x in (direct, awaited)]
                     mismatches += any(x != ids[0] for x in ids[1:])
                     if n >= warmup:
-                        for key, ms in zip(times, (t_api, t_service, t_http, t_mcp), strict=True):
+                        for key, ms in zip(
+                            times, (t_api, t_async, t_service, t_http, t_mcp), strict=True
+                        ):
                             times[key].append(ms)
-                        for key, ms in zip(cpu, (c_api, c_service, c_http, c_mcp), strict=True):
+                        for key, ms in zip(
+                            cpu, (c_api, c_async, c_service, c_http, c_mcp), strict=True
+                        ):
                             cpu[key] += ms
                 cpu["http"] += _cpu_ms(api_pid) - servers["http"]
                 cpu["mcp_http"] += _cpu_ms(mcp_pid) - servers["mcp_http"]
@@ -187,6 +200,7 @@ def markdown(data: dict[str, Any]) -> str:
     over = data["overhead_vs_service_ms"]
     names = {
         "dataset_api": "in-process, `Dataset.search`",
+        "async_api": "in-process, `await AsyncDataset.search` (async engine, CPU pool)",
         "service": "in-process, `Service.search` (dataset lookup + JSON)",
         "http": "HTTP, `POST /v1/datasets/{name}/search` (httpx, keep-alive)",
         "mcp_http": "MCP over streamable HTTP, `search` tool (SDK client)",
