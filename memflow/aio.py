@@ -181,7 +181,8 @@ class AsyncDataset:
 
     async def context(self) -> StoreContext:
         """What ingest, recall and store need of this dataset; looks it up (creates it) and
-        checks its embedder on first use, as :meth:`memflow.Memory.dataset` does."""
+        checks its embedder on first use, as :meth:`memflow.Memory.dataset` does. Its engine is
+        the async engine's sync facade: run work with it through :mod:`memflow.db.aio` only."""
         if self._id is None:
             async with self._lock:
                 if self._id is None:
