@@ -41,13 +41,20 @@ from memflow.store.writer import WriteResult
 from memflow.text.document import Chunk, ParsedDocument
 
 if TYPE_CHECKING:
+    from memflow.aio import AsyncDataset, AsyncMemory
     from memflow.llm.client import LlmClient, LlmSettings
 
 __version__ = "0.1.0"
 
 # Imported on first use: the LLM client loads the openai package (~1 s), which memflow without
 # an LLM never needs.
-_LAZY = {"LlmClient": "memflow.llm.client", "LlmSettings": "memflow.llm.client"}
+# The async API loads SQLAlchemy's asyncio extension and greenlet, which sync code never needs.
+_LAZY = {
+    "AsyncDataset": "memflow.aio",
+    "AsyncMemory": "memflow.aio",
+    "LlmClient": "memflow.llm.client",
+    "LlmSettings": "memflow.llm.client",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -59,6 +66,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AsyncDataset",
+    "AsyncMemory",
     "Chunk",
     "Citation",
     "ConfigurationError",

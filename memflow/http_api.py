@@ -265,7 +265,9 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
     @app.post("/v1/datasets/{name}/search", tags=["memory"], responses=_JSON)
     def search(body: SearchBody, name: str = Depends(dataset_access)) -> Response:
         """Search (the same JSON as `memflow search --json`); `context` is what to read."""
-        return _ok(service.search(name, **body.model_dump()))
+        resp = service.search_response(name, **body.model_dump())
+        # One pass from the model to bytes (model_dump + dump_json would walk it twice).
+        return Response(resp.model_dump_json(), media_type="application/json")
 
     @app.delete("/v1/datasets/{name}/documents/{document_id}", tags=["memory"], responses=_JSON)
     def forget_document(document_id: str, name: str = Depends(dataset_access)) -> Response:

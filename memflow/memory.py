@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -23,12 +22,10 @@ from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
 from memflow.errors import (
     DatabaseError,
-    EmbedderMismatch,
     InvalidInput,
     MemflowError,
     NotFound,
 )
-from memflow.ids import content_hash
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source, memorize
 from memflow.ingest.progress import ProgressCallback
@@ -39,33 +36,25 @@ from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.search import search
 from memflow.recall.types import SearchResponse
 from memflow.store.datasets import DatasetInfo as DatasetInfo
-from memflow.store.datasets import dataset_infos, dataset_row
+from memflow.store.datasets import (
+    check_same_embedder,
+    dataset_infos,
+    dataset_row,
+    dataset_uuid,
+    draft_document,
+    validate_dataset_name,
+)
 from memflow.store.forget import ForgetReport, forget
 from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
-from memflow.store.plan import WritePlan, plan_drafts
-from memflow.store.writer import DocumentInfo, Writer, WriteResult, document_id
+from memflow.store.plan import WritePlan
+from memflow.store.writer import DocumentInfo, Writer, WriteResult
 
 if TYPE_CHECKING:
     from memflow.db.embedded import EmbeddedServer
     from memflow.llm.client import LlmClient
 
 T = TypeVar("T")
-_DATASET_NS = uuid.UUID("2b0f3a4e-8d1c-4f57-9a55-6d656d666c6f")
 STAT_KEYS = ("episodes", "facets", "facet_points", "entities", "edges", "documents")
-
-
-def dataset_uuid(name: str) -> uuid.UUID:
-    return uuid.uuid5(_DATASET_NS, name)
-
-
-def validate_dataset_name(name: str) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidInput("dataset name is empty: pass a non-empty name such as --dataset notes")
-    if "\x00" in name:
-        raise InvalidInput("dataset name contains a NUL character: remove it")
-    if len(name) > 200:
-        raise InvalidInput(f"dataset name is {len(name)} characters long: use at most 200")
-    return name
 
 
 class Memory:
@@ -114,18 +103,7 @@ class Memory:
         replica to replay this store's last write (else reads the primary); ``"eventual"`` does
         not wait. Pass :class:`memflow.config.ReplicaSettings` to set the timings too.
         """
-        from memflow.embed.factory import make_embedder
-
-        emb = make_embedder(embedder)
-        url, server = _locate(database_url, home)
-        upgrade = bool(auto_upgrade) if auto_upgrade is not None or server is None else True
-        admin = dbe.make_engine(url, pool_size=1)
-        try:
-            with dbe.transaction(admin) as conn:
-                dbe.check_server(conn)
-                dbe.check_schema(conn, auto_upgrade=upgrade, embedding_dim=emb.dim)
-        finally:
-            admin.dispose()
+        url, emb, server = open_store(database_url, home, embedder, auto_upgrade)
         if isinstance(read_replicas, ReplicaSettings):
             settings = read_replicas
         else:
@@ -250,12 +228,8 @@ class Dataset:
         """Refuse to mix models: the dataset keeps the embedder it was first written with.
         Only reads; a dataset that records none yet gets this store's with its first write."""
         mine = self.memory.embedder.name
-        if self._embedder_name is not None and self._embedder_name != mine:
-            raise EmbedderMismatch(
-                f"dataset {self.name!r} holds vectors of {self._embedder_name}, but this store was "
-                f"opened with {mine}: open it with that embedder (--embedder / MEMFLOW_EMBEDDER) "
-                "or use another dataset"
-            )
+        if self._embedder_name is not None:
+            check_same_embedder(self.name, self._embedder_name, mine)
 
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, id={self.id})"
@@ -325,28 +299,7 @@ class Dataset:
     def _draft_document(
         self, drafts: Sequence[EpisodeDraft | dict[str, Any]]
     ) -> tuple[DocumentInfo, WritePlan]:
-        parsed = [_as_draft(d) for d in drafts]
-        if not parsed:
-            raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
-        # A point's ``replaces`` (revision 0004) counts only when given: drafts written before it
-        # keep their document ids.
-        dumped = [d.model_dump(mode="json") for d in parsed]
-        for d in dumped:
-            for f in d.get("facets", []):
-                for p in f.get("points", []):
-                    if p.get("replaces") is None:
-                        p.pop("replaces", None)
-        payload = json.dumps(dumped, sort_keys=True, ensure_ascii=False)
-        chash = content_hash(payload)
-        doc = DocumentInfo(
-            id=document_id(self.id, chash),
-            source="add_episode",
-            title=parsed[0].name,
-            content_type="draft",
-            content_hash=chash,
-            reference_time=None,
-        )
-        return doc, plan_drafts(self.id, parsed)
+        return draft_document(self.id, drafts)
 
     # -- search ---------------------------------------------------------------------------------
     def search(
@@ -502,6 +455,29 @@ def _locate(database_url: str | None, home: str | Path | None) -> tuple[str, Emb
     return server.url(), server
 
 
+def open_store(
+    database_url: str | None,
+    home: str | Path | None,
+    embedder: Embedder | str | None,
+    auto_upgrade: bool | None,
+) -> tuple[str, Embedder, EmbeddedServer | None]:
+    """What :meth:`Memory.open` does before it makes its engine: the URL (the embedded server
+    started when it is the store), the embedder, the server and the schema checked (upgraded)."""
+    from memflow.embed.factory import make_embedder
+
+    emb = make_embedder(embedder)
+    url, server = _locate(database_url, home)
+    upgrade = bool(auto_upgrade) if auto_upgrade is not None or server is None else True
+    admin = dbe.make_engine(url, pool_size=1)
+    try:
+        with dbe.transaction(admin) as conn:
+            dbe.check_server(conn)
+            dbe.check_schema(conn, auto_upgrade=upgrade, embedding_dim=emb.dim)
+    finally:
+        admin.dispose()
+    return url, emb, server
+
+
 def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:
     if isinstance(value, uuid.UUID):
         return value
@@ -509,18 +485,3 @@ def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:
         return uuid.UUID(str(value))
     except ValueError:
         raise InvalidInput(f"{value!r} is not an id: pass the UUID printed by memflow") from None
-
-
-def _as_draft(d: EpisodeDraft | dict[str, Any]) -> EpisodeDraft:
-    if isinstance(d, EpisodeDraft):
-        return d
-    from pydantic import ValidationError
-
-    try:
-        return EpisodeDraft.model_validate(d)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput(
-            f"invalid episode draft at {where or 'top level'}: {first['msg']}"
-        ) from exc

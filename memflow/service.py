@@ -25,6 +25,7 @@ from memflow.ingest.pipeline import max_document_bytes, resolve_inputs
 if TYPE_CHECKING:
     from memflow.memory import Dataset, DatasetInfo, Memory
     from memflow.recall.config import DisplayMode, SearchMode
+    from memflow.recall.types import SearchResponse
 
 ContentTypeChoice = Literal["auto", "text", "markdown", "dialog", "conversation", "draft"]
 CONTENT_TYPE_CHOICES: tuple[str, ...] = get_args(ContentTypeChoice)
@@ -205,6 +206,29 @@ class Service:
         now: str | datetime | None = None,
     ) -> dict[str, Any]:
         """The same JSON as ``memflow search --json``."""
+        return self.search_response(
+            dataset,
+            query,
+            top_k=top_k,
+            mode=mode,
+            display=display,
+            budget_tokens=budget_tokens,
+            now=now,
+        ).model_dump(mode="json")
+
+    def search_response(
+        self,
+        dataset: str,
+        query: str,
+        *,
+        top_k: int = 10,
+        mode: SearchMode = "episodic",
+        display: DisplayMode = AGENT_DISPLAY,
+        budget_tokens: int | None = None,
+        now: str | datetime | None = None,
+    ) -> SearchResponse:
+        """:meth:`search` before its conversion to JSON-able dicts (the HTTP API serialises the
+        model to bytes in one pass)."""
         lim = self.limits
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("the query is empty: pass the question or keywords to search for")
@@ -215,7 +239,7 @@ class Service:
         _between(top_k, 1, lim.max_top_k, "top_k")
         if budget_tokens is not None:
             _between(budget_tokens, 1, lim.max_budget_tokens, "budget_tokens")
-        resp = self._dataset(dataset).search(
+        return self._dataset(dataset).search(
             query,
             top_k=top_k,
             mode=mode,
@@ -223,7 +247,6 @@ class Service:
             budget_tokens=budget_tokens,
             now=parse_time(now, "now"),
         )
-        return resp.model_dump(mode="json")
 
     def forget(
         self, dataset: str, *, document_id: str | None = None, episode_id: str | None = None

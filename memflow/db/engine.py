@@ -142,6 +142,19 @@ def _use_app_role(dbapi_conn: Any, _record: object) -> None:
     dbapi_conn.commit()  # SET is transactional: keep it past the pool's reset-on-return rollback
 
 
+def engine_options(
+    pool_size: int, *, connect_timeout: int = 10, application_name: str = "memflow"
+) -> dict[str, Any]:
+    """The pool and connection settings of every memflow engine (sync and async)."""
+    return {
+        "pool_size": pool_size,
+        "max_overflow": 10,
+        "pool_pre_ping": True,
+        "pool_recycle": 1800,
+        "connect_args": {"connect_timeout": connect_timeout, "application_name": application_name},
+    }
+
+
 def make_engine(
     url: str,
     *,
@@ -154,11 +167,9 @@ def make_engine(
     check_url(url)
     engine = create_engine(
         url,
-        pool_size=pool_size,
-        max_overflow=10,
-        pool_pre_ping=True,
-        pool_recycle=1800,
-        connect_args={"connect_timeout": connect_timeout, "application_name": application_name},
+        **engine_options(
+            pool_size, connect_timeout=connect_timeout, application_name=application_name
+        ),
     )
     event.listen(engine, "connect", _register_vector)
     if app_role:
@@ -227,19 +238,31 @@ def transaction(engine: Engine, dataset_id: uuid.UUID | None = None) -> Iterator
         raise wrap_db_error(exc) from exc
 
 
-def run_with_retry(fn: Callable[[], T], *, attempts: int = 6, base_delay: float = 0.05) -> T:
+def retry_delay(exc: Exception, attempt: int, attempts: int, base_delay: float = 0.05) -> float:
+    """How long to wait before running a failed transaction again (attempt ``attempt`` of
+    ``attempts``); raises the error to give up with when it is not a serialization failure or
+    deadlock, or the attempts are used up."""
+    cause = exc.__cause__ if isinstance(exc, MemflowError) else exc
+    state = sqlstate_of(cause) if cause is not None else None
+    if state not in _RETRYABLE or attempt == attempts - 1:
+        if isinstance(exc, MemflowError) and state not in _RETRYABLE:
+            raise exc
+        raise wrap_db_error(cause or exc) from (cause or exc)
+    delay: float = base_delay * (2**attempt) * (0.5 + random.random())
+    log.info("retrying a transaction after SQLSTATE %s in %.3f s", state, delay)
+    return delay
+
+
+RETRY_ATTEMPTS = 6
+
+
+def run_with_retry(
+    fn: Callable[[], T], *, attempts: int = RETRY_ATTEMPTS, base_delay: float = 0.05
+) -> T:
     """Run ``fn`` (one whole transaction) again on serialization failures and deadlocks."""
     for attempt in range(attempts):
         try:
             return fn()
         except (MemflowError, sa_exc.SQLAlchemyError) as exc:
-            cause = exc.__cause__ if isinstance(exc, MemflowError) else exc
-            state = sqlstate_of(cause) if cause is not None else None
-            if state not in _RETRYABLE or attempt == attempts - 1:
-                if isinstance(exc, MemflowError) and state not in _RETRYABLE:
-                    raise
-                raise wrap_db_error(cause or exc) from (cause or exc)
-            delay = base_delay * (2**attempt) * (0.5 + random.random())
-            log.info("retrying a transaction after SQLSTATE %s in %.3f s", state, delay)
-            time.sleep(delay)
+            time.sleep(retry_delay(exc, attempt, attempts, base_delay))
     raise AssertionError("unreachable")

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine
 
 from memflow.context import StoreContext
-from memflow.db.engine import transaction
+from memflow.db.steps import Body, Op, Tx, run_op, sql_tx
 from memflow.drafts import EpisodeDraft
 from memflow.embed.cache import CachingEmbedder
 from memflow.errors import ConfigurationError, InvalidInput, MemflowError
@@ -46,9 +46,9 @@ from memflow.ingest.options import EXTRACTOR_CHOICES, MemorizeOptions
 from memflow.ingest.parse import TEXT_EXTENSIONS, decode_input, iter_sources, parse_input
 from memflow.ingest.progress import ProgressCallback, ProgressTracker
 from memflow.ingest.report import DocumentReport, MemorizeReport
-from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_drafts
+from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_steps
 from memflow.ingest.supersede import make_decider
-from memflow.store.merge import NodeUpdate, apply_updates, load_episodes
+from memflow.store.merge import EpisodeState, NodeUpdate, apply_updates, load_episodes
 from memflow.store.plan import Planner, WritePlan
 from memflow.store.writer import (
     DocumentInfo,
@@ -327,37 +327,42 @@ class Memorizer:
         doc: ParsedDocument,
         doc_id: uuid.UUID,
         drafts: list[EpisodeDraft],
-    ) -> tuple[WritePlan, list[NodeUpdate], int]:
+    ) -> Body[tuple[WritePlan, list[NodeUpdate], int]]:
+        """One transaction: route the drafts, load the episodes they merge into, plan the rows."""
         ds = self.ctx.dataset_id
         targets: list[uuid.UUID | None] = [None] * len(drafts)
-        with transaction(self.engine, ds) as conn:
-            if drafts and self.routing.active_for(doc.content_type):
-                vectors = self.embedder.embed_passages([d.summary for d in drafts])
-                ask = None
-                if self.router is not None:
-                    ask = lambda d, c: bool(self.router.should_merge(d, c.name, c.summary))  # noqa: E731
-                targets = route_drafts(conn, ds, drafts, list(vectors), self.routing, ask)
-            states = load_episodes(conn, ds, [t for t in targets if t is not None])
-            planner = Planner(ds)
-            for draft, target in zip(drafts, targets, strict=True):
-                state = states.get(target) if target else None
-                if state is None:
-                    planner.add_episode(draft)
-                else:
-                    merged = draft.model_copy(
-                        update={"name": state.name, "summary": state.summary, "time": None}
-                    )
-                    planner.add_episode(merged, ep_id=state.id)
-            plan = planner.finish()
-            plan.episode_ids = list(dict.fromkeys(plan.episode_ids))
-            chunk_index: dict[str, int] = {}
-            for c in doc.chunks:
-                chunk_index.setdefault(c.key, c.index)
-            updates = merge_into_plan(plan, states, doc_id, chunk_index)
-            reconcile(conn, ds, plan, {u.id for u in updates})
+        if drafts and self.routing.active_for(doc.content_type):
+            vectors = self.embedder.embed_passages([d.summary for d in drafts])
+            ask = None
+            if self.router is not None:
+                ask = lambda d, c: bool(self.router.should_merge(d, c.name, c.summary))  # noqa: E731
+            targets = yield from route_steps(ds, drafts, list(vectors), self.routing, ask)
+        wanted = [t for t in targets if t is not None]
+        states: dict[uuid.UUID, EpisodeState] = yield lambda conn: load_episodes(conn, ds, wanted)
+        planner = Planner(ds)
+        for draft, target in zip(drafts, targets, strict=True):
+            state = states.get(target) if target else None
+            if state is None:
+                planner.add_episode(draft)
+            else:
+                merged = draft.model_copy(
+                    update={"name": state.name, "summary": state.summary, "time": None}
+                )
+                planner.add_episode(merged, ep_id=state.id)
+        plan = planner.finish()
+        plan.episode_ids = list(dict.fromkeys(plan.episode_ids))
+        chunk_index: dict[str, int] = {}
+        for c in doc.chunks:
+            chunk_index.setdefault(c.key, c.index)
+        updates = merge_into_plan(plan, states, doc_id, chunk_index)
+        yield lambda conn: reconcile(conn, ds, plan, {u.id for u in updates})
         return plan, updates, sum(1 for t in targets if t is not None and t in states)
 
     def memorize_document(self, item: InputDocument) -> tuple[DocumentReport, MemflowError | None]:
+        return run_op(self.engine, self.document_op(item))
+
+    def document_op(self, item: InputDocument) -> Op[tuple[DocumentReport, MemflowError | None]]:
+        """:meth:`memorize_document` as an operation (:mod:`memflow.db.steps`)."""
         started = time.perf_counter()
         report = DocumentReport(id=None, source=item.source, status="failed")
         if item.doc is None or item.content_hash is None:
@@ -365,21 +370,28 @@ class Memorizer:
             return self._failed(report, err, started), err
         doc = item.doc
         ds = self.ctx.dataset_id
-        report.id = document_id(ds, item.content_hash)
+        doc_id = report.id = document_id(ds, item.content_hash)
         report.content_type = doc.content_type
         usage_before = self._usage()
         try:
-            with transaction(self.engine, ds) as conn:
-                if document_exists(conn, ds, report.id):
-                    report.status = "skipped"
-                    report.episode_ids = document_episode_ids(conn, ds, report.id)
-                    report.seconds = time.perf_counter() - started
-                    return report, None
+            stored: list[uuid.UUID] | None = yield sql_tx(
+                lambda conn: (
+                    document_episode_ids(conn, ds, doc_id)
+                    if document_exists(conn, ds, doc_id)
+                    else None
+                ),
+                ds,
+            )
+            if stored is not None:
+                report.status = "skipped"
+                report.episode_ids = stored
+                report.seconds = time.perf_counter() - started
+                return report, None
             drafts, report.extractor = self._extract(doc)
-            plan, updates, report.merged = self._plan(doc, report.id, drafts)
+            plan, updates, report.merged = yield Tx(lambda: self._plan(doc, doc_id, drafts), ds)
             plan.rules = self.supersede != "off"
             info = DocumentInfo(
-                id=report.id,
+                id=doc_id,
                 source=doc.source,
                 title=doc.title,
                 content_type=doc.content_type,
@@ -401,7 +413,7 @@ class Memorizer:
                 else None,
                 decide=self._decide,
             )
-            result = writer.write(ds, info, plan, on_write=self._writing)
+            result = yield from writer.write_op(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:
             self._usage_into(report, usage_before)
             return self._failed(report, exc, started), exc
@@ -438,6 +450,15 @@ class Memorizer:
         progress: ProgressFn | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> tuple[MemorizeReport, list[MemflowError]]:
+        return run_op(self.engine, self.run_op(items, progress, on_progress))
+
+    def run_op(
+        self,
+        items: Sequence[InputDocument],
+        progress: ProgressFn | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Op[tuple[MemorizeReport, list[MemflowError]]]:
+        """:meth:`run` as an operation: each document in its own transactions, one after another."""
         report = MemorizeReport()
         errors: list[MemflowError] = []
         if on_progress is not None:
@@ -446,7 +467,7 @@ class Memorizer:
         for i, item in enumerate(items):
             if self.tracker is not None:
                 self.tracker.begin(item.source, len(item.doc.chunks) if item.doc else 0)
-            doc_report, err = self.memorize_document(item)
+            doc_report, err = yield from self.document_op(item)
             if self.tracker is not None:
                 self.tracker.end(doc_report.status)
             report.documents.append(doc_report)
@@ -455,6 +476,19 @@ class Memorizer:
             if progress is not None:
                 progress(i + 1, len(items), doc_report)
         return report, errors
+
+
+def outcome(
+    report: MemorizeReport, errors: list[MemflowError], options: MemorizeOptions
+) -> MemorizeReport:
+    """The report, or the first error when every input failed and ``raise_on_error`` is set."""
+    if (
+        options.raise_on_error
+        and errors
+        and not any(d.status != "failed" for d in report.documents)
+    ):
+        raise errors[0]
+    return report
 
 
 def memorize(
@@ -476,9 +510,7 @@ def memorize(
         report, errors = memorizer.run(items, progress, on_progress)
     finally:
         memorizer.close()
-    if opts.raise_on_error and errors and not any(d.status != "failed" for d in report.documents):
-        raise errors[0]
-    return report
+    return outcome(report, errors, opts)
 
 
 __all__ = [
@@ -487,6 +519,7 @@ __all__ = [
     "ProgressFn",
     "Source",
     "memorize",
+    "outcome",
     "parsed_document_hash",
     "resolve_inputs",
 ]

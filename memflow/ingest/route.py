@@ -20,11 +20,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from pydantic import BaseModel, Field
 from sqlalchemy import Connection
 
 from memflow.db.queries import q
+from memflow.db.steps import Body, run_body
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import Vector
 from memflow.store.merge import (
@@ -123,16 +125,29 @@ def route_drafts(
     ask: Callable[[EpisodeDraft, Candidate], bool] | None = None,
 ) -> list[uuid.UUID | None]:
     """For each draft, the existing episode it merges into (None: a new episode)."""
+    return run_body(conn, route_steps(dataset_id, drafts, vectors, settings, ask))
+
+
+def route_steps(
+    dataset_id: uuid.UUID,
+    drafts: Sequence[EpisodeDraft],
+    vectors: Sequence[Vector],
+    settings: RouteSettings,
+    ask: Callable[[EpisodeDraft, Candidate], bool] | None = None,
+) -> Body[list[uuid.UUID | None]]:
+    """:func:`route_drafts` as transaction steps (``ask``, an LLM call, runs between them)."""
     out: list[uuid.UUID | None] = []
     for draft, vec in zip(drafts, vectors, strict=True):
         own = episode_id(dataset_id, draft)
-        cands = [
-            c
-            for c in find_candidates(
-                conn, dataset_id, vec, draft_entity_ids(dataset_id, draft), settings.candidates
-            )
-            if c.id != own  # the same episode stored already: nothing to merge
-        ]
+        entities = draft_entity_ids(dataset_id, draft)
+        found: list[Candidate] = yield partial(
+            find_candidates,
+            dataset_id=dataset_id,
+            vector=vec,
+            entity_ids=entities,
+            k=settings.candidates,
+        )
+        cands = [c for c in found if c.id != own]  # the same episode stored: nothing to merge
         asker = None if ask is None else (lambda c, d=draft: ask(d, c))
         target = choose_target(cands, settings, asker)
         out.append(target.id if target else None)
@@ -252,4 +267,5 @@ __all__ = [
     "merge_into_plan",
     "reconcile",
     "route_drafts",
+    "route_steps",
 ]

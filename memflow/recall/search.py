@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import Engine
-
 from memflow.context import StoreContext
-from memflow.db.engine import transaction
+from memflow.db.steps import Body, Tx, run_tx
+from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
 from memflow.recall import sqlrecall, temporal
 from memflow.recall.config import (
@@ -51,8 +50,26 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
 
 
-def search(
-    ctx: StoreContext,
+@dataclass
+class SearchPlan:
+    """A search's checked arguments, its preprocessed query and the query vector: everything
+    the SQL needs, computed before the transaction (:func:`plan_search`)."""
+
+    query: str
+    mode: SearchMode
+    display: DisplayMode
+    top_k: int
+    budget_tokens: int | None
+    cfg: RecallConfig
+    pq: PreprocessedQuery
+    timings: dict[str, float]
+    qvec: Any = None
+    as_of: datetime | None = None
+    include_history: bool = False
+
+
+def plan_search(
+    embedder: Embedder,
     query: str,
     *,
     top_k: int | None = None,
@@ -63,11 +80,8 @@ def search(
     config: RecallConfig | None = None,
     as_of: datetime | None = None,
     include_history: bool = False,
-) -> SearchResponse:
-    """``top_k``, ``mode`` and ``display`` default to ``config``'s (``RecallConfig()``);
-    ``budget_tokens`` to ``config.budget_tokens`` for ``highly_related``, else no budget.
-    ``as_of`` and ``include_history``: :mod:`memflow.recall.temporal` (episodic mode)."""
-    engine, dataset_id = ctx.engine, ctx.dataset_id
+) -> SearchPlan:
+    """Check the arguments, preprocess the query and embed it (CPU only, no database)."""
     cfg = config or RecallConfig()
     top_k = cfg.top_k if top_k is None else top_k
     mode = cfg.mode if mode is None else mode
@@ -85,33 +99,50 @@ def search(
     t = time.perf_counter()
     pq = preprocess(query, now, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
     timings["preprocess"] = _ms(t)
-    pre = pq.model_dump(mode="json")
-    if mode == "lexical":
-        return _baseline(
-            engine, dataset_id, mode, query, None, top_k, shown, budget_tokens, cfg, timings, pre
-        )
-    t = time.perf_counter()
-    qvec = ctx.embedder.embed_query(pq.vector_query)
-    timings["embed"] = _ms(t)
-    if mode == "vector":
-        return _baseline(
-            engine, dataset_id, mode, query, qvec, top_k, shown, budget_tokens, cfg, timings, pre
-        )
     if as_of is not None and as_of.tzinfo is None:
         as_of = as_of.replace(tzinfo=UTC)
-    hits, graph, scored = retrieve(
-        ctx, qvec, pq, cfg, top_k=top_k, display=shown, timings=timings, as_of=as_of,
-        include_history=include_history,
-    )  # fmt: skip
+    plan = SearchPlan(query, mode, shown, top_k, budget_tokens, cfg, pq, timings)
+    plan.as_of, plan.include_history = as_of, include_history
+    if mode != "lexical":
+        t = time.perf_counter()
+        plan.qvec = embedder.embed_query(pq.vector_query)
+        timings["embed"] = _ms(t)
+    return plan
+
+
+def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Any]:
+    """The transaction of a search: what :func:`finish_search` turns into the response."""
+    if plan.mode == "episodic":
+        return (
+            yield from retrieve_body(
+                dataset_id,
+                plan.qvec,
+                plan.pq,
+                plan.cfg,
+                top_k=plan.top_k,
+                display=plan.display,
+                timings=plan.timings,
+                as_of=plan.as_of,
+                include_history=plan.include_history,
+            )
+        )
+    return (yield from _baseline_units(dataset_id, plan))
+
+
+def finish_search(plan: SearchPlan, fetched: Any) -> SearchResponse:
+    """The pure stages after the SQL (scoring, rendering), CPU only."""
+    if plan.mode != "episodic":
+        return _baseline(plan, fetched)
+    hits, graph, scored = fetched
     response = respond(
         hits,
         graph,
-        pq,
-        cfg,
-        display=shown,
-        top_k=top_k,
-        budget_tokens=budget_tokens,
-        timings_ms=timings,
+        plan.pq,
+        plan.cfg,
+        display=plan.display,
+        top_k=plan.top_k,
+        budget_tokens=plan.budget_tokens,
+        timings_ms=plan.timings,
         scored=scored,
     )
     response = temporal.decorate(response, graph.times)
@@ -119,6 +150,38 @@ def search(
         sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
     )
     return response
+
+
+def search(
+    ctx: StoreContext,
+    query: str,
+    *,
+    top_k: int | None = None,
+    mode: SearchMode | None = None,
+    display: DisplayMode | None = None,
+    budget_tokens: int | None = None,
+    now: datetime | None = None,
+    config: RecallConfig | None = None,
+    as_of: datetime | None = None,
+    include_history: bool = False,
+) -> SearchResponse:
+    """``top_k``, ``mode`` and ``display`` default to ``config``'s (``RecallConfig()``);
+    ``budget_tokens`` to ``config.budget_tokens`` for ``highly_related``, else no budget.
+    ``as_of`` and ``include_history``: :mod:`memflow.recall.temporal` (episodic mode)."""
+    plan = plan_search(
+        ctx.embedder,
+        query,
+        top_k=top_k,
+        mode=mode,
+        display=display,
+        budget_tokens=budget_tokens,
+        now=now,
+        config=config,
+        as_of=as_of,
+        include_history=include_history,
+    )
+    fetched = run_tx(ctx.engine, Tx(lambda: search_body(ctx.dataset_id, plan)))
+    return finish_search(plan, fetched)
 
 
 def retrieve(
@@ -136,58 +199,85 @@ def retrieve(
     """The SQL of an episodic search (one transaction): recall, bonuses, projection (and the
     detail expansion). Everything after it is pure (:func:`memflow.recall.pipeline.respond`),
     so recorded results can be re-ranked offline (benchmarks/locomo_replay.py)."""
-    dataset_id = ctx.dataset_id
+    body = lambda: retrieve_body(  # noqa: E731
+        ctx.dataset_id, qvec, pq, cfg, top_k=top_k, display=display, timings=timings,
+        as_of=as_of, include_history=include_history,
+    )  # fmt: skip
+    return run_tx(ctx.engine, Tx(body))
+
+
+def retrieve_body(
+    dataset_id: uuid.UUID,
+    qvec: Any,
+    pq: PreprocessedQuery,
+    cfg: RecallConfig,
+    *,
+    top_k: int,
+    display: DisplayMode,
+    timings: dict[str, float],
+    as_of: datetime | None = None,
+    include_history: bool = False,
+) -> Body[tuple[list[Hit], Subgraph, ScoredHits]]:
+    """:func:`retrieve` as a transaction body: the SQL steps, and the scoring between them.
+    Validity (:mod:`memflow.recall.temporal`) adjusts the hits and marks the graph."""
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
-    with transaction(ctx.engine) as conn:
-        t = time.perf_counter()
-        sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
-        hits = sqlrecall.recall(conn, dataset_id, qvec, k)
-        timings["recall_sql"] = _ms(t)
-        t = time.perf_counter()
-        validity = temporal.load(
-            conn, dataset_id, (h.node_id for h in hits if h.node_id is not None), as_of
+    t = time.perf_counter()
+    yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
+    hits: list[Hit] = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k)
+    timings["recall_sql"] = _ms(t)
+    t = time.perf_counter()
+    node_ids = [h.node_id for h in hits if h.node_id is not None]
+    validity = yield lambda conn: temporal.load(conn, dataset_id, node_ids, as_of)
+    if validity is not None:
+        recalled = hits
+        closed = yield lambda conn: temporal.closed_edge_hashes(
+            conn, dataset_id, recalled, validity
         )
-        if validity is not None:
-            closed = temporal.closed_edge_hashes(conn, dataset_id, hits, validity)
-            hits = temporal.adjust_hits(hits, validity, pq.original, cfg, closed)
-            timings["validity_sql"] = _ms(t)
-        t = time.perf_counter()
-        scored = score_hits(hits, pq, cfg)
-        timings["bonus"] = _ms(t)
-        t = time.perf_counter()
-        seeds = hit_ids_for_projection(scored, cfg, top_k=top_k)
-        graph = sqlrecall.project(
-            conn,
-            dataset_id,
-            seeds,
-            cfg,
-            leaves=episode_hits(scored),
-            with_sources=display == "highly_related",
+        hits = temporal.adjust_hits(hits, validity, pq.original, cfg, closed)
+        timings["validity_sql"] = _ms(t)
+    t = time.perf_counter()
+    scored = score_hits(hits, pq, cfg)
+    timings["bonus"] = _ms(t)
+    t = time.perf_counter()
+    seeds = hit_ids_for_projection(scored, cfg, top_k=top_k)
+    graph: Subgraph = yield lambda conn: sqlrecall.project(
+        conn,
+        dataset_id,
+        seeds,
+        cfg,
+        leaves=episode_hits(scored),
+        with_sources=display == "highly_related",
+    )
+    if validity is not None:
+        projected = graph
+        graph = yield lambda conn: temporal.mark_graph(
+            conn, dataset_id, projected, validity, include_history=include_history
         )
-        if validity is not None:
-            graph = temporal.mark_graph(
-                conn, dataset_id, graph, validity, include_history=include_history
+    timings["projection_sql"] = _ms(t)
+    # One more round trip for two displays, after scoring: detail shows the whole tree of
+    # the chosen episodes; highly_related may use every point of the best episodes.
+    expand = top_k if display == "detail" else cfg.expand_episodes
+    if display != "summary" and expand:
+        t = time.perf_counter()
+        best = rank_scored(scored, graph, pq, cfg, expand, trace=0)
+        chosen = [b.episode_id for b in best]
+        shown = graph
+        if display == "detail":
+            graph = yield lambda conn: sqlrecall.expand(conn, dataset_id, chosen, shown, cfg)
+        else:
+            graph = yield lambda conn: sqlrecall.expand_points(
+                conn, dataset_id, qvec, chosen, shown
             )
-        timings["projection_sql"] = _ms(t)
-        # One more round trip for two displays, after scoring: detail shows the whole tree of
-        # the chosen episodes; highly_related may use every point of the best episodes.
-        expand = top_k if display == "detail" else cfg.expand_episodes
-        if display != "summary" and expand:
-            t = time.perf_counter()
-            best = rank_scored(scored, graph, pq, cfg, expand, trace=0)
-            chosen = [b.episode_id for b in best]
-            if display == "detail":
-                graph = sqlrecall.expand(conn, dataset_id, chosen, graph, cfg)
-            else:
-                graph = sqlrecall.expand_points(conn, dataset_id, qvec, chosen, graph)
-            if validity is not None:
-                graph = temporal.mark_graph(
-                    conn, dataset_id, graph, validity, include_history=include_history
-                )
-            timings["expand_sql"] = _ms(t)
-        t = time.perf_counter()
-        graph = temporal.node_times(conn, dataset_id, graph)
-        timings["validity_sql"] = timings.get("validity_sql", 0.0) + _ms(t)
+        if validity is not None:
+            expanded = graph
+            graph = yield lambda conn: temporal.mark_graph(
+                conn, dataset_id, expanded, validity, include_history=include_history
+            )
+        timings["expand_sql"] = _ms(t)
+    t = time.perf_counter()
+    timed = graph
+    graph = yield lambda conn: temporal.node_times(conn, dataset_id, timed)
+    timings["validity_sql"] = timings.get("validity_sql", 0.0) + _ms(t)
     return hits, graph, scored
 
 
@@ -279,32 +369,34 @@ def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list
     ]
 
 
-def _baseline(
-    engine: Engine,
-    dataset_id: uuid.UUID,
-    mode: SearchMode,
-    query: str,
-    qvec: Any,
-    top_k: int,
-    display: DisplayMode,
-    budget: int | None,
-    cfg: RecallConfig,
-    timings: dict[str, float],
-    pre: dict[str, Any],
-) -> SearchResponse:
-    """The ``vector`` and ``lexical`` modes: ranked units, no graph."""
-    k = max(top_k, cfg.wide_search_top_k if display == "highly_related" else top_k)
-    with transaction(engine) as conn:
-        t = time.perf_counter()
-        sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
-        if mode == "vector":
-            units = _vector_units(conn, dataset_id, qvec, k, cfg.vector_facets)
-            if cfg.vector_unit_rules:  # the episodic mode's query-aware unit rules, for comparison
-                rules = QueryRules.build(query, (u.speaker for u in units))
-                units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
-        else:
-            units = _lexical_units(conn, dataset_id, query, k)
-        timings["recall_sql"] = _ms(t)
+def _baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]]:
+    """The ``vector`` and ``lexical`` modes' transaction: ranked units."""
+    cfg, mode, query = plan.cfg, plan.mode, plan.query
+    k = _baseline_k(plan)
+    t = time.perf_counter()
+    yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
+    units: list[_Unit]
+    if mode == "vector":
+        units = yield lambda conn: _vector_units(conn, dataset_id, plan.qvec, k, cfg.vector_facets)
+        if cfg.vector_unit_rules:  # the episodic mode's query-aware unit rules, for comparison
+            rules = QueryRules.build(query, (u.speaker for u in units))
+            units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
+    else:
+        units = yield lambda conn: _lexical_units(conn, dataset_id, query, k)
+    plan.timings["recall_sql"] = _ms(t)
+    return units
+
+
+def _baseline_k(plan: SearchPlan) -> int:
+    wide = plan.cfg.wide_search_top_k if plan.display == "highly_related" else plan.top_k
+    return max(plan.top_k, wide)
+
+
+def _baseline(plan: SearchPlan, units: list[_Unit]) -> SearchResponse:
+    """The ``vector`` and ``lexical`` modes' response: ranked units, no graph."""
+    query, mode, top_k, display = plan.query, plan.mode, plan.top_k, plan.display
+    cfg, budget, timings = plan.cfg, plan.budget_tokens, plan.timings
+    pre = plan.pq.model_dump(mode="json")
     t = time.perf_counter()
     results = [
         SearchResult(

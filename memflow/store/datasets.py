@@ -1,17 +1,27 @@
-"""Dataset rows read by name or listed with their counts, on whichever server the caller picked
-(the primary, or a read replica: these only read)."""
+"""Datasets: names and ids, rows read by name or listed with their counts (on whichever server
+the caller picked: the primary, or a read replica for the reads), creation, the embedder check,
+and the document of structured drafts. Shared by the sync and async APIs."""
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, Row
+from sqlalchemy import Connection, Engine, Row
 
 from memflow.db import engine as dbe
 from memflow.db.queries import q
+from memflow.drafts import EpisodeDraft
+from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
+from memflow.ids import content_hash
+from memflow.store.plan import WritePlan, plan_drafts
+from memflow.store.writer import DocumentInfo, document_id
+
+_DATASET_NS = uuid.UUID("2b0f3a4e-8d1c-4f57-9a55-6d656d666c6f")
 
 
 @dataclass(frozen=True)
@@ -30,15 +40,101 @@ def dataset_row(engine: Engine, name: str) -> Row[Any] | None:
 
 
 def dataset_infos(engine: Engine) -> list[DatasetInfo]:
-    out = []
     with dbe.transaction(engine) as conn:
-        for r in conn.execute(q("dataset_list")).all():
-            # Row-level security: counts are visible only with the transaction bound to r.id.
-            conn.execute(q("bind_dataset"), {"dataset_id": str(r.id)})
-            c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
-            out.append(
-                DatasetInfo(
-                    r.id, r.name, r.created_at, int(c.episodes), int(c.documents), r.embedder
-                )
-            )
+        return list_datasets(conn)
+
+
+def dataset_uuid(name: str) -> uuid.UUID:
+    return uuid.uuid5(_DATASET_NS, name)
+
+
+def validate_dataset_name(name: str) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput("dataset name is empty: pass a non-empty name such as --dataset notes")
+    if "\x00" in name:
+        raise InvalidInput("dataset name contains a NUL character: remove it")
+    if len(name) > 200:
+        raise InvalidInput(f"dataset name is {len(name)} characters long: use at most 200")
+    return name
+
+
+def resolve_dataset(conn: Connection, name: str, embedder_name: str, *, create: bool) -> Row[Any]:
+    """The row of dataset ``name`` (id, name, embedder), created unless ``create`` is false
+    (then NotFound)."""
+    row = conn.execute(q("dataset_get"), {"name": name}).first()
+    if row is None:
+        if not create:
+            raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
+        conn.execute(
+            q("dataset_create"),
+            {"id": dataset_uuid(name), "name": name, "embedder": embedder_name},
+        )
+        row = conn.execute(q("dataset_get"), {"name": name}).first()
+    if row is None:  # pragma: no cover - created above
+        raise DatabaseError(f"dataset {name!r} could not be created")
+    return row
+
+
+def list_datasets(conn: Connection) -> list[DatasetInfo]:
+    out = []
+    for r in conn.execute(q("dataset_list")).all():
+        # Row-level security: counts are visible only with the transaction bound to r.id.
+        conn.execute(q("bind_dataset"), {"dataset_id": str(r.id)})
+        c = conn.execute(q("dataset_counts"), {"dataset_id": r.id}).one()
+        out.append(
+            DatasetInfo(r.id, r.name, r.created_at, int(c.episodes), int(c.documents), r.embedder)
+        )
     return out
+
+
+def check_same_embedder(dataset: str, stored: str, mine: str) -> None:
+    """Refuse to mix models: the dataset keeps the embedder it was first written with."""
+    if stored != mine:
+        raise EmbedderMismatch(
+            f"dataset {dataset!r} holds vectors of {stored}, but this store was "
+            f"opened with {mine}: open it with that embedder (--embedder / MEMFLOW_EMBEDDER) "
+            "or use another dataset"
+        )
+
+
+def draft_document(
+    dataset_id: uuid.UUID, drafts: Sequence[EpisodeDraft | dict[str, Any]]
+) -> tuple[DocumentInfo, WritePlan]:
+    """The document and write plan of structured drafts (what ``add_episodes`` writes)."""
+    parsed = [as_draft(d) for d in drafts]
+    if not parsed:
+        raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
+    # A point's ``replaces`` (revision 0004) counts only when given: drafts written before it
+    # keep their document ids.
+    dumped = [d.model_dump(mode="json") for d in parsed]
+    for d in dumped:
+        for f in d.get("facets", []):
+            for p in f.get("points", []):
+                if p.get("replaces") is None:
+                    p.pop("replaces", None)
+    payload = json.dumps(dumped, sort_keys=True, ensure_ascii=False)
+    chash = content_hash(payload)
+    doc = DocumentInfo(
+        id=document_id(dataset_id, chash),
+        source="add_episode",
+        title=parsed[0].name,
+        content_type="draft",
+        content_hash=chash,
+        reference_time=None,
+    )
+    return doc, plan_drafts(dataset_id, parsed)
+
+
+def as_draft(d: EpisodeDraft | dict[str, Any]) -> EpisodeDraft:
+    if isinstance(d, EpisodeDraft):
+        return d
+    from pydantic import ValidationError
+
+    try:
+        return EpisodeDraft.model_validate(d)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(
+            f"invalid episode draft at {where or 'top level'}: {first['msg']}"
+        ) from exc

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field
 from sqlalchemy import Connection
 
 from memflow.context import StoreContext
-from memflow.db.engine import run_with_retry, transaction
 from memflow.db.queries import q
-from memflow.embed.base import Embedder
+from memflow.db.steps import Op, run_op, sql_tx
+from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import InvalidInput, NotFound
 from memflow.ids import text_hash
 from memflow.store.merge import (
@@ -262,21 +263,68 @@ def forget(
     episode_id: uuid.UUID | str | None = None,
 ) -> ForgetReport:
     """Forget one document or one episode of the dataset; NotFound when it does not exist."""
+    op = forget_op(ctx, document_id=document_id, episode_id=episode_id, embed_inside=True)
+    return run_op(ctx.engine, op)
+
+
+def forget_op(
+    ctx: StoreContext,
+    *,
+    document_id: uuid.UUID | str | None = None,
+    episode_id: uuid.UUID | str | None = None,
+    embed_inside: bool = False,
+) -> Op[ForgetReport]:
+    """:func:`forget` as an operation (:mod:`memflow.db.steps`), one transaction.
+
+    Re-deriving a merged node may need texts embedded. With ``embed_inside`` that happens in
+    the transaction; without it (the async API: no CPU work in a database step) the
+    transaction stops at the first text it lacks, rolls back, and runs again once those texts
+    are embedded between transactions."""
     if (document_id is None) == (episode_id is None):
         raise InvalidInput("forget needs exactly one of document_id=... or episode_id=...")
-    engine, embedder, ds = ctx.engine, ctx.embedder, ctx.dataset_id
+    ds = ctx.dataset_id
+    doc = _as_uuid(document_id, "document") if document_id is not None else None
+    ep = _as_uuid(episode_id, "episode") if episode_id is not None else None
+    known: dict[str, Any] = {}
+    embedder: Embedder = ctx.embedder if embed_inside else _Known(ctx.embedder, known)
 
-    def attempt() -> ForgetReport:
-        with transaction(engine, ds) as conn:
-            if document_id is not None:
-                report = _forget_document(conn, ds, embedder, _as_uuid(document_id, "document"))
-            else:
-                report = _forget_episode(conn, ds, _as_uuid(episode_id or "", "episode"))
-            # What the forgotten rows had replaced holds again (revision 0004).
-            report.revived = revive_after_forget(conn, ds)
+    def step(conn: Connection) -> ForgetReport:
+        if doc is not None:
+            report = _forget_document(conn, ds, embedder, doc)
+        else:
+            report = _forget_episode(conn, ds, ep or uuid.UUID(int=0))
+        # What the forgotten rows had replaced holds again (revision 0004).
+        report.revived = revive_after_forget(conn, ds)
+        return report
+
+    while True:
+        try:
+            report: ForgetReport = yield sql_tx(step, ds, retry=True)
             return report
+        except _NeedVectors as need:
+            known.update(zip(need.texts, ctx.embedder.embed_passages(need.texts), strict=True))
 
-    return run_with_retry(attempt)
+
+class _NeedVectors(Exception):
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__(f"{len(texts)} texts to embed")
+        self.texts = texts
 
 
-__all__ = ["ForgetReport", "forget", "rederive_merged"]
+class _Known:
+    """An embedder that knows only the vectors in ``known``; any other text stops the call."""
+
+    def __init__(self, inner: Embedder, known: dict[str, Any]) -> None:
+        self.name, self.dim, self.known = inner.name, inner.dim, known
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
+        if missing:
+            raise _NeedVectors(missing)
+        return np.asarray([self.known[t] for t in texts], dtype=np.float32)
+
+    def embed_query(self, text: str) -> Vector:  # pragma: no cover - forget embeds no query
+        raise _NeedVectors([text])
+
+
+__all__ = ["ForgetReport", "forget", "forget_op", "rederive_merged"]

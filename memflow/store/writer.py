@@ -17,6 +17,7 @@ from memflow.context import FaultHook
 from memflow.db.engine import run_with_retry, transaction
 from memflow.db.queries import q
 from memflow.db.schema import COLLECTION_BY_NAME
+from memflow.db.steps import Body, Op, Tx, run_op, sql_tx
 from memflow.embed.base import Embedder, embed_passages_checked
 from memflow.errors import DatabaseError
 from memflow.ids import make_id, text_hash
@@ -101,19 +102,27 @@ class Writer:
         self.decide = decide
 
     # -- embeddings (outside the transaction) ---------------------------------------------------
-    def _cached_vectors(self, dataset_id: uuid.UUID, hashes: list[bytes]) -> dict[bytes, Any]:
+    def _cached_vectors(self, dataset_id: uuid.UUID, hashes: list[bytes]) -> Op[dict[bytes, Any]]:
         if not hashes:
             return {}
-        with transaction(self.engine, dataset_id) as conn:
-            rows = conn.execute(
+        rows = yield sql_tx(
+            lambda conn: conn.execute(
                 q("embedded_hashes"), {"dataset_id": dataset_id, "hashes": hashes}
-            ).all()
+            ).all(),
+            dataset_id,
+        )
         return {bytes(r.text_hash): r.embedding for r in rows}
 
     def compute_vectors(
         self, dataset_id: uuid.UUID, *plans: WritePlan
     ) -> tuple[dict[bytes, Any], list[bytes]]:
         """Vectors for every text of the plans, by text hash, and the hashes newly embedded."""
+        return run_op(self.engine, self.vectors_op(dataset_id, *plans))
+
+    def vectors_op(
+        self, dataset_id: uuid.UUID, *plans: WritePlan
+    ) -> Op[tuple[dict[bytes, Any], list[bytes]]]:
+        """:meth:`compute_vectors` as an operation (:mod:`memflow.db.steps`)."""
         texts: dict[bytes, str] = {}
         reuse: dict[bytes, bytes] = {}  # edge text -> the plan text whose vector it shares
         for plan in plans:
@@ -121,7 +130,7 @@ class Writer:
             reuse.update(plan.edge_vector_of())
         for plan in plans:
             texts.update((h, t) for h, t in plan.edge_texts().items() if reuse.get(h) not in texts)
-        vectors = self._cached_vectors(dataset_id, list(texts) + list(reuse))
+        vectors = yield from self._cached_vectors(dataset_id, list(texts) + list(reuse))
         missing = [h for h in texts if h not in vectors]
         if missing:
             self.fault("embedding")
@@ -143,36 +152,43 @@ class Writer:
         on_write: Callable[[], None] | None = None,
     ) -> WriteResult:
         """``on_write`` runs after the embeddings, before the transaction (progress)."""
+        return run_op(self.engine, self.write_op(dataset_id, doc, plan, on_write=on_write))
+
+    def write_op(
+        self,
+        dataset_id: uuid.UUID,
+        doc: DocumentInfo,
+        plan: WritePlan,
+        *,
+        on_write: Callable[[], None] | None = None,
+    ) -> Op[WriteResult]:
+        """:meth:`write` as an operation: the rows are written in one transaction."""
         started = time.perf_counter()
-        with transaction(self.engine, dataset_id) as conn:
-            if document_exists(conn, dataset_id, doc.id):
-                return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
-        vectors, missing = self.compute_vectors(dataset_id, plan)
+        exists = lambda conn: document_exists(conn, dataset_id, doc.id)  # noqa: E731
+        if (yield sql_tx(exists, dataset_id)):
+            return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
+        vectors, missing = yield from self.vectors_op(dataset_id, plan)
         if self.decide is not None:
             stamp_times(doc, plan)
             self.decide(dataset_id, plan, vectors)
         if on_write is not None:
             on_write()
 
-        def attempt() -> None:
-            with transaction(self.engine, dataset_id) as conn:
-                self.fault("before_write")
-                if document_exists(conn, dataset_id, doc.id):
-                    raise _AlreadyWritten
-                self._write_rows(conn, dataset_id, doc, plan, vectors)
-                self.fault("before_commit")
+        def attempt() -> Body[None]:
+            self.fault("before_write")
+            if (yield exists):
+                raise _AlreadyWritten
+            yield lambda conn: self._write_rows(conn, dataset_id, doc, plan, vectors)
+            self.fault("before_commit")
 
         try:
-            run_with_retry(attempt)
+            yield Tx(attempt, dataset_id, retry=True)
         except _AlreadyWritten:
             return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
         except DatabaseError as exc:
             # Another writer committed the same document between our check and our insert.
-            if not _duplicate_document(exc):
+            if not _duplicate_document(exc) or not (yield sql_tx(exists, dataset_id)):
                 raise
-            with transaction(self.engine, dataset_id) as conn:
-                if not document_exists(conn, dataset_id, doc.id):
-                    raise
             return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
         return WriteResult(
             doc.id,

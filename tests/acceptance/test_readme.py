@@ -31,6 +31,19 @@ def test_readme_python_example_runs(db_url: str) -> None:
     assert "Tom reviews every schema change" in out.stdout
 
 
+def test_readme_async_example_runs(db_url: str) -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Use it from an agent") : text.index("## Errors")]
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", section, re.S) if "AsyncMemory" in b]
+    assert len(blocks) == 1
+    env = {**os.environ, "MEMFLOW_DATABASE_URL": db_url, "MEMFLOW_EMBEDDER": "hash"}
+    out = subprocess.run(
+        [sys.executable, "-c", blocks[0]], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert "June 14" in out.stdout
+
+
 def test_readme_psql_section_runs_as_a_plain_role(db_url: str, seed_drafts: list[Any]) -> None:
     """The README's psql section, run as a LOGIN role that is neither superuser nor owner."""
     from memflow.cli.app import main

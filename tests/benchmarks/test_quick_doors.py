@@ -11,7 +11,7 @@ from benchmarks import doors
 def test_quick_doors_writes_comparable_latencies(pg_admin_url: str, tmp_path: Path) -> None:
     doors.main(["--quick", "--database-url", pg_admin_url, "--out", str(tmp_path)])
     data = json.loads((tmp_path / "doors.json").read_text())
-    assert set(data["latency_ms"]) == {"dataset_api", "service", "http", "mcp_http"}
+    assert set(data["latency_ms"]) == {"dataset_api", "async_api", "service", "http", "mcp_http"}
     assert all(v["p50"] > 0 for v in data["latency_ms"].values())
     assert data["searches_per_door"] == 5 and data["result_mismatches"] == 0
     assert data["store"]["episodes"] >= 4

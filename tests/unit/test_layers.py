@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"store", "llm"},  # the write path and forget / the LLM client, extractor and router
     {"ingest", "recall"},  # memorize / search
     {"memory"},  # the facade: Memory, Dataset
-    {"service"},  # argument checks and JSON shapes shared by the HTTP API and the MCP server
+    {"service", "aio"},  # argument checks and JSON shapes of the doors / the async API
     {"http_api", "mcp_server"},  # the front doors agents use (memflow serve, memflow mcp)
     {"memflow"},  # the public API
     {"cli"},  # the command line

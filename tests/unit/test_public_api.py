@@ -11,12 +11,12 @@ import memflow
 
 # Standard-library, typing and third-party names a signature may use without memflow exporting them.
 EXTERNAL = {
-    "Any", "BaseException", "Callable", "Literal", "None", "Path", "Sequence", "TracebackType",
+    "Any", "AsyncEngine", "BaseException", "Callable", "Literal", "None", "Path", "Sequence", "TracebackType",
     "UUID", "bool", "bytes", "datetime", "dict", "float", "int", "list", "os", "str", "tuple",
     "type", "uuid",
 }  # fmt: skip
 
-PUBLIC = [memflow.Memory, memflow.Dataset]
+PUBLIC = [memflow.Memory, memflow.Dataset, memflow.AsyncMemory, memflow.AsyncDataset]
 
 
 def _callables() -> Iterator[tuple[str, Callable[..., object]]]:

@@ -1,0 +1,323 @@
+"""The async twin of :mod:`memflow.memory`: ``AsyncMemory.open()`` -> ``mem.dataset(name)`` ->
+``await`` memorize, search, forget, add_episode.
+
+Same arguments, same results, same errors as :class:`~memflow.memory.Memory`. The work is the
+sync API's own, split by :mod:`memflow.db.steps`: SQL on SQLAlchemy's async engine (psycopg's
+async driver, :mod:`memflow.db.aio`), embedding and scoring in a bounded pool of worker threads,
+so many searches share one event loop and none blocks it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Generator, Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqlalchemy import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from memflow.context import FaultHook, StoreContext
+from memflow.db import aio
+from memflow.db.queries import q
+from memflow.db.steps import Tx
+from memflow.drafts import EpisodeDraft
+from memflow.embed.base import CheckedEmbedder, Embedder
+from memflow.ingest.options import ExtractorChoice, MemorizeOptions
+from memflow.ingest.pipeline import Memorizer, ProgressFn, Source, outcome, resolve_inputs
+from memflow.ingest.progress import ProgressCallback
+from memflow.ingest.report import MemorizeReport
+from memflow.ingest.route import RouteSettings
+from memflow.memory import open_store
+from memflow.recall.budget import honour_budget
+from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+from memflow.recall.search import SearchPlan, finish_search, plan_search, search_body
+from memflow.recall.types import SearchResponse
+from memflow.store.datasets import (
+    DatasetInfo,
+    check_same_embedder,
+    draft_document,
+    list_datasets,
+    resolve_dataset,
+    validate_dataset_name,
+)
+from memflow.store.forget import ForgetReport, forget_op
+from memflow.store.writer import Writer, WriteResult
+
+if TYPE_CHECKING:
+    from memflow.db.embedded import EmbeddedServer
+    from memflow.llm.client import LlmClient
+
+T = TypeVar("T")
+
+
+class AsyncMemory:
+    """A memflow store for asyncio code: one PostgreSQL database and one embedder.
+
+    ``async with AsyncMemory.open(...) as mem:``, or ``mem = await AsyncMemory.open(...)``
+    then ``await mem.aclose()``."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        home: str | Path | None = None,
+        embedder: Embedder | str | None = None,
+        auto_upgrade: bool | None = None,
+        cpu_workers: int | None = None,
+    ) -> None:
+        self._args = (url, home, embedder, auto_upgrade)
+        self._engine: AsyncEngine | None = None
+        self._embedder: Embedder | None = None
+        self.url: str | None = None
+        self.server: EmbeddedServer | None = None
+        self.fault: FaultHook | None = None
+        # Embedding and scoring run here, at most ``cpu_workers`` at once (default: the CPUs, <= 4).
+        self.cpu = aio.CpuPool(cpu_workers)
+
+    @classmethod
+    def open(
+        cls,
+        url: str | None = None,
+        *,
+        home: str | Path | None = None,
+        embedder: Embedder | str | None = None,
+        auto_upgrade: bool | None = None,
+        cpu_workers: int | None = None,
+    ) -> AsyncMemory:
+        """A store to open by awaiting it or entering it (``async with``), with the database and
+        embedder rules of :meth:`memflow.Memory.open`.
+
+        Starting the embedded server and checking (upgrading) the schema happen once, in a
+        worker thread; every call after that runs on the async engine."""
+        return cls(
+            url, home=home, embedder=embedder, auto_upgrade=auto_upgrade, cpu_workers=cpu_workers
+        )
+
+    async def start(self) -> AsyncMemory:
+        """Open the store (what awaiting or entering it does); once."""
+        if self._engine is None:
+            url, emb, server = await asyncio.to_thread(open_store, *self._args)
+            self._embedder = CheckedEmbedder(emb)
+            self.url, self.server = url, server
+            self._engine = aio.make_async_engine(url, app_role=True)
+        return self
+
+    @property
+    def engine(self) -> AsyncEngine:
+        if self._engine is None:
+            raise RuntimeError(
+                "the store is not open: `await AsyncMemory.open(...)` or `async with`"
+            )
+        return self._engine
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder; provider failures and malformed vectors raise EmbeddingError."""
+        if self._embedder is None:
+            raise RuntimeError(
+                "the store is not open: `await AsyncMemory.open(...)` or `async with`"
+            )
+        return self._embedder
+
+    def __await__(self) -> Generator[Any, None, AsyncMemory]:
+        return self.start().__await__()
+
+    async def aclose(self) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+        self.cpu.close()
+
+    async def __aenter__(self) -> AsyncMemory:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _sql(self, fn: Callable[[Connection], T], dataset_id: uuid.UUID | None = None) -> T:
+        """Run ``fn`` (database work only) in one transaction bound to ``dataset_id``."""
+        async with aio.transaction(self.engine, dataset_id) as conn:
+            return await conn.run_sync(fn)
+
+    # -- datasets -------------------------------------------------------------------------------
+    def dataset(self, name: str, *, create: bool = True) -> AsyncDataset:
+        """The dataset ``name``. It is looked up (created unless ``create=False``, else
+        NotFound) by the first call awaited on it."""
+        return AsyncDataset(self, validate_dataset_name(name), create=create)
+
+    async def datasets(self) -> list[DatasetInfo]:
+        return await self._sql(list_datasets)
+
+
+class AsyncDataset:
+    """One tenant of an :class:`AsyncMemory`. Every read and write is scoped to it."""
+
+    def __init__(self, memory: AsyncMemory, name: str, *, create: bool = True) -> None:
+        self.memory = memory
+        self.name = name
+        self.create = create
+        self._id: uuid.UUID | None = None
+        self._lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        return f"AsyncDataset(name={self.name!r}, id={self._id})"
+
+    @property
+    def id(self) -> uuid.UUID:
+        """The dataset's id (known once a call on it was awaited)."""
+        if self._id is None:
+            raise RuntimeError(
+                f"dataset {self.name!r} is looked up by the first call awaited on it"
+            )
+        return self._id
+
+    async def context(self) -> StoreContext:
+        """What ingest, recall and store need of this dataset; looks it up (creates it) and
+        checks its embedder on first use, as :meth:`memflow.Memory.dataset` does. Its engine is
+        the async engine's sync facade: run work with it through :mod:`memflow.db.aio` only."""
+        if self._id is None:
+            async with self._lock:
+                if self._id is None:
+                    await self._resolve()
+        m = self.memory
+        return StoreContext(m.engine.sync_engine, m.embedder, self.id, m.fault)
+
+    async def _resolve(self) -> None:
+        mine = self.memory.embedder.name
+        row = await self.memory._sql(
+            lambda conn: resolve_dataset(conn, self.name, mine, create=self.create)
+        )
+        if row.embedder is None:
+            await self.memory._sql(
+                lambda conn: conn.execute(
+                    q("dataset_set_embedder"), {"dataset_id": row.id, "embedder": mine}
+                ),
+                row.id,
+            )
+        else:
+            check_same_embedder(self.name, row.embedder, mine)
+        self._id = row.id
+
+    async def _cpu(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await self.memory.cpu.run(fn, *args, **kwargs)
+
+    # -- structured memory in -------------------------------------------------------------------
+    async def add_episode(self, draft: EpisodeDraft | dict[str, Any]) -> WriteResult:
+        return await self.add_episodes([draft])
+
+    async def add_episodes(self, drafts: Sequence[EpisodeDraft | dict[str, Any]]) -> WriteResult:
+        """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
+        ctx = await self.context()
+        doc, plan = await self._cpu(draft_document, ctx.dataset_id, drafts)
+        writer = Writer(ctx.engine, ctx.embedder, fault=ctx.fault)
+        return await aio.run_op(
+            self.memory.engine, writer.write_op(ctx.dataset_id, doc, plan), self.memory.cpu
+        )
+
+    # -- search ---------------------------------------------------------------------------------
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        mode: SearchMode | None = None,
+        display: DisplayMode | None = None,
+        budget_tokens: int | None = None,
+        now: datetime | None = None,
+        config: RecallConfig | None = None,
+    ) -> SearchResponse:
+        """As :meth:`memflow.Dataset.search`."""
+        ctx = await self.context()
+        plan = await self._cpu(
+            plan_search,
+            ctx.embedder,
+            query,
+            top_k=top_k,
+            mode=mode,
+            display=display,
+            budget_tokens=budget_tokens,
+            now=now,
+            config=config,
+        )
+        fetched = await aio.run_tx(
+            self.memory.engine, Tx(lambda: search_body(ctx.dataset_id, plan)), self.memory.cpu
+        )
+        return await self._cpu(_respond, plan, fetched, config)
+
+    # -- memorize and forget --------------------------------------------------------------------
+    async def memorize(
+        self,
+        source: Source | Sequence[Source],
+        *,
+        content_type: str | None = None,
+        extractor: ExtractorChoice | Any = None,
+        reference_time: datetime | None = None,
+        progress: ProgressFn | None = None,
+        routing: RouteSettings | bool | None = None,
+        llm: LlmClient | None = None,
+        raise_on_error: bool | None = None,
+        options: MemorizeOptions | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> MemorizeReport:
+        """As :meth:`memflow.Dataset.memorize`; each document is written in one transaction
+        (cancelling the call leaves the document being written out entirely). ``progress`` and
+        ``on_progress`` are called from a worker thread."""
+        opts = (options or MemorizeOptions()).updated(
+            content_type=content_type,
+            extractor=extractor,
+            reference_time=reference_time,
+            routing=routing,
+            raise_on_error=raise_on_error,
+        )
+        ctx = await self.context()
+        items = await self._cpu(
+            resolve_inputs,
+            source,
+            content_type=opts.content_type,
+            reference_time=opts.reference_time,
+        )
+        memorizer = await self._cpu(Memorizer, ctx, opts, llm=llm)
+        try:
+            report, errors = await aio.run_op(
+                self.memory.engine,
+                memorizer.run_op(items, progress, on_progress),
+                self.memory.cpu,
+            )
+        finally:
+            memorizer.close()
+        return outcome(report, errors, opts)
+
+    async def forget(
+        self,
+        *,
+        document_id: uuid.UUID | str | None = None,
+        episode_id: uuid.UUID | str | None = None,
+    ) -> ForgetReport:
+        """As :meth:`memflow.Dataset.forget`."""
+        ctx = await self.context()
+        op = forget_op(ctx, document_id=document_id, episode_id=episode_id)
+        return await aio.run_op(self.memory.engine, op, self.memory.cpu)
+
+    # -- inspection ------------------------------------------------------------------------------
+    async def stats(self) -> dict[str, int]:
+        ctx = await self.context()
+        ds = ctx.dataset_id
+        row = await self.memory._sql(
+            lambda conn: conn.execute(q("dataset_stats"), {"dataset_id": ds}).one(), ds
+        )
+        return {k: int(v) for k, v in row._mapping.items()}
+
+
+def _respond(plan: SearchPlan, fetched: Any, config: RecallConfig | None) -> SearchResponse:
+    return honour_budget(finish_search(plan, fetched), plan.budget_tokens, config)
+
+
+__all__ = ["AsyncDataset", "AsyncMemory"]
