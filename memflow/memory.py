@@ -366,6 +366,15 @@ class Dataset:
             rows = conn.execute(q("episode_list"), {"dataset_id": self.id, "limit": limit}).all()
         return [dict(r._mapping) for r in rows]
 
+    def procedures(self, *, all_versions: bool = False, limit: int = 1000) -> list[dict[str, Any]]:
+        """The dataset's procedures (current ones, or every version): ``id``, ``name``,
+        ``summary``, ``status``, ``version``, ``steps`` (in order), ``context``, ``episode_id``,
+        ``superseded_by``, ``created_at``."""
+        params = {"dataset_id": self.id, "all_versions": all_versions, "limit": limit}
+        with dbe.transaction(self.memory.engine, self.id) as conn:
+            rows = conn.execute(q("procedure_list"), params).all()
+        return [dict(r._mapping) for r in rows]
+
     def chunk(self, document_id: uuid.UUID | str, key: str) -> dict[str, Any]:
         """The message or section ``key`` of document ``document_id``: what a search's
         ``Citation`` points at (``document_id``, ``source``, ``key``, ``idx``, ``text``,

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from memflow.context import StoreContext
 from memflow.db.engine import transaction
@@ -49,6 +49,7 @@ from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_drafts
 from memflow.store.merge import NodeUpdate, apply_updates, load_episodes
 from memflow.store.plan import Planner, WritePlan
+from memflow.store.versions import version_procedures
 from memflow.store.writer import (
     DocumentInfo,
     Writer,
@@ -66,6 +67,9 @@ ProgressFn = Callable[[int, int, DocumentReport], None]
 
 
 # ---------------------------------------------------------------- inputs
+
+
+AfterRows = Callable[[Connection, uuid.UUID], None]
 
 
 @dataclass
@@ -317,7 +321,7 @@ class Memorizer:
         doc: ParsedDocument,
         doc_id: uuid.UUID,
         drafts: list[EpisodeDraft],
-    ) -> tuple[WritePlan, list[NodeUpdate], int]:
+    ) -> tuple[WritePlan, list[NodeUpdate], int, AfterRows | None]:
         ds = self.ctx.dataset_id
         targets: list[uuid.UUID | None] = [None] * len(drafts)
         with transaction(self.engine, ds) as conn:
@@ -345,7 +349,9 @@ class Memorizer:
                 chunk_index.setdefault(c.key, c.index)
             updates = merge_into_plan(plan, states, doc_id, chunk_index)
             reconcile(conn, ds, plan, {u.id for u in updates})
-        return plan, updates, sum(1 for t in targets if t is not None and t in states)
+            supersede = version_procedures(conn, ds, plan)
+        n_merged = sum(1 for t in targets if t is not None and t in states)
+        return plan, updates, n_merged, supersede
 
     def memorize_document(self, item: InputDocument) -> tuple[DocumentReport, MemflowError | None]:
         started = time.perf_counter()
@@ -366,7 +372,7 @@ class Memorizer:
                     report.seconds = time.perf_counter() - started
                     return report, None
             drafts, report.extractor = self._extract(doc)
-            plan, updates, report.merged = self._plan(doc, report.id, drafts)
+            plan, updates, report.merged, supersede = self._plan(doc, report.id, drafts)
             info = DocumentInfo(
                 id=report.id,
                 source=doc.source,
@@ -381,9 +387,7 @@ class Memorizer:
                 self.engine,
                 self.embedder,
                 fault=self.ctx.fault,
-                after_rows=(lambda conn, ds_id: apply_updates(conn, ds_id, updates))
-                if updates
-                else None,
+                after_rows=_after_rows(updates, supersede),
             )
             result = writer.write(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:
@@ -439,6 +443,21 @@ class Memorizer:
             if progress is not None:
                 progress(i + 1, len(items), doc_report)
         return report, errors
+
+
+def _after_rows(updates: list[NodeUpdate], supersede: AfterRows | None) -> AfterRows | None:
+    """What runs in the document's transaction after its rows: routing's merge updates, then
+    marking the procedures this document supersedes."""
+    if not updates and supersede is None:
+        return None
+
+    def run(conn: Connection, ds: uuid.UUID) -> None:
+        if updates:
+            apply_updates(conn, ds, updates)
+        if supersede is not None:
+            supersede(conn, ds)
+
+    return run
 
 
 def memorize(

@@ -17,11 +17,19 @@ from datetime import datetime, timedelta
 import numpy as np
 from pydantic import ValidationError
 
-from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft, TimeSpan
+from memflow.drafts import (
+    EntityDraft,
+    EpisodeDraft,
+    FacetDraft,
+    PointDraft,
+    ProcedureDraft,
+    TimeSpan,
+)
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import InvalidInput
 from memflow.ids import canonical_name
 from memflow.ingest.entities import EntityHit, keywords, rank_entities
+from memflow.ingest.procedures import dialog_procedures, text_procedures
 from memflow.ingest.segment import segment
 from memflow.text.document import Chunk, ParsedDocument
 from memflow.text.pieces import split_long
@@ -185,7 +193,9 @@ class RulesExtractor:
         for started_at, chunks in sessions:
             if not chunks:
                 continue
-            episodes.append(self._session_episode(doc, started_at, chunks))
+            episode = self._session_episode(doc, started_at, chunks)
+            found = [p for p, _ in dialog_procedures(chunks)]
+            episodes.append(episode.model_copy(update={"procedures": found}) if found else episode)
         return episodes
 
     def _session_episode(
@@ -235,7 +245,7 @@ class RulesExtractor:
             span = found.to_span() if found and found.confidence >= _MIN_TIME_CONFIDENCE else None
             name = title or (doc.title if len(parts) == 1 else shorten(part[0].text, 80))
             episodes.append(self._episode(name, facets, part, span, []))
-        return episodes
+        return _with_procedures(episodes, parts, text_procedures(doc))
 
     def _episode_parts(
         self, chunks: list[Chunk], breaks: set[int]
@@ -395,6 +405,25 @@ class RulesExtractor:
             role = shorten("mentioned in: " + "; ".join(shorten(w, 50) for w in where), 200)
             out.append(EntityDraft(name=entity.name, entity_type=entity.entity_type, role=role))
         return out
+
+
+def _with_procedures(
+    episodes: list[EpisodeDraft],
+    parts: list[tuple[str | None, list[Chunk]]],
+    procedures: list[ProcedureDraft],
+) -> list[EpisodeDraft]:
+    """Each procedure joins the episode of the part its first step came from (else the first)."""
+    if not procedures or not episodes:
+        return episodes
+    owner = {c.key: i for i, (_, part) in enumerate(parts) for c in part}
+    extra: list[list[ProcedureDraft]] = [[] for _ in episodes]
+    for proc in procedures:
+        keys = [k for st in proc.steps for k in st.sources]
+        extra[owner.get(keys[0], 0) if keys else 0].append(proc)
+    return [
+        ep.model_copy(update={"procedures": found}) if found else ep
+        for ep, found in zip(episodes, extra, strict=True)
+    ]
 
 
 def _facet_entity(hit: EntityHit, chunks: list[Chunk]) -> EntityDraft:

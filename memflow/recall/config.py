@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memflow.text.tokens import TokenCounterName
 
 DisplayMode = Literal["summary", "highly_related", "detail"]
-SearchMode = Literal["episodic", "vector", "lexical"]
+SearchMode = Literal["episodic", "vector", "lexical", "procedural"]
 # The lists where one is needed (validation messages, CLI choices): from the types, never repeated.
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 DISPLAY_MODES: tuple[DisplayMode, ...] = get_args(DisplayMode)

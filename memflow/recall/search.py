@@ -32,6 +32,7 @@ from memflow.recall.pipeline import (
     score_hits,
 )
 from memflow.recall.preprocess import PreprocessedQuery, preprocess
+from memflow.recall.procedural import procedural_search
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import (
     Citation,
@@ -94,6 +95,8 @@ def search(
         return _baseline(
             engine, dataset_id, mode, query, qvec, top_k, shown, budget_tokens, cfg, timings, pre
         )
+    if mode == "procedural":
+        return procedural_search(engine, dataset_id, query, qvec, top_k, shown, cfg, timings, pre)
     hits, graph, scored = retrieve(ctx, qvec, pq, cfg, top_k=top_k, display=shown, timings=timings)
     response = respond(
         hits,

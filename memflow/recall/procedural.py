@@ -1,0 +1,163 @@
+"""Procedural recall: "how do we do X" answered with procedures and their steps in order.
+
+One statement (sql/procedures.sql ``procedure_recall``) finds the nearest procedure summaries,
+steps and context points of current procedures; a procedure costs its cheapest hit, steps and
+context points paying a little more than the summary (they are parts, the summary is the whole).
+The episodic mode calls :func:`how_to_results` for queries that ask how something is done.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+
+from memflow.db.engine import transaction
+from memflow.db.queries import q
+from memflow.recall import sqlrecall
+from memflow.recall.config import DisplayMode, RecallConfig
+from memflow.recall.types import PathStep, SearchResponse, SearchResult, citations
+
+# What a hit in each collection adds to its distance (the summary is the procedure itself).
+HIT_COST = {
+    "Procedure_summary": 0.0,
+    "Procedure_step_text": 0.05,
+    "Procedure_context_text": 0.05,
+}
+_NODE_KIND = {
+    "Procedure_summary": "Procedure",
+    "Procedure_step_text": "ProcedureStepPoint",
+    "Procedure_context_text": "ProcedureContextPoint",
+}
+# Queries that ask how something is done (the episodic mode then also looks for procedures).
+HOW_TO = re.compile(
+    r"\bhow\s+(?:do|does|did|should|can|could|would|to)\b|\bwhat\s+(?:are|were)\s+the\s+steps\b|"
+    r"\b(?:steps|procedure|runbook|playbook|checklist|instructions)\s+(?:to|for)\b|"
+    r"\bwalk\s+me\s+through\b|步骤|流程|怎么|如何|怎样|操作手册|手册",
+    re.IGNORECASE,
+)
+
+
+def asks_how(query: str) -> bool:
+    """Does the query ask how something is done?"""
+    return bool(HOW_TO.search(query))
+
+
+@dataclass(frozen=True)
+class ProcedureHit:
+    procedure_id: uuid.UUID
+    score: float
+    collection: str
+    text: str
+    distance: float
+
+
+def rank(rows: Sequence[Any]) -> list[ProcedureHit]:
+    """Each procedure's cheapest hit (distance plus its collection's cost), best first."""
+    best: dict[uuid.UUID, ProcedureHit] = {}
+    for r in rows:
+        score = float(r.distance) + HIT_COST[r.collection]
+        cur = best.get(r.procedure_id)
+        if cur is None or score < cur.score:
+            best[r.procedure_id] = ProcedureHit(
+                r.procedure_id, score, r.collection, r.text, float(r.distance)
+            )
+    return sorted(best.values(), key=lambda h: (h.score, str(h.procedure_id)))
+
+
+def procedure_context(name: str, version: int, steps: Sequence[str]) -> str:
+    head = f"Procedure: {name}" + (f" (version {version})" if version > 1 else "")
+    return "\n".join([head, *(f"  {i}. {s}" for i, s in enumerate(steps, start=1))])
+
+
+def recall_procedures(
+    conn: Connection, dataset_id: uuid.UUID, qvec: Any, k: int, top_k: int, *, start_rank: int = 1
+) -> list[SearchResult]:
+    """The ``top_k`` best current procedures for the query vector, as results (the connection
+    is bound to the dataset)."""
+    rows = conn.execute(q("procedure_recall"), {"dataset_id": dataset_id, "q": qvec, "k": k}).all()
+    hits = rank(rows)[:top_k]
+    if not hits:
+        return []
+    details = {
+        r.id: r
+        for r in conn.execute(
+            q("procedure_details"),
+            {"dataset_id": dataset_id, "ids": [h.procedure_id for h in hits]},
+        )
+    }
+    out: list[SearchResult] = []
+    for i, h in enumerate(hits, start=start_rank):
+        d = details[h.procedure_id]
+        steps = list(d.steps or [])
+        out.append(
+            SearchResult(
+                rank=i,
+                kind="procedure",
+                episode_id=d.episode_id or d.id,
+                procedure_id=d.id,
+                name=d.name,
+                score=h.score,
+                best_path="procedure",
+                path=[
+                    PathStep(
+                        kind="node",
+                        node_kind=_NODE_KIND[h.collection],  # type: ignore[arg-type]
+                        text=h.text,
+                        collection=h.collection,
+                        distance=h.distance,
+                        cost=h.score,
+                    )
+                ],
+                context=procedure_context(d.name, int(d.version), steps),
+                steps=steps,
+                citations=citations([tuple(s) for s in (d.sources or [])][:8]),
+            )
+        )
+    return out
+
+
+def procedural_search(
+    engine: Engine,
+    dataset_id: uuid.UUID,
+    query: str,
+    qvec: Any,
+    top_k: int,
+    display: DisplayMode,
+    cfg: RecallConfig,
+    timings: dict[str, float],
+    pre: dict[str, Any],
+) -> SearchResponse:
+    """``mode="procedural"``: current procedures, best first, each with its steps in order."""
+    t = time.perf_counter()
+    with transaction(engine) as conn:
+        sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, cfg.wide_search_top_k))
+        results = recall_procedures(conn, dataset_id, qvec, cfg.wide_search_top_k, top_k)
+    timings["recall_sql"] = round((time.perf_counter() - t) * 1000, 3)
+    timings["total"] = round(sum(timings.values()), 3)
+    return SearchResponse(
+        query=query,
+        mode="procedural",
+        display=display,
+        results=results,
+        timings_ms=timings,
+        context="\n\n".join(r.context for r in results),
+        preprocessed=pre,
+        token_counter=cfg.token_counter,
+    )
+
+
+__all__ = [
+    "HIT_COST",
+    "HOW_TO",
+    "ProcedureHit",
+    "asks_how",
+    "procedural_search",
+    "rank",
+    "recall_procedures",
+]
