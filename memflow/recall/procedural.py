@@ -3,11 +3,12 @@
 One statement (sql/procedures.sql ``procedure_recall``) finds the nearest procedure summaries,
 steps and context points of current procedures; a procedure costs its cheapest hit, steps and
 context points paying a little more than the summary (they are parts, the summary is the whole).
-The episodic mode calls :func:`how_to_results` for queries that ask how something is done.
+The episodic mode calls :func:`with_how_to_procedure` for queries that ask how something is done.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import uuid
@@ -36,7 +37,7 @@ _NODE_KIND = {
 }
 # Queries that ask how something is done (the episodic mode then also looks for procedures).
 HOW_TO = re.compile(
-    r"\bhow\s+(?:do|does|did|should|can|could|would|to)\b|\bwhat\s+(?:are|were)\s+the\s+steps\b|"
+    r"\bhow\s+(?:do|should|can|could|would|to)\b|\bwhat\s+(?:are|were)\s+the\s+steps\b|"
     r"\b(?:steps|procedure|runbook|playbook|checklist|instructions)\s+(?:to|for)\b|"
     r"\bwalk\s+me\s+through\b|步骤|流程|怎么|如何|怎样|操作手册|手册",
     re.IGNORECASE,
@@ -122,6 +123,43 @@ def recall_procedures(
     return out
 
 
+def with_how_to_procedure(
+    engine: Engine,
+    dataset_id: uuid.UUID,
+    qvec: Any,
+    response: SearchResponse,
+    cfg: RecallConfig,
+    top_k: int,
+) -> SearchResponse:
+    """An episodic response to a how-to query with the best current procedure ranked first,
+    when it is close enough (``cfg.how_to_procedure_max_score``) and beats the best episode by
+    ``cfg.how_to_procedure_margin``; else the response as it was."""
+    t = time.perf_counter()
+    with transaction(engine) as conn:
+        sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, cfg.wide_search_top_k))
+        found = recall_procedures(conn, dataset_id, qvec, cfg.wide_search_top_k, 1)
+    timings = {**response.timings_ms, "procedures_sql": round((time.perf_counter() - t) * 1000, 3)}
+    best_episode = response.results[0].score if response.results else math.inf
+    if (
+        not found
+        or found[0].score > cfg.how_to_procedure_max_score
+        or found[0].score > best_episode - cfg.how_to_procedure_margin
+    ):
+        return response.model_copy(update={"timings_ms": timings})
+    proc = found[0]
+    results = [proc] + [r.model_copy(update={"rank": r.rank + 1}) for r in response.results]
+    context = f"{proc.context}\n{response.context}" if response.context else proc.context
+    note = f"the query asks how to do something: procedure {proc.name!r} is ranked first"
+    return response.model_copy(
+        update={
+            "results": results[:top_k],
+            "context": context,
+            "timings_ms": timings,
+            "notes": [*response.notes, note],
+        }
+    )
+
+
 def procedural_search(
     engine: Engine,
     dataset_id: uuid.UUID,
@@ -160,4 +198,5 @@ __all__ = [
     "procedural_search",
     "rank",
     "recall_procedures",
+    "with_how_to_procedure",
 ]

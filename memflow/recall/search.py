@@ -32,7 +32,7 @@ from memflow.recall.pipeline import (
     score_hits,
 )
 from memflow.recall.preprocess import PreprocessedQuery, preprocess
-from memflow.recall.procedural import procedural_search
+from memflow.recall.procedural import asks_how, procedural_search, with_how_to_procedure
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import (
     Citation,
@@ -109,6 +109,8 @@ def search(
         timings_ms=timings,
         scored=scored,
     )
+    if cfg.how_to_procedure_max_score > 0 and asks_how(query):
+        response = with_how_to_procedure(engine, dataset_id, qvec, response, cfg, top_k)
     response.timings_ms["total"] = round(
         sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
     )

@@ -99,6 +99,11 @@ def test_runbooks_are_recalled_with_steps_superseded_and_forgotten(
     assert (zh.results[0].name, zh.results[0].steps) == ("发布回滚流程", STEPS_ZH)
     dumped = zh.model_dump(mode="json")["results"][0]
     assert dumped["kind"] == "procedure" and dumped["steps"] == STEPS_ZH
+    # The episodic mode puts the procedure first for a how-to query, and only for one.
+    how = ds.search("How do we roll back a release?")
+    assert (how.results[0].kind, how.results[0].steps) == ("procedure", STEPS_EN)
+    assert how.results[1].kind == "episode" and "procedure" in how.notes[-1]
+    assert all(r.kind == "episode" for r in ds.search("Who books the bus?").results)
     # The procedure hangs off the episode it was laid out in.
     assert top.episode_id in {e["id"] for e in ds.episodes()}
 
