@@ -60,6 +60,8 @@ class EntityDraft(_Draft):
     role: str | None = None
     # Other names the extractor resolved to this entity (become same_entity_as edges).
     aliases: list[str] = Field(default_factory=list)
+    # Classification labels (customer, supplier, ...): EntityType nodes linked by is_a edges.
+    types: list[str] = Field(default_factory=list)
 
 
 class PointDraft(_Draft):

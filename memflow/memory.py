@@ -20,7 +20,7 @@ from memflow.db.queries import q
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
 from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
-from memflow.ids import content_hash
+from memflow.ids import canonical_name, content_hash
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source, memorize
 from memflow.ingest.progress import ProgressCallback
@@ -373,6 +373,26 @@ class Dataset:
         params = {"dataset_id": self.id, "all_versions": all_versions, "limit": limit}
         with dbe.transaction(self.memory.engine, self.id) as conn:
             rows = conn.execute(q("procedure_list"), params).all()
+        return [dict(r._mapping) for r in rows]
+
+    def entities_of_type(
+        self, label: str, *, max_distance: float = 0.12, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Entities whose type (EntityType, linked by is_a) is ``label`` or embeds within
+        ``max_distance`` of it ("customers", "客户" find entities typed customer): ``id``,
+        ``name``, ``entity_type``, ``description``, ``type``, ``distance``."""
+        from memflow.ingest.entity_types import type_name
+
+        qvec = self.context.embedder.embed_query(label)
+        params = {
+            "dataset_id": self.id,
+            "q": qvec,
+            "key": canonical_name(type_name(label)),
+            "max_distance": max_distance,
+            "limit": limit,
+        }
+        with dbe.transaction(self.memory.engine, self.id) as conn:
+            rows = conn.execute(q("entities_of_type"), params).all()
         return [dict(r._mapping) for r in rows]
 
     def chunk(self, document_id: uuid.UUID | str, key: str) -> dict[str, Any]:

@@ -187,6 +187,8 @@ class Planner:
             row.description = row.description or e.description
             row.entity_type = row.entity_type or e.entity_type
         row.sources.extend(sources)
+        for label in e.types:
+            self._entity_type(eid, row.name, label, sources)
         for alias in e.aliases:
             if canonical_name(alias) == row.canonical_name or not alias.strip():
                 continue
@@ -195,6 +197,19 @@ class Planner:
             na, nb = self.plan.nodes[a].name, self.plan.nodes[b].name
             self._edge(a, "same_entity_as", b, f"{na} = {nb}")
         return eid
+
+    def _entity_type(self, entity: uuid.UUID, name: str, label: str, sources: list[str]) -> None:
+        key = canonical_name(label)
+        if not key:
+            return
+        tid = make_id(self.ds, "EntityType", key)
+        if tid not in self.plan.nodes:
+            self.plan.nodes[tid] = NodeRow(
+                id=tid, kind="EntityType", name=label, canonical_name=key
+            )
+            self.plan.embeds.append(EmbedRow("EntityType_name", tid, label))
+        self.plan.nodes[tid].sources.extend(sources)
+        self._edge(entity, "is_a", tid, f"{name} is a {label}")
 
     def add_episode(self, draft: EpisodeDraft, *, ep_id: uuid.UUID | None = None) -> uuid.UUID:
         ep = ep_id or episode_id(self.ds, draft)

@@ -147,3 +147,23 @@ def test_runbooks_are_recalled_with_steps_superseded_and_forgotten(
         assert not any("rollback job" in t or "deploy pipeline" in t for t in texts), table
         assert texts, f"{table}: the Chinese runbook's rows stay"
     assert [p["name"] for p in ds.procedures(all_versions=True)] == ["发布回滚流程"]
+
+
+TYPED = [
+    "# Quarterly accounts\n\nNorbright Metals is our supplier of copper wire. Acme Retail is a "
+    "customer since 2021. Lakeview Foods became a customer in May. The team meets on Fridays.\n",
+    "# Shipping update\n\nThe supplier Hengyuan Logistics shipped late this week. Bluewhale "
+    "Tech is our customer and renews next month.\n",
+]
+
+
+def test_entities_are_reached_by_their_type(store: Memory) -> None:
+    ds = store.dataset("accounts")
+    for text in TYPED:
+        assert ds.memorize(text, content_type="markdown", extractor="rules").ok
+    customers = {e["name"] for e in ds.entities_of_type("customers")}
+    assert customers == {"Acme Retail", "Lakeview Foods", "Bluewhale Tech"}
+    suppliers = {"Norbright Metals", "Hengyuan Logistics"}
+    assert {e["name"] for e in ds.entities_of_type("suppliers")} == suppliers
+    assert {e["name"] for e in ds.entities_of_type("供应商")} == suppliers  # 供应商: supplier
+    assert ds.entities_of_type("weather") == []
