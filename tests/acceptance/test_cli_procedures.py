@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.acceptance.test_cli_foundation import js, run
-from tests.integration.test_procedures import RUNBOOK_EN, STEPS_EN
+from tests.support.runbooks import RUNBOOK_EN, STEPS_EN
 
 
 def test_procedural_search_and_listing(db_url: str, tmp_path: Path) -> None:

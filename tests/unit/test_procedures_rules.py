@@ -6,28 +6,9 @@ from __future__ import annotations
 from memflow.ingest.parse import parse_input
 from memflow.ingest.procedures import dialog_procedures, is_imperative, text_procedures
 from memflow.ingest.rules import RulesExtractor
+from tests.support.runbooks import RUNBOOK_EN as RUNBOOK
+from tests.support.runbooks import RUNBOOK_ZH, STEPS_EN, STEPS_ZH
 
-RUNBOOK = """# Rolling back a release
-
-Use this when a deploy breaks production. Make sure you can open the release dashboard.
-
-## Steps
-1. Freeze the deploy pipeline in the release channel.
-2. Find the last good build tag in the release dashboard.
-3. Run the rollback job with that tag.
-4. Watch the error rate for 15 minutes.
-5. Write a short incident note for the team.
-"""
-RUNBOOK_ZH = """# 发布回滚流程
-
-线上发布出现严重故障时使用。为了减少影响，先回滚再排查。
-
-1. 在发布群里冻结发布流水线。
-2. 找到上一个正常的构建标签。
-3. 用该标签运行回滚任务。
-4. 观察错误率十五分钟。
-5. 写一份简短的事故说明。
-"""
 FACTS = """# Office notes
 
 ## Facts
@@ -48,13 +29,7 @@ def _doc(text: str, name: str = "doc.md"):  # type: ignore[no-untyped-def]
 def test_a_runbook_gives_one_procedure_with_steps_in_order_and_context() -> None:
     [proc] = text_procedures(_doc(RUNBOOK))
     assert proc.name == "Rolling back a release"  # "Steps" names nothing: the parent heading
-    assert [s.text for s in proc.steps] == [
-        "Freeze the deploy pipeline in the release channel.",
-        "Find the last good build tag in the release dashboard.",
-        "Run the rollback job with that tag.",
-        "Watch the error rate for 15 minutes.",
-        "Write a short incident note for the team.",
-    ]
+    assert [s.text for s in proc.steps] == STEPS_EN
     assert {c.aspect for c in proc.context} == {"when", "precondition"}
     assert all(s.sources for s in proc.steps), "every step cites its chunk"
     assert len({k for s in proc.steps for k in s.sources}) == 5
@@ -63,8 +38,7 @@ def test_a_runbook_gives_one_procedure_with_steps_in_order_and_context() -> None
 def test_a_chinese_runbook_is_read_under_its_heading() -> None:
     [proc] = text_procedures(_doc(RUNBOOK_ZH, "zh.md"))
     assert proc.name == "发布回滚流程"
-    assert proc.steps[0].text == "在发布群里冻结发布流水线。"
-    assert len(proc.steps) == 5
+    assert [s.text for s in proc.steps] == STEPS_ZH
     assert [c.aspect for c in proc.context] == ["when", "why"]
 
 
