@@ -7,9 +7,17 @@ SELECT id, canonical_name, name, status, coalesce((props ->> 'version')::integer
 FROM memflow.node
 WHERE dataset_id = :dataset_id AND kind = 'Procedure' AND canonical_name = ANY(:keys);
 
--- name: procedure_supersede
-UPDATE memflow.node SET status = 'superseded', updated_at = now()
-WHERE dataset_id = :dataset_id AND kind = 'Procedure' AND id = ANY(:ids) AND status = 'current';
+-- name: procedure_lock
+-- Serialises writers of one procedure key (held until the transaction ends).
+SELECT pg_advisory_xact_lock(hashtextextended(:lock_key, 0));
+
+-- name: procedure_settle
+-- The document's procedures (:ids) are the current versions of their keys; every other current
+-- version of those keys is superseded (also one a concurrent writer committed meanwhile).
+UPDATE memflow.node
+SET status = CASE WHEN id = ANY(:ids) THEN 'current' ELSE 'superseded' END, updated_at = now()
+WHERE dataset_id = :dataset_id AND kind = 'Procedure' AND canonical_name = ANY(:keys)
+  AND ((id = ANY(:ids) AND status <> 'current') OR (id <> ALL(:ids) AND status = 'current'));
 
 -- name: procedure_restore_current
 -- After a forget: a superseded version nothing supersedes any more is current again.

@@ -18,17 +18,18 @@ def version_procedures(
     conn: Connection, dataset_id: uuid.UUID, plan: WritePlan
 ) -> Callable[[Connection, uuid.UUID], None] | None:
     """Number the plan's new procedures after the stored versions of their keys and link them to
-    the current ones; returns what marks those superseded, to run with the document's rows."""
+    the current ones (``supersedes``); returns what settles the statuses in the document's
+    transaction: its procedures current, every other version of their keys superseded (under a
+    lock per key, so concurrent writers of one key leave one current version)."""
     procs = [plan.nodes[p] for p in plan.procedure_ids]
     keys = sorted({p.canonical_name for p in procs if p.canonical_name})
     if not keys:
         return None
     rows = conn.execute(q("procedure_versions"), {"dataset_id": dataset_id, "keys": keys}).all()
     stored = {r.id for r in rows}
-    old: list[uuid.UUID] = []
     for proc in procs:
         if proc.id in stored:
-            continue  # the same content again: the stored node, untouched
+            continue  # the same content again: the stored node (made current again if it was not)
         mine = [r for r in rows if r.canonical_name == proc.canonical_name]
         if not mine:
             continue
@@ -36,17 +37,17 @@ def version_procedures(
         for r in mine:
             if r.status != "current":
                 continue
-            old.append(r.id)
             eid = make_id(dataset_id, "edge", proc.id, "supersedes", r.id)
             text = f"{proc.name} (version {proc.props['version']}) supersedes version {r.version}"
             plan.edges[eid] = EdgeRow(eid, proc.id, "supersedes", r.id, text)
-    if not old:
-        return None
+    ids = [p.id for p in procs]
 
-    def supersede(c: Connection, ds: uuid.UUID) -> None:
-        c.execute(q("procedure_supersede"), {"dataset_id": ds, "ids": old})
+    def settle(c: Connection, ds: uuid.UUID) -> None:
+        for key in keys:
+            c.execute(q("procedure_lock"), {"lock_key": f"{ds}:procedure:{key}"})
+        c.execute(q("procedure_settle"), {"dataset_id": ds, "keys": keys, "ids": ids})
 
-    return supersede
+    return settle
 
 
 def restore_current(conn: Connection, dataset_id: uuid.UUID) -> int:

@@ -133,3 +133,14 @@ def test_entities_are_reached_by_their_type(store: Memory) -> None:
     assert {e["name"] for e in ds.entities_of_type("suppliers")} == suppliers
     assert {e["name"] for e in ds.entities_of_type("供应商")} == suppliers  # 供应商: supplier
     assert ds.entities_of_type("weather") == []
+
+
+def test_memorising_an_older_version_again_makes_it_current(mem: Memory) -> None:
+    ds = mem.dataset("revert")
+    edited = RUNBOOK_EN.replace("15 minutes", "30 minutes")
+    for text in (RUNBOOK_EN, edited, RUNBOOK_EN + "\nAsk in #releases when unsure.\n"):
+        assert ds.memorize(text, content_type="markdown", extractor="rules").ok
+    rows = {(p["version"], p["status"]) for p in ds.procedures(all_versions=True)}
+    assert rows == {(1, "current"), (2, "superseded")}
+    [current] = ds.procedures()
+    assert current["steps"] == STEPS_EN
