@@ -130,10 +130,13 @@ def with_how_to_procedure(
     response: SearchResponse,
     cfg: RecallConfig,
     top_k: int,
+    *,
+    budgeted: bool,
 ) -> SearchResponse:
     """An episodic response to a how-to query with the best current procedure ranked first,
     when it is close enough (``cfg.how_to_procedure_max_score``) and beats the best episode by
-    ``cfg.how_to_procedure_margin``; else the response as it was."""
+    ``cfg.how_to_procedure_margin``; else the response as it was. A ``budgeted`` context (packed
+    into a token budget) is kept as it is: the procedure is then in the results only."""
     t = time.perf_counter()
     with transaction(engine) as conn:
         sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, cfg.wide_search_top_k))
@@ -148,7 +151,9 @@ def with_how_to_procedure(
         return response.model_copy(update={"timings_ms": timings})
     proc = found[0]
     results = [proc] + [r.model_copy(update={"rank": r.rank + 1}) for r in response.results]
-    context = f"{proc.context}\n{response.context}" if response.context else proc.context
+    context = response.context
+    if not budgeted:
+        context = f"{proc.context}\n{context}" if context else proc.context
     note = f"the query asks how to do something: procedure {proc.name!r} is ranked first"
     return response.model_copy(
         update={

@@ -110,7 +110,10 @@ def search(
         scored=scored,
     )
     if cfg.how_to_procedure_max_score > 0 and asks_how(query):
-        response = with_how_to_procedure(engine, dataset_id, qvec, response, cfg, top_k)
+        budgeted = shown == "highly_related" or budget_tokens is not None
+        response = with_how_to_procedure(
+            engine, dataset_id, qvec, response, cfg, top_k, budgeted=budgeted
+        )
     response.timings_ms["total"] = round(
         sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
     )

@@ -69,6 +69,10 @@ def test_runbooks_are_recalled_with_steps_superseded_and_forgotten(
     how = ds.search("How do we roll back a release?")
     assert (how.results[0].kind, how.results[0].steps) == ("procedure", STEPS_EN)
     assert how.results[1].kind == "episode" and "procedure" in how.notes[-1]
+    assert how.context.startswith("Procedure: Rolling back a release\n  1. Freeze")
+    packed = ds.search("How do we roll back a release?", display="highly_related")
+    assert packed.results[0].kind == "procedure"  # the packed context keeps its budget
+    assert not packed.context.startswith("Procedure:")
     assert all(r.kind == "episode" for r in ds.search("Who books the bus?").results)
     # The procedure hangs off the episode it was laid out in.
     assert top.episode_id in {e["id"] for e in ds.episodes()}
