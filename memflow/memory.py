@@ -32,6 +32,7 @@ from memflow.recall.search import search
 from memflow.recall.types import SearchResponse
 from memflow.store.forget import ForgetReport, forget
 from memflow.store.plan import WritePlan, plan_drafts
+from memflow.store.versions import version_procedures
 from memflow.store.writer import DocumentInfo, Writer, WriteResult, document_id
 
 if TYPE_CHECKING:
@@ -239,7 +240,14 @@ class Dataset:
         """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
         self.check_embedder()
         doc, plan = self._draft_document(drafts)
-        return self._writer().write(self.id, doc, plan)
+        if not plan.procedure_ids:
+            return self._writer().write(self.id, doc, plan)
+        with dbe.transaction(self.memory.engine, self.id) as conn:
+            settle = version_procedures(conn, self.id, plan)
+        writer = Writer(
+            self.memory.engine, self.memory.embedder, fault=self.memory.fault, after_rows=settle
+        )
+        return writer.write(self.id, doc, plan)
 
     def import_episodes(
         self,

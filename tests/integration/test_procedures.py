@@ -148,3 +148,22 @@ def test_memorising_an_older_version_again_makes_it_current(mem: Memory) -> None
     assert rows == {(1, "current"), (2, "superseded")}
     [current] = ds.procedures()
     assert current["steps"] == STEPS_EN
+
+
+def test_add_episode_drafts_with_procedures_version_them(mem: Memory) -> None:
+    ds = mem.dataset("drafts")
+
+    def draft(wait: str) -> dict[str, Any]:
+        steps = [{"text": "Stop the consumer."}, {"text": f"Wait {wait}."}, {"text": "Start it."}]
+        return {
+            "name": "Worker restart agreed",
+            "summary": f"The team agreed how to restart the worker ({wait}).",
+            "procedures": [{"name": "Restart the worker", "steps": steps}],
+        }
+
+    ds.add_episode(draft("one minute"))
+    ds.add_episode(draft("five minutes"))
+    rows = sorted(
+        (p["version"], p["status"], p["steps"][1]) for p in ds.procedures(all_versions=True)
+    )
+    assert rows == [(1, "superseded", "Wait one minute."), (2, "current", "Wait five minutes.")]
