@@ -88,6 +88,8 @@ TABLES = (
     "dataset", "document", "chunk", "node", "edge", "node_source", "edge_source", "node_chunk",
     "episode_summary", "facet_search_text", "facet_anchor_text", "facetpoint_search_text",
     "entity_name", "edge_text",
+    # revision 0005: procedures and entity types
+    "procedure_summary", "procedure_step_text", "procedure_context_text", "entitytype_name",
 )  # fmt: skip
 
 
@@ -179,6 +181,25 @@ def doc_drafts(i: int, episodes: int = 2) -> list[dict[str, Any]]:
     return out
 
 
+def procedure_drafts(i: int) -> list[dict[str, Any]]:
+    """Document ``i`` with a procedure and a typed entity (revision 0005's tables)."""
+    return [
+        {
+            "name": f"Runbook review {i}",
+            "summary": f"The team agreed how to restart worker {i}.",
+            "entities": [{"name": f"Vendor {i}", "types": ["supplier"]}],
+            "procedures": [
+                {
+                    "name": f"Restart worker {i}",
+                    "summary": f"How to restart worker {i}.",
+                    "context": [{"aspect": "when", "text": f"When worker {i} hangs."}],
+                    "steps": [{"text": f"Stop worker {i}."}, {"text": f"Start worker {i}."}],
+                }
+            ],
+        }
+    ]
+
+
 def planned_rows(
     dataset_id: uuid.UUID, docs: Iterable[Sequence[dict[str, Any]]]
 ) -> tuple[dict[uuid.UUID, str], set[uuid.UUID], set[bytes]]:
@@ -200,6 +221,7 @@ def expected_stats(
     """The exact ``Dataset.stats()`` after writing ``docs`` (distinct drafts documents)."""
     nodes, edges, texts = planned_rows(dataset_id, docs)
     kinds = list(nodes.values())
+    # Embeddings stats() counts (the episodic tables and edge texts; not procedures' tables).
     per_node = {"Episode": 1, "Facet": 2, "FacetPoint": 1, "Entity": 1}
     return {
         "episodes": kinds.count("Episode"),
@@ -209,7 +231,7 @@ def expected_stats(
         "edges": len(edges),
         "documents": len(docs),
         "chunks": 0,
-        "embeddings": sum(per_node[k] for k in kinds) + len(texts),
+        "embeddings": sum(per_node.get(k, 0) for k in kinds) + len(texts),
     }
 
 
