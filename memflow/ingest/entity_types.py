@@ -7,6 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from memflow.drafts import EntityDraft, EpisodeDraft
+from memflow.text.document import Chunk
+
 # label as written -> the type name stored (one EntityType per name)
 _LABELS: dict[str, str] = {
     "customer": "customer", "customers": "customer", "client": "customer", "clients": "customer",
@@ -55,10 +58,26 @@ def entity_labels(text: str, names: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
+def with_entity_types(episode: EpisodeDraft, chunks: list[Chunk]) -> EpisodeDraft:
+    """The episode with the types its text states for its entities ("Acme is our customer")."""
+    names = [e.name for e in episode.entities] + [
+        e.name for f in episode.facets for e in f.entities
+    ]
+    labels = entity_labels(" ".join(c.text for c in chunks), names)
+    if not labels:
+        return episode
+
+    def typed(ents: list[EntityDraft]) -> list[EntityDraft]:
+        return [e.model_copy(update={"types": labels.get(e.name, [])}) for e in ents]
+
+    facets = [f.model_copy(update={"entities": typed(f.entities)}) for f in episode.facets]
+    return episode.model_copy(update={"entities": typed(episode.entities), "facets": facets})
+
+
 def type_name(label: str) -> str:
     """The stored type name of a label as a query may write it ("customers" -> "customer")."""
     text = label.strip()
     return _LABELS.get(text.lower() if text.isascii() else text, text)
 
 
-__all__ = ["entity_labels", "type_name"]
+__all__ = ["entity_labels", "type_name", "with_entity_types"]

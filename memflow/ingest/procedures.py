@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memflow.drafts import ContextPointDraft, ProcedureDraft, StepDraft
+from memflow.drafts import ContextPointDraft, EpisodeDraft, ProcedureDraft, StepDraft
 from memflow.ids import normalise_text
 from memflow.text.document import Chunk, ParsedDocument
 from memflow.text.sentences import shorten
@@ -299,4 +299,23 @@ def _dialog_name(question: str, lead: str, first_step: str) -> str:
     return shorten(first_step, 160)
 
 
-__all__ = ["dialog_procedures", "is_imperative", "text_procedures"]
+def attach_procedures(
+    episodes: list[EpisodeDraft],
+    parts: list[tuple[str | None, list[Chunk]]],
+    procedures: list[ProcedureDraft],
+) -> list[EpisodeDraft]:
+    """Each procedure joins the episode of the part its first step came from (else the first)."""
+    if not procedures or not episodes:
+        return episodes
+    owner = {c.key: i for i, (_, part) in enumerate(parts) for c in part}
+    extra: list[list[ProcedureDraft]] = [[] for _ in episodes]
+    for proc in procedures:
+        keys = [k for st in proc.steps for k in st.sources]
+        extra[owner.get(keys[0], 0) if keys else 0].append(proc)
+    return [
+        ep.model_copy(update={"procedures": found}) if found else ep
+        for ep, found in zip(episodes, extra, strict=True)
+    ]
+
+
+__all__ = ["attach_procedures", "dialog_procedures", "is_imperative", "text_procedures"]

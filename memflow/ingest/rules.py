@@ -22,15 +22,14 @@ from memflow.drafts import (
     EpisodeDraft,
     FacetDraft,
     PointDraft,
-    ProcedureDraft,
     TimeSpan,
 )
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import InvalidInput
 from memflow.ids import canonical_name
 from memflow.ingest.entities import EntityHit, keywords, rank_entities
-from memflow.ingest.entity_types import entity_labels
-from memflow.ingest.procedures import dialog_procedures, text_procedures
+from memflow.ingest.entity_types import with_entity_types
+from memflow.ingest.procedures import attach_procedures, dialog_procedures, text_procedures
 from memflow.ingest.segment import segment
 from memflow.text.document import Chunk, ParsedDocument
 from memflow.text.pieces import split_long
@@ -194,7 +193,7 @@ class RulesExtractor:
         for started_at, chunks in sessions:
             if not chunks:
                 continue
-            episode = _typed(self._session_episode(doc, started_at, chunks), chunks)
+            episode = with_entity_types(self._session_episode(doc, started_at, chunks), chunks)
             found = [p for p, _ in dialog_procedures(chunks)]
             episodes.append(episode.model_copy(update={"procedures": found}) if found else episode)
         return episodes
@@ -245,8 +244,8 @@ class RulesExtractor:
             found = best_time(body[:6000], doc.reference_time, self.tz)
             span = found.to_span() if found and found.confidence >= _MIN_TIME_CONFIDENCE else None
             name = title or (doc.title if len(parts) == 1 else shorten(part[0].text, 80))
-            episodes.append(_typed(self._episode(name, facets, part, span, []), part))
-        return _with_procedures(episodes, parts, text_procedures(doc))
+            episodes.append(with_entity_types(self._episode(name, facets, part, span, []), part))
+        return attach_procedures(episodes, parts, text_procedures(doc))
 
     def _episode_parts(
         self, chunks: list[Chunk], breaks: set[int]
@@ -406,41 +405,6 @@ class RulesExtractor:
             role = shorten("mentioned in: " + "; ".join(shorten(w, 50) for w in where), 200)
             out.append(EntityDraft(name=entity.name, entity_type=entity.entity_type, role=role))
         return out
-
-
-def _typed(episode: EpisodeDraft, chunks: list[Chunk]) -> EpisodeDraft:
-    """The episode with the types its text states for its entities ("Acme is our customer")."""
-    names = [e.name for e in episode.entities] + [
-        e.name for f in episode.facets for e in f.entities
-    ]
-    labels = entity_labels(" ".join(c.text for c in chunks), names)
-    if not labels:
-        return episode
-
-    def typed(ents: list[EntityDraft]) -> list[EntityDraft]:
-        return [e.model_copy(update={"types": labels.get(e.name, [])}) for e in ents]
-
-    facets = [f.model_copy(update={"entities": typed(f.entities)}) for f in episode.facets]
-    return episode.model_copy(update={"entities": typed(episode.entities), "facets": facets})
-
-
-def _with_procedures(
-    episodes: list[EpisodeDraft],
-    parts: list[tuple[str | None, list[Chunk]]],
-    procedures: list[ProcedureDraft],
-) -> list[EpisodeDraft]:
-    """Each procedure joins the episode of the part its first step came from (else the first)."""
-    if not procedures or not episodes:
-        return episodes
-    owner = {c.key: i for i, (_, part) in enumerate(parts) for c in part}
-    extra: list[list[ProcedureDraft]] = [[] for _ in episodes]
-    for proc in procedures:
-        keys = [k for st in proc.steps for k in st.sources]
-        extra[owner.get(keys[0], 0) if keys else 0].append(proc)
-    return [
-        ep.model_copy(update={"procedures": found}) if found else ep
-        for ep, found in zip(episodes, extra, strict=True)
-    ]
 
 
 def _facet_entity(hit: EntityHit, chunks: list[Chunk]) -> EntityDraft:
