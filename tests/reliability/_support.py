@@ -93,12 +93,21 @@ TABLES = (
 )  # fmt: skip
 
 
+def _exists(conn: psycopg.Connection[Any], table: str) -> bool:
+    """Does the store (at its revision) have ``table``? (Migration tests step back revisions.)"""
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"memflow.{table}",)).fetchone()
+    return bool(row and row[0])
+
+
 def fingerprint(url: str) -> dict[str, tuple[int, str]]:
     """Row count and an md5 over every row of every memflow table, computed in the server (as the
     superuser): equal fingerprints mean equal contents, cheaply enough to take around each call."""
     out = {}
     with psycopg.connect(libpq_url(url)) as conn:
         for t in TABLES:
+            if not _exists(conn, t):  # a table of a later revision: as if empty
+                out[t] = (0, "")
+                continue
             row = conn.execute(
                 f"SELECT count(*), coalesce(md5(string_agg(x.r, '|' ORDER BY x.r)), '') "
                 f"FROM (SELECT t::text AS r FROM memflow.{t} t) x"
@@ -114,6 +123,9 @@ def row_digests(url: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     with psycopg.connect(libpq_url(url)) as conn:
         for t in TABLES:
+            if not _exists(conn, t):
+                out[t] = set()
+                continue
             rows = conn.execute(f"SELECT md5(t::text) FROM memflow.{t} t").fetchall()
             out[t] = {str(r[0]) for r in rows}
     return out
