@@ -61,6 +61,8 @@ class EntityDraft(_Draft):
     role: str | None = None
     # Other names the extractor resolved to this entity (become same_entity_as edges).
     aliases: list[str] = Field(default_factory=list)
+    # Classification labels (customer, supplier, ...): EntityType nodes linked by is_a edges.
+    types: list[str] = Field(default_factory=list)
 
 
 class PointDraft(_Draft):
@@ -88,14 +90,52 @@ class FacetDraft(_Draft):
     sources: list[str] = Field(default_factory=list)
 
 
+class ContextPointDraft(_Draft):
+    """When, why or under which precondition a procedure applies."""
+
+    aspect: Literal["when", "why", "precondition"] = "when"
+    text: Text
+    sources: list[str] = Field(default_factory=list)
+
+
+class StepDraft(_Draft):
+    text: Text
+    sources: list[str] = Field(default_factory=list)
+
+
+class ProcedureDraft(_Draft):
+    """How something is done: a name, what it achieves, its context and its steps in order.
+
+    Versions of one procedure share ``key`` (default: the normalised name); memorising a changed
+    procedure with the same key supersedes the current version."""
+
+    name: Text = Field(max_length=500)
+    summary: str = ""
+    key: str | None = None
+    steps: list[StepDraft] = Field(min_length=1)
+    context: list[ContextPointDraft] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+
+
 class EpisodeDraft(_Draft):
     name: Text
     summary: Text
     facets: list[FacetDraft] = Field(default_factory=list)
     entities: list[EntityDraft] = Field(default_factory=list)
+    # Procedures laid out or agreed in this episode (linked by has_procedure edges).
+    procedures: list[ProcedureDraft] = Field(default_factory=list)
     memory_type: Literal["episodic", "atomic"] = "episodic"
     time: TimeSpan | None = None
     sources: list[str] = Field(default_factory=list)
 
 
-__all__ = ["EntityDraft", "EpisodeDraft", "FacetDraft", "PointDraft", "TimeSpan"]
+__all__ = [
+    "ContextPointDraft",
+    "EntityDraft",
+    "EpisodeDraft",
+    "FacetDraft",
+    "PointDraft",
+    "ProcedureDraft",
+    "StepDraft",
+    "TimeSpan",
+]

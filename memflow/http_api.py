@@ -24,6 +24,7 @@ from memflow.errors import (
     MemflowError,
     NotFound,
 )
+from memflow.recall.config import SearchMode
 from memflow.service import AGENT_DISPLAY, ContentTypeChoice, PayloadTooLarge, Service
 
 try:
@@ -161,7 +162,7 @@ class SearchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=4000)
     top_k: int = Field(default=10, ge=1, le=100)
-    mode: Literal["episodic", "vector", "lexical"] = "episodic"
+    mode: SearchMode = "episodic"
     display: Literal["highly_related", "summary", "detail"] = AGENT_DISPLAY
     budget_tokens: int | None = Field(default=None, ge=1, le=20_000)
     now: str | None = Field(default=None, description="ISO 8601 time for relative dates")

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from memflow.errors import MemflowError
+from memflow.recall.config import SearchMode
 from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Service
 
 try:
@@ -41,8 +42,11 @@ Query = Annotated[
 ]
 TopK = Annotated[int, Field(ge=1, le=100, description="episodes to return (1-100)")]
 Mode = Annotated[
-    Literal["episodic", "vector", "lexical"],
-    Field(description="episodic (graph ranking, best) | vector | lexical baselines"),
+    SearchMode,
+    Field(
+        description="episodic (graph ranking, best) | vector | lexical baselines | "
+        "procedural (procedures with their steps in order)"
+    ),
 ]
 Display = Annotated[
     Literal["highly_related", "summary", "detail"],

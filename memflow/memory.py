@@ -26,6 +26,7 @@ from memflow.errors import (
     MemflowError,
     NotFound,
 )
+from memflow.ids import canonical_name
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source, memorize
 from memflow.ingest.progress import ProgressCallback
@@ -47,6 +48,7 @@ from memflow.store.datasets import (
 from memflow.store.forget import ForgetReport, forget
 from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
 from memflow.store.plan import WritePlan
+from memflow.store.versions import version_procedures
 from memflow.store.writer import DocumentInfo, Writer, WriteResult
 
 if TYPE_CHECKING:
@@ -274,7 +276,14 @@ class Dataset:
         self._claim_embedder()
         doc, plan = self._draft_document(drafts)
         with self.memory._writing():
-            return self._writer().write(self.id, doc, plan)
+            if not plan.procedure_ids:
+                return self._writer().write(self.id, doc, plan)
+            with dbe.transaction(self.memory.engine, self.id) as conn:
+                settle = version_procedures(conn, self.id, plan)
+            writer = Writer(
+                self.memory.engine, self.memory.embedder, fault=self.memory.fault, after_rows=settle
+            )
+            return writer.write(self.id, doc, plan)
 
     def import_episodes(
         self,
@@ -415,6 +424,33 @@ class Dataset:
     def episodes(self, limit: int = 1000) -> list[dict[str, Any]]:
         params = {"dataset_id": self.id, "limit": limit}
         rows = self._read(lambda c: c.execute(q("episode_list"), params).all())
+        return [dict(r._mapping) for r in rows]
+
+    def procedures(self, *, all_versions: bool = False, limit: int = 1000) -> list[dict[str, Any]]:
+        """The dataset's procedures (current ones, or every version): ``id``, ``name``,
+        ``summary``, ``status``, ``version``, ``steps`` (in order), ``context``, ``episode_id``,
+        ``superseded_by``, ``created_at``."""
+        params = {"dataset_id": self.id, "all_versions": all_versions, "limit": limit}
+        rows = self._read(lambda c: c.execute(q("procedure_list"), params).all())
+        return [dict(r._mapping) for r in rows]
+
+    def entities_of_type(
+        self, label: str, *, max_distance: float = 0.12, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Entities whose type (EntityType, linked by is_a) is ``label`` or embeds within
+        ``max_distance`` of it ("customers", "客户" find entities typed customer): ``id``,
+        ``name``, ``entity_type``, ``description``, ``type``, ``distance``."""
+        from memflow.ingest.entity_types import type_name
+
+        qvec = self.context.embedder.embed_query(label)
+        params = {
+            "dataset_id": self.id,
+            "q": qvec,
+            "key": canonical_name(type_name(label)),
+            "max_distance": max_distance,
+            "limit": limit,
+        }
+        rows = self._read(lambda c: c.execute(q("entities_of_type"), params).all())
         return [dict(r._mapping) for r in rows]
 
     def chunk(self, document_id: uuid.UUID | str, key: str) -> dict[str, Any]:

@@ -65,7 +65,7 @@ SELECT node_id, document_id FROM memflow.node_source
 WHERE dataset_id = :dataset_id AND node_id = ANY(:ids);
 
 -- name: forget_episode_nodes
--- The episode, its facets and their points.
+-- The episode, its facets and their points, the procedures laid out in it and their points.
 SELECT n.id, n.kind FROM memflow.node n
 WHERE n.dataset_id = :dataset_id AND n.id = :episode_id AND n.kind = 'Episode'
 UNION
@@ -74,7 +74,17 @@ WHERE hf.dataset_id = :dataset_id AND hf.src = :episode_id AND hf.relationship =
 UNION
 SELECT hp.dst, 'FacetPoint' FROM memflow.edge hf
 JOIN memflow.edge hp ON hp.dataset_id = hf.dataset_id AND hp.src = hf.dst AND hp.relationship = 'has_point'
-WHERE hf.dataset_id = :dataset_id AND hf.src = :episode_id AND hf.relationship = 'has_facet';
+WHERE hf.dataset_id = :dataset_id AND hf.src = :episode_id AND hf.relationship = 'has_facet'
+UNION
+SELECT hp.dst, 'Procedure' FROM memflow.edge hp
+WHERE hp.dataset_id = :dataset_id AND hp.src = :episode_id AND hp.relationship = 'has_procedure'
+UNION
+SELECT pp.dst, CASE pp.relationship WHEN 'has_key_point' THEN 'ProcedureStepPoint'
+                                    ELSE 'ProcedureContextPoint' END
+FROM memflow.edge hp
+JOIN memflow.edge pp ON pp.dataset_id = hp.dataset_id AND pp.src = hp.dst
+                    AND pp.relationship IN ('has_key_point', 'has_context_point')
+WHERE hp.dataset_id = :dataset_id AND hp.src = :episode_id AND hp.relationship = 'has_procedure';
 
 -- name: forget_involved_entities
 -- Entities the given nodes involve, and the aliases (same_entity_as) of those entities.

@@ -25,11 +25,13 @@ ON CONFLICT (dataset_id, id) DO NOTHING;
 -- (forgetting a later document then restores every table exactly). Merges update explicitly.
 INSERT INTO memflow.node (dataset_id, id, kind, name, summary, search_text, anchor_text, description,
                           facet_type, canonical_name, entity_type, memory_type, status,
-                          time_start, time_end, time_confidence, time_text, valid_at, recorded_at)
+                          time_start, time_end, time_confidence, time_text, valid_at, recorded_at,
+                          props)
 VALUES (:dataset_id, :id, :kind, :name, :summary, :search_text, :anchor_text, :description,
         :facet_type, :canonical_name, :entity_type, :memory_type, :status,
         :time_start, :time_end, :time_confidence, :time_text,
-        coalesce(CAST(:valid_at AS timestamptz), now()), coalesce(CAST(:recorded_at AS timestamptz), now()))
+        coalesce(CAST(:valid_at AS timestamptz), now()), coalesce(CAST(:recorded_at AS timestamptz), now()),
+        CAST(:props AS jsonb))
 ON CONFLICT (dataset_id, id) DO NOTHING;
 
 -- name: edge_upsert
@@ -88,6 +90,30 @@ ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, 
 
 -- name: embed_upsert_entity_name
 INSERT INTO memflow.entity_name AS t (dataset_id, node_id, text_hash, text, embedding)
+VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
+  embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;
+
+-- name: embed_upsert_procedure_summary
+INSERT INTO memflow.procedure_summary AS t (dataset_id, node_id, text_hash, text, embedding)
+VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
+  embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;
+
+-- name: embed_upsert_procedure_step_text
+INSERT INTO memflow.procedure_step_text AS t (dataset_id, node_id, text_hash, text, embedding)
+VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
+  embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;
+
+-- name: embed_upsert_procedure_context_text
+INSERT INTO memflow.procedure_context_text AS t (dataset_id, node_id, text_hash, text, embedding)
+VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
+ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
+  embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;
+
+-- name: embed_upsert_entitytype_name
+INSERT INTO memflow.entitytype_name AS t (dataset_id, node_id, text_hash, text, embedding)
 VALUES (:dataset_id, :node_id, :text_hash, :text, :embedding)
 ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, text = EXCLUDED.text,
   embedding = EXCLUDED.embedding WHERE t.text_hash <> EXCLUDED.text_hash;

@@ -71,11 +71,13 @@ _NOUNS = (
     ("facets", "facet"),
     ("facet_points", "point"),
     ("entities", "entity"),
+    ("procedures", "procedure"),
     ("edges", "edge"),
 )
 
 
-GRAPH = ("episodes", "facets", "facet_points", "entities", "edges")
+GRAPH = ("episodes", "facets", "facet_points", "entities", "procedures", "edges")
+_ONLY_IF_ANY = ("procedures",)  # shown when there are some (most memories have none)
 
 
 def counts_text(counts: Any, keys: tuple[str, ...] = GRAPH) -> str:
@@ -86,7 +88,7 @@ def counts_text(counts: Any, keys: tuple[str, ...] = GRAPH) -> str:
         if key not in keys:
             continue
         n = counts.get(key) if isinstance(counts, dict) else getattr(counts, key, None)
-        if n is not None:
+        if n is not None and not (key in _ONLY_IF_ANY and not n):
             parts.append(plural(int(n), noun, "entities" if noun == "entity" else None))
     return ", ".join(parts)
 

@@ -19,15 +19,17 @@ QUESTIONS = (
     "What is the confirmation code of the Lisbon flights?",
     "Who reviews schema changes in the orders migration?",
 )
+HOW_TO = "How do we roll back a release?"  # asked with mode="procedural"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Any) -> None:
     p = sub.add_parser(
         "demo",
         help="memorise bundled sample memos and a conversation, then run a few searches",
-        description="Memorises two engineering memos (Chinese, English) and a two-session conversation "
-        "into a dataset (default 'demo') with the rules extractor, then prints searches with their "
-        "evidence paths. Runs on the embedded PostgreSQL unless --database-url is given.",
+        description="Memorises two engineering memos (Chinese, English), a release runbook and a "
+        "two-session conversation into a dataset (default 'demo') with the rules extractor, then "
+        "prints searches with their evidence paths and the runbook's steps (procedural mode). "
+        "Runs on the embedded PostgreSQL unless --database-url is given.",
     )
     common(p)
     p.set_defaults(dataset="demo")
@@ -94,6 +96,11 @@ def _demo(args: argparse.Namespace) -> None:
             for line in evidence.context.splitlines():
                 if line.strip():
                     print(f"     {line[:110]}")
+        how = ds.search(HOW_TO, top_k=1, mode="procedural")
+        if not args.json:
+            print(f"\nQ: {HOW_TO}  (mode procedural)")
+            for line in how.context.splitlines():
+                print(f"   {line}")
         elapsed = time.perf_counter() - started
     emit(
         args,
@@ -101,11 +108,13 @@ def _demo(args: argparse.Namespace) -> None:
             "dataset": args.dataset,
             "documents": report.to_json()["documents"],
             "searches": answers,
+            "procedure": how.model_dump(mode="json"),
             "seconds": round(elapsed, 2),
         },
         f"\ndone in {elapsed:.1f} s. Try:\n"
         f'  memflow search "what did Ana and Ben book?" --dataset {args.dataset} --explain\n'
         f"  memflow stats --dataset {args.dataset}\n"
+        f"  memflow procedures --dataset {args.dataset}\n"
         f'  psql "$(memflow db url)" -c "select tree from memflow.episode_tree where dataset = \'{args.dataset}\'"',
     )
     sys.stdout.flush()

@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         "--mode",
         choices=SEARCH_MODES,
         default=None,
-        help=f"episodic | vector baseline | lexical full-text (default {defaults.mode})",
+        help="episodic | vector baseline | lexical full-text | procedural: procedures with "
+        f"their steps in order (default {defaults.mode})",
     )
     p.add_argument(
         "--display",
@@ -67,6 +68,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         "--explain", action="store_true", help="print the winning evidence path of each result"
     )
     p.set_defaults(handler="search")
+
+    p = sub.add_parser(
+        "procedures",
+        help="list the dataset's procedures (runbooks, how-tos) with their steps in order",
+        description="The procedures memorize found (numbered or bulleted steps under a heading, "
+        "steps laid out in a dialog), current versions only unless --all. Search them with "
+        "`memflow search QUERY --mode procedural`.",
+    )
+    common(p)
+    p.add_argument(
+        "--all", action="store_true", help="every version, superseded ones included (newest first)"
+    )
+    p.set_defaults(handler="procedures")
 
 
 def explain_lines(result: SearchResult) -> list[str]:
@@ -121,6 +135,22 @@ def iso_time(value: str | None, flag: str, *, utc: bool = True) -> datetime | No
             "2024-05-07T12:00:00+00:00)"
         ) from None
     return when if when.tzinfo or not utc else when.replace(tzinfo=UTC)
+
+
+def procedure_lines(proc: dict[str, Any]) -> list[str]:
+    status = "" if proc["status"] == "current" else f", {proc['status']}"
+    lines = [f"{proc['name']}  (version {proc['version']}{status})  {proc['id']}"]
+    lines += [f"  {c}" for c in proc["context"] or []]
+    lines += [f"  {i}. {s}" for i, s in enumerate(proc["steps"] or [], start=1)]
+    return lines
+
+
+@command("procedures")
+def _procedures(args: argparse.Namespace) -> None:
+    with open_memory(args) as mem:
+        procs = mem.dataset(args.dataset, create=False).procedures(all_versions=args.all)
+    text = "\n\n".join("\n".join(procedure_lines(p)) for p in procs) or "(no procedures)"
+    emit(args, {"procedures": procs}, text)
 
 
 @command("search")

@@ -33,8 +33,27 @@ from sqlalchemy.sql.schema import SchemaItem
 from memflow.db.comments import column_comment
 
 SCHEMA = "memflow"
-NODE_KINDS = ("Episode", "Facet", "FacetPoint", "Entity")
-RELATIONSHIPS = ("has_facet", "has_point", "involves_entity", "same_entity_as")
+NODE_KINDS = (
+    "Episode",
+    "Facet",
+    "FacetPoint",
+    "Entity",
+    "EntityType",
+    "Procedure",
+    "ProcedureContextPoint",
+    "ProcedureStepPoint",
+)
+RELATIONSHIPS = (
+    "has_facet",
+    "has_point",
+    "involves_entity",
+    "same_entity_as",
+    "is_a",
+    "has_procedure",
+    "has_context_point",
+    "has_key_point",
+    "supersedes",
+)
 
 
 @dataclass(frozen=True)
@@ -54,8 +73,19 @@ COLLECTIONS: tuple[Collection, ...] = (
     Collection("FacetPoint_search_text", "facetpoint_search_text", "FacetPoint", "search_text"),
     Collection("Entity_name", "entity_name", "Entity", "name"),
     Collection("Edge_text", "edge_text", None, "edge_text"),
+    # Revision 0005: procedural memory and entity types (not part of episodic recall).
+    Collection("Procedure_summary", "procedure_summary", "Procedure", "summary"),
+    Collection("Procedure_step_text", "procedure_step_text", "ProcedureStepPoint", "search_text"),
+    Collection(
+        "Procedure_context_text", "procedure_context_text", "ProcedureContextPoint", "search_text"
+    ),
+    Collection("EntityType_name", "entitytype_name", "EntityType", "name"),
 )
 COLLECTION_BY_NAME = {c.name: c for c in COLLECTIONS}
+
+
+def _sql_list(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
 
 
 def _now() -> Column[object]:
@@ -211,7 +241,7 @@ def build_metadata(dim: int) -> MetaData:
         md,
         Column("dataset_id", UUID(as_uuid=True), nullable=False),
         Column("id", UUID(as_uuid=True), nullable=False),
-        Column("kind", Text, nullable=False, comment="Episode | Facet | FacetPoint | Entity"),
+        Column("kind", Text, nullable=False, comment=" | ".join(NODE_KINDS)),
         Column("name", Text, nullable=False, server_default=""),
         Column("summary", Text),
         Column(
@@ -226,11 +256,7 @@ def build_metadata(dim: int) -> MetaData:
         ),
         Column("description", Text),
         Column("facet_type", Text),
-        Column(
-            "canonical_name",
-            Text,
-            comment="Entity: NFKC, casefolded, punctuation removed; unique per dataset.",
-        ),
+        Column("canonical_name", Text),
         Column("entity_type", Text),
         Column("memory_type", Text),
         Column("status", Text),
@@ -256,9 +282,7 @@ def build_metadata(dim: int) -> MetaData:
         ForeignKeyConstraint(
             ["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="node_dataset_fk"
         ),
-        CheckConstraint(
-            "kind IN ('Episode', 'Facet', 'FacetPoint', 'Entity')", name="node_kind_check"
-        ),
+        CheckConstraint(f"kind IN ({_sql_list(NODE_KINDS)})", name="node_kind_check"),
         Index("node_kind_idx", "dataset_id", "kind"),
         Index(
             "node_entity_canonical_idx",
@@ -266,6 +290,19 @@ def build_metadata(dim: int) -> MetaData:
             "canonical_name",
             unique=True,
             postgresql_where=text("kind = 'Entity'"),
+        ),
+        Index(
+            "node_entitytype_canonical_idx",
+            "dataset_id",
+            "canonical_name",
+            unique=True,
+            postgresql_where=text("kind = 'EntityType'"),
+        ),
+        Index(
+            "node_procedure_key_idx",
+            "dataset_id",
+            "canonical_name",
+            postgresql_where=text("kind = 'Procedure'"),
         ),
         Index("node_tsv_idx", "tsv", postgresql_using="gin"),
         Index(
@@ -286,7 +323,7 @@ def build_metadata(dim: int) -> MetaData:
             "relationship",
             Text,
             nullable=False,
-            comment="has_facet | has_point | involves_entity | same_entity_as",
+            comment=" | ".join(RELATIONSHIPS),
         ),
         Column("dst", UUID(as_uuid=True), nullable=False),
         Column(
@@ -314,8 +351,7 @@ def build_metadata(dim: int) -> MetaData:
             name="edge_dst_fk",
         ),
         CheckConstraint(
-            "relationship IN ('has_facet', 'has_point', 'involves_entity', 'same_entity_as')",
-            name="edge_relationship_check",
+            f"relationship IN ({_sql_list(RELATIONSHIPS)})", name="edge_relationship_check"
         ),
         Index("edge_dst_idx", "dataset_id", "dst"),
         Index("edge_text_hash_idx", "dataset_id", "text_hash"),

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from memflow.context import StoreContext
 from memflow.db.steps import Body, Op, Tx, run_op, sql_tx
@@ -50,6 +50,7 @@ from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, rout
 from memflow.ingest.supersede import make_decider
 from memflow.store.merge import EpisodeState, NodeUpdate, apply_updates, load_episodes
 from memflow.store.plan import Planner, WritePlan
+from memflow.store.versions import version_procedures
 from memflow.store.writer import (
     DocumentInfo,
     Writer,
@@ -67,6 +68,9 @@ ProgressFn = Callable[[int, int, DocumentReport], None]
 
 
 # ---------------------------------------------------------------- inputs
+
+
+AfterRows = Callable[[Connection, uuid.UUID], None]
 
 
 @dataclass
@@ -327,7 +331,7 @@ class Memorizer:
         doc: ParsedDocument,
         doc_id: uuid.UUID,
         drafts: list[EpisodeDraft],
-    ) -> Body[tuple[WritePlan, list[NodeUpdate], int]]:
+    ) -> Body[tuple[WritePlan, list[NodeUpdate], int, AfterRows | None]]:
         """One transaction: route the drafts, load the episodes they merge into, plan the rows."""
         ds = self.ctx.dataset_id
         targets: list[uuid.UUID | None] = [None] * len(drafts)
@@ -356,7 +360,8 @@ class Memorizer:
             chunk_index.setdefault(c.key, c.index)
         updates = merge_into_plan(plan, states, doc_id, chunk_index)
         yield lambda conn: reconcile(conn, ds, plan, {u.id for u in updates})
-        return plan, updates, sum(1 for t in targets if t is not None and t in states)
+        supersede: AfterRows | None = yield lambda conn: version_procedures(conn, ds, plan)
+        return plan, updates, sum(1 for t in targets if t is not None and t in states), supersede
 
     def memorize_document(self, item: InputDocument) -> tuple[DocumentReport, MemflowError | None]:
         return run_op(self.engine, self.document_op(item))
@@ -388,7 +393,8 @@ class Memorizer:
                 report.seconds = time.perf_counter() - started
                 return report, None
             drafts, report.extractor = self._extract(doc)
-            plan, updates, report.merged = yield Tx(lambda: self._plan(doc, doc_id, drafts), ds)
+            planned = yield Tx(lambda: self._plan(doc, doc_id, drafts), ds)
+            plan, updates, report.merged, supersede = planned
             plan.rules = self.supersede != "off"
             info = DocumentInfo(
                 id=doc_id,
@@ -408,9 +414,7 @@ class Memorizer:
                 self.engine,
                 self.embedder,
                 fault=self.ctx.fault,
-                after_rows=(lambda conn, ds_id: apply_updates(conn, ds_id, updates))
-                if updates
-                else None,
+                after_rows=_after_rows(updates, supersede),
                 decide=self._decide,
             )
             result = yield from writer.write_op(ds, info, plan, on_write=self._writing)
@@ -489,6 +493,21 @@ def outcome(
     ):
         raise errors[0]
     return report
+
+
+def _after_rows(updates: list[NodeUpdate], supersede: AfterRows | None) -> AfterRows | None:
+    """What runs in the document's transaction after its rows: routing's merge updates, then
+    marking the procedures this document supersedes."""
+    if not updates and supersede is None:
+        return None
+
+    def run(conn: Connection, ds: uuid.UUID) -> None:
+        if updates:
+            apply_updates(conn, ds, updates)
+        if supersede is not None:
+            supersede(conn, ds)
+
+    return run
 
 
 def memorize(

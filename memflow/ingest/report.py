@@ -13,6 +13,7 @@ COUNT_KEYS = (
     "facets",
     "facet_points",
     "entities",
+    "procedures",
     "edges",
     "embeddings",
     "llm_calls",
@@ -32,6 +33,7 @@ class DocumentReport(BaseModel):
     facets: int = 0
     facet_points: int = 0
     entities: int = 0
+    procedures: int = 0  # procedure versions written (steps and context points not counted)
     edges: int = 0
     embeddings: int = 0  # texts newly embedded (cache misses)
     merged: int = 0  # episode drafts routed into an existing episode

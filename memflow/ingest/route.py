@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Connection
 
 from memflow.db.queries import q
+from memflow.db.schema import COLLECTIONS
 from memflow.db.steps import Body, run_body
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import Vector
@@ -243,17 +244,15 @@ def reconcile(
         params = {"dataset_id": dataset_id, "ids": list(plan.edges)}
         for r in conn.execute(q("route_existing_edges"), params):
             plan.edges[r.id].edge_text = r.edge_text
-    fields = {
-        "Episode": (("Episode_summary", "summary"),),
-        "Facet": (("Facet_search_text", "search_text"), ("Facet_anchor_text", "anchor_text")),
-        "FacetPoint": (("FacetPoint_search_text", "search_text"),),
-        "Entity": (("Entity_name", "name"),),
-    }
+    fields: dict[str, list[tuple[str, str]]] = {}
+    for c in COLLECTIONS:  # the embedded fields of each node kind
+        if c.node_kind:
+            fields.setdefault(c.node_kind, []).append((c.name, c.field))
     plan.embeds = [
         EmbedRow(collection, node.id, getattr(node, attr) or "")
         for node in plan.nodes.values()
         if node.id not in existing
-        for collection, attr in fields[node.kind]
+        for collection, attr in fields.get(node.kind, ())
     ]
 
 

@@ -17,11 +17,19 @@ from datetime import datetime, timedelta
 import numpy as np
 from pydantic import ValidationError
 
-from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft, TimeSpan
+from memflow.drafts import (
+    EntityDraft,
+    EpisodeDraft,
+    FacetDraft,
+    PointDraft,
+    TimeSpan,
+)
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import InvalidInput
 from memflow.ids import canonical_name
 from memflow.ingest.entities import EntityHit, keywords, rank_entities
+from memflow.ingest.entity_types import with_entity_types
+from memflow.ingest.procedures import attach_procedures, dialog_procedures, text_procedures
 from memflow.ingest.segment import segment
 from memflow.text.document import Chunk, ParsedDocument
 from memflow.text.pieces import split_long
@@ -185,7 +193,9 @@ class RulesExtractor:
         for started_at, chunks in sessions:
             if not chunks:
                 continue
-            episodes.append(self._session_episode(doc, started_at, chunks))
+            episode = with_entity_types(self._session_episode(doc, started_at, chunks), chunks)
+            found = [p for p, _ in dialog_procedures(chunks)]
+            episodes.append(episode.model_copy(update={"procedures": found}) if found else episode)
         return episodes
 
     def _session_episode(
@@ -234,8 +244,8 @@ class RulesExtractor:
             found = best_time(body[:6000], doc.reference_time, self.tz)
             span = found.to_span() if found and found.confidence >= _MIN_TIME_CONFIDENCE else None
             name = title or (doc.title if len(parts) == 1 else shorten(part[0].text, 80))
-            episodes.append(self._episode(name, facets, part, span, []))
-        return episodes
+            episodes.append(with_entity_types(self._episode(name, facets, part, span, []), part))
+        return attach_procedures(episodes, parts, text_procedures(doc))
 
     def _episode_parts(
         self, chunks: list[Chunk], breaks: set[int]

@@ -14,7 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
-from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft
+from memflow.drafts import (
+    ContextPointDraft,
+    EntityDraft,
+    EpisodeDraft,
+    FacetDraft,
+    PointDraft,
+    ProcedureDraft,
+    StepDraft,
+)
 from memflow.ids import canonical_name, normalise_text
 from memflow.llm.client import LlmClient, Usage, load_prompt
 from memflow.llm.schemas import LlmEvent, LlmExtraction, LlmSection
@@ -247,6 +255,29 @@ def _entities(event: LlmEvent) -> dict[str, EntityDraft]:
             entity_type=ent.entity_type,
             role=ent.role or None,
             aliases=[a for a in dict.fromkeys(ent.aliases) if a.strip() and a != ent.name],
+            types=[t for t in dict.fromkeys(x.strip().lower() for x in ent.labels) if t],
+        )
+    return out
+
+
+def _procedures(event: LlmEvent, valid: set[str]) -> list[ProcedureDraft]:
+    """The event's procedures with at least one step (steps cite known keys only)."""
+    out: list[ProcedureDraft] = []
+    for proc in event.procedures:
+        steps = [
+            StepDraft(text=st.text, sources=_known(st.sources, valid))
+            for st in proc.steps
+            if st.text.strip()
+        ]
+        if not steps:
+            continue
+        context = [
+            ContextPointDraft(aspect=c.aspect, text=c.text)  # type: ignore[arg-type]
+            for c in proc.context
+            if c.text.strip()
+        ]
+        out.append(
+            ProcedureDraft(name=proc.name, summary=proc.summary, steps=steps, context=context)
         )
     return out
 
@@ -353,6 +384,7 @@ def to_drafts(reply: LlmExtraction, window: Window) -> list[EpisodeDraft]:
                 summary=sectioned_summary(facets),
                 facets=facets,
                 entities=list(ents.values()),
+                procedures=_procedures(event, valid),
                 sources=keys,
             )
         )

@@ -53,6 +53,11 @@ class LlmEntity(_Reply):
     aliases: list[str] = Field(
         default_factory=list, description="Other names the text uses for the same entity."
     )
+    labels: list[str] = Field(
+        default_factory=list,
+        description="Classification labels the text states for it, one or two words each "
+        "(customer, supplier, partner, teammate, service...); empty when it states none.",
+    )
 
     @field_validator("entity_type", mode="before")
     @classmethod
@@ -100,6 +105,37 @@ class LlmSection(_Reply):
         return text if text in FACET_TYPES else "topic"
 
 
+PROCEDURE_ASPECTS = ("when", "why", "precondition")
+
+
+class LlmProcedureContext(_Reply):
+    aspect: str = Field(
+        description="when it applies, why it is done, or a precondition.",
+        json_schema_extra={"enum": list(PROCEDURE_ASPECTS)},
+    )
+    text: str = Field(min_length=1, description="One sentence from the text.")
+
+    @field_validator("aspect", mode="before")
+    @classmethod
+    def _known_aspect(cls, v: object) -> str:
+        text = str(v or "").strip().lower()
+        return text if text in PROCEDURE_ASPECTS else "when"
+
+
+class LlmStep(_Reply):
+    text: str = Field(min_length=1, description="One step, as an instruction.")
+    sources: list[str] = Field(
+        default_factory=list, description="Keys of the source lines of this step."
+    )
+
+
+class LlmProcedure(_Reply):
+    name: str = Field(min_length=1, description="What the procedure achieves, a few words.")
+    summary: str = Field(description="One sentence: what it is for.")
+    context: list[LlmProcedureContext] = Field(default_factory=list)
+    steps: list[LlmStep] = Field(default_factory=list, description="The steps, in order.")
+
+
 class LlmEvent(_Reply):
     name: str = Field(min_length=1, description="Title of the event, a few words.")
     sources: list[str] = Field(
@@ -107,6 +143,11 @@ class LlmEvent(_Reply):
     )
     sections: list[LlmSection] = Field(min_length=1)
     entities: list[LlmEntity] = Field(default_factory=list)
+    procedures: list[LlmProcedure] = Field(
+        default_factory=list,
+        description="Procedures laid out or agreed in this event: ordered steps for doing "
+        "something (a runbook, a how-to, instructions someone gives). Usually empty.",
+    )
 
 
 class LlmExtraction(_Reply):
@@ -146,6 +187,7 @@ class SupersedeDecision(_Reply):
 __all__ = [
     "ENTITY_TYPES",
     "FACET_TYPES",
+    "PROCEDURE_ASPECTS",
     "RELATIONS",
     "FactRelation",
     "LlmEntity",
@@ -153,7 +195,10 @@ __all__ = [
     "LlmEvent",
     "LlmExtraction",
     "LlmPoint",
+    "LlmProcedure",
+    "LlmProcedureContext",
     "LlmSection",
+    "LlmStep",
     "MergeDecision",
     "SupersedeDecision",
 ]

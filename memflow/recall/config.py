@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memflow.text.tokens import TokenCounterName
 
 DisplayMode = Literal["summary", "highly_related", "detail"]
-SearchMode = Literal["episodic", "vector", "lexical"]
+SearchMode = Literal["episodic", "vector", "lexical", "procedural"]
 # The lists where one is needed (validation messages, CLI choices): from the types, never repeated.
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 DISPLAY_MODES: tuple[DisplayMode, ...] = get_args(DisplayMode)
@@ -108,6 +108,15 @@ class RecallConfig(BaseModel):
     detail_max_facets: int = Field(default=4, ge=0)
     detail_max_points: int = Field(default=8, ge=0)
     detail_max_entities: int = Field(default=2, ge=0)
+
+    # --- procedures: an episodic query that asks how to do something (memflow.recall.procedural)
+    # gets the best current procedure ranked first when its score (cosine distance, a step or
+    # context hit +0.05) is at most the max and beats the best episode's score by the margin;
+    # max 0 turns it off. Set on a small invented set of runbooks, notes and chats
+    # (benchmarks/procedures_howto.py, docs/benchmarks/procedures.md): right procedures beat the
+    # best episode by 0.04-0.12 there, chit-chat "how do you ..." questions by less than 0.01.
+    how_to_procedure_max_score: float = Field(default=0.2, ge=0)
+    how_to_procedure_margin: float = Field(default=0.02, ge=0)
 
     # --- time parsing
     timezone: str = "UTC"

@@ -14,7 +14,7 @@ from memflow.context import StoreContext
 from memflow.db.steps import Body, Tx, run_tx
 from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
-from memflow.recall import sqlrecall, temporal
+from memflow.recall import procedural, sqlrecall, temporal
 from memflow.recall.config import (
     DISPLAY_MODES,
     SEARCH_MODES,
@@ -113,27 +113,40 @@ def plan_search(
 def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Any]:
     """The transaction of a search: what :func:`finish_search` turns into the response."""
     if plan.mode == "episodic":
-        return (
-            yield from retrieve_body(
-                dataset_id,
-                plan.qvec,
-                plan.pq,
-                plan.cfg,
-                top_k=plan.top_k,
-                display=plan.display,
-                timings=plan.timings,
-                as_of=plan.as_of,
-                include_history=plan.include_history,
-            )
+        hits, graph, scored = yield from retrieve_body(
+            dataset_id,
+            plan.qvec,
+            plan.pq,
+            plan.cfg,
+            top_k=plan.top_k,
+            display=plan.display,
+            timings=plan.timings,
+            as_of=plan.as_of,
+            include_history=plan.include_history,
         )
+        how_to = None
+        if plan.cfg.how_to_procedure_max_score > 0 and procedural.asks_how(plan.query):
+            t = time.perf_counter()
+            qvec, cfg = plan.qvec, plan.cfg
+            how_to = yield lambda conn: procedural.how_to_procedures(conn, dataset_id, qvec, cfg)
+            plan.timings["procedures_sql"] = _ms(t)
+        return hits, graph, scored, how_to
+    if plan.mode == "procedural":
+        qvec, cfg, k = plan.qvec, plan.cfg, plan.top_k
+        return (yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k))
     return (yield from _baseline_units(dataset_id, plan))
 
 
 def finish_search(plan: SearchPlan, fetched: Any) -> SearchResponse:
     """The pure stages after the SQL (scoring, rendering), CPU only."""
+    if plan.mode == "procedural":
+        pre = plan.pq.model_dump(mode="json")
+        return procedural.procedural_response(
+            plan.query, fetched, plan.display, plan.cfg, plan.timings, pre
+        )
     if plan.mode != "episodic":
         return _baseline(plan, fetched)
-    hits, graph, scored = fetched
+    hits, graph, scored, how_to = fetched
     response = respond(
         hits,
         graph,
@@ -146,6 +159,11 @@ def finish_search(plan: SearchPlan, fetched: Any) -> SearchResponse:
         scored=scored,
     )
     response = temporal.decorate(response, graph.times)
+    if how_to is not None:
+        budgeted = plan.display == "highly_related" or plan.budget_tokens is not None
+        response = procedural.with_how_to_procedure(
+            how_to, response, plan.cfg, plan.top_k, budgeted=budgeted
+        )
     response.timings_ms["total"] = round(
         sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
     )

@@ -27,9 +27,26 @@ COLLECTIONS = (
 )
 EDGE_COLLECTION = "Edge_text"
 
-NodeKind = Literal["Episode", "Facet", "FacetPoint", "Entity"]
-Relationship = Literal["has_facet", "has_point", "involves_entity", "same_entity_as"]
-PathKind = Literal["direct_episode", "facet", "point", "entity", "facet_entity", "edge"]
+NodeKind = Literal[
+    "Episode",
+    "Facet",
+    "FacetPoint",
+    "Entity",
+    "Procedure",
+    "ProcedureStepPoint",
+    "ProcedureContextPoint",
+]
+Relationship = Literal[
+    "has_facet",
+    "has_point",
+    "involves_entity",
+    "same_entity_as",
+    "has_key_point",
+    "has_context_point",
+]
+PathKind = Literal[
+    "direct_episode", "facet", "point", "entity", "facet_entity", "edge", "procedure"
+]
 
 # Tie-break order of path kinds: the more specific evidence wins equal scores (retrieval.md 6-7).
 PATH_PREFERENCE: dict[str, int] = {
@@ -167,7 +184,12 @@ def source_keys(rows: Sequence[Any]) -> list[str]:
 
 
 class SearchResult(_Frozen):
+    """One ranked result: an episode, or (``kind == "procedure"``: procedural mode, or a how-to
+    query in episodic mode) a procedure with ``steps`` in order, ``episode_id`` being the episode
+    it was laid out in."""
+
     rank: int
+    kind: Literal["episode", "procedure"] = "episode"
     episode_id: UUID
     name: str
     score: float
@@ -180,6 +202,8 @@ class SearchResult(_Frozen):
     time: str | None = None
     # The chunks of the winning evidence (its best point, else facet), else the episode's first.
     citations: list[Citation] = Field(default_factory=list)
+    procedure_id: UUID | None = None  # kind == "procedure"
+    steps: list[str] = Field(default_factory=list)  # kind == "procedure": the steps, in order
 
 
 class ContextUnit(_Frozen):

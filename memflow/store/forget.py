@@ -36,6 +36,7 @@ from memflow.store.merge import (
     props_without_merge,
 )
 from memflow.store.temporal import revive_after_forget
+from memflow.store.versions import restore_current
 
 
 class ForgetReport(BaseModel):
@@ -49,6 +50,7 @@ class ForgetReport(BaseModel):
     facets: int = 0
     facet_points: int = 0
     entities: int = 0
+    procedures: int = 0  # procedure versions (their steps and context points go with them)
     edges: int = 0
     edge_texts: int = 0
     restored: int = 0  # episodes/facets a merge had changed, restored or re-derived
@@ -63,6 +65,7 @@ _KIND_FIELD = {
     "Facet": "facets",
     "FacetPoint": "facet_points",
     "Entity": "entities",
+    "Procedure": "procedures",
 }
 
 
@@ -198,6 +201,7 @@ def _forget_document(
         remaining = int(conn.execute(q("forget_count_edges"), {**ds, "ids": edge_ids}).scalar_one())
         report.edges = len(edge_ids) - remaining
     report.edge_texts = len(conn.execute(q("forget_delete_unused_edge_texts"), ds).all())
+    restore_current(conn, dataset_id)
     gone = {r.id for r in deleted}
     report.restored = rederive_merged(
         conn, dataset_id, embedder, [n for n in node_ids if n not in gone]
@@ -253,6 +257,7 @@ def _forget_episode(conn: Connection, dataset_id: uuid.UUID, episode_id: uuid.UU
         )
         report.document_ids = orphans
     report.edge_texts = len(conn.execute(q("forget_delete_unused_edge_texts"), ds).all())
+    restore_current(conn, dataset_id)
     return report
 
 

@@ -6,12 +6,13 @@ drafts twice gives the same rows. Edge texts follow architecture.md (m_flow's fo
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, TimeSpan
+from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, ProcedureDraft, TimeSpan
 from memflow.ids import canonical_name, make_id, normalise_text, text_hash
 from memflow.text.supersede import Supersession
 
@@ -35,6 +36,7 @@ class NodeRow:
     replaces: uuid.UUID | None = None  # a FacetPoint the draft names as replaced (revision 0004)
     valid_at: datetime | None = None  # set by the writer (memflow.store.temporal.stamp_times)
     recorded_at: datetime | None = None
+    props: dict[str, Any] = field(default_factory=dict)
 
     def params(self, dataset_id: uuid.UUID) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ class NodeRow:
             "time_text": self.time.text if self.time else None,
             "valid_at": self.valid_at,
             "recorded_at": self.recorded_at,
+            "props": json.dumps(self.props, sort_keys=True),
         }
 
 
@@ -95,6 +98,7 @@ class WritePlan:
     # Supersessions a model decided before the write (reason "model"), and whether the rules run.
     decisions: list[Supersession] = field(default_factory=list)
     rules: bool = True
+    procedure_ids: list[uuid.UUID] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         kinds = [n.kind for n in self.nodes.values()]
@@ -103,6 +107,7 @@ class WritePlan:
             "facets": kinds.count("Facet"),
             "facet_points": kinds.count("FacetPoint"),
             "entities": kinds.count("Entity"),
+            "procedures": kinds.count("Procedure"),
             "edges": len(self.edges),
         }
 
@@ -124,6 +129,26 @@ def facet_id(dataset_id: uuid.UUID, episode: uuid.UUID, search_text: str) -> uui
 
 def entity_id(dataset_id: uuid.UUID, name: str) -> uuid.UUID:
     return make_id(dataset_id, "Entity", canonical_name(name) or normalise_text(name))
+
+
+def procedure_key(p: ProcedureDraft) -> str:
+    """What versions of one procedure share: the given key, else the normalised name."""
+    return canonical_name(p.key or p.name) or normalise_text(p.key or p.name)
+
+
+def procedure_id(dataset_id: uuid.UUID, p: ProcedureDraft) -> uuid.UUID:
+    """One id per key and content: the same procedure memorised again is the same node."""
+    content = [p.name, p.summary, *(s.text for s in p.steps)]
+    content += [f"{c.aspect}:{c.text}" for c in p.context]
+    return make_id(dataset_id, "Procedure", procedure_key(p), *map(normalise_text, content))
+
+
+def procedure_summary(p: ProcedureDraft) -> str:
+    """The embedded summary: the given one, else the name and the first steps."""
+    if p.summary.strip():
+        return p.summary.strip()
+    steps = "; ".join(s.text for s in p.steps[:3])
+    return _clip(f"{p.name}: {steps}", 600)
 
 
 def _clip(text: str | None, n: int) -> str:
@@ -189,6 +214,8 @@ class Planner:
             row.description = row.description or e.description
             row.entity_type = row.entity_type or e.entity_type
         row.sources.extend(sources)
+        for label in e.types:
+            self._entity_type(eid, row.name, label, sources)
         for alias in e.aliases:
             if canonical_name(alias) == row.canonical_name or not alias.strip():
                 continue
@@ -197,6 +224,19 @@ class Planner:
             na, nb = self.plan.nodes[a].name, self.plan.nodes[b].name
             self._edge(a, "same_entity_as", b, f"{na} = {nb}")
         return eid
+
+    def _entity_type(self, entity: uuid.UUID, name: str, label: str, sources: list[str]) -> None:
+        key = canonical_name(label)
+        if not key:
+            return
+        tid = make_id(self.ds, "EntityType", key)
+        if tid not in self.plan.nodes:
+            self.plan.nodes[tid] = NodeRow(
+                id=tid, kind="EntityType", name=label, canonical_name=key
+            )
+            self.plan.embeds.append(EmbedRow("EntityType_name", tid, label))
+        self.plan.nodes[tid].sources.extend(sources)
+        self._edge(entity, "is_a", tid, f"{name} is a {label}")
 
     def add_episode(self, draft: EpisodeDraft, *, ep_id: uuid.UUID | None = None) -> uuid.UUID:
         ep = ep_id or episode_id(self.ds, draft)
@@ -222,7 +262,70 @@ class Planner:
         for e in draft.entities:
             en = self._entity(e, list(draft.sources))
             self._edge(ep, "involves_entity", en, episode_entity_text(e))
+        for proc in draft.procedures:
+            pid = self.add_procedure(proc)
+            self._edge(ep, "has_procedure", pid, f"lays out the procedure: {_clip(proc.name, 200)}")
         return ep
+
+    def add_procedure(self, p: ProcedureDraft) -> uuid.UUID:
+        """A Procedure with its context points and ordered steps (version 1, current: the
+        writer's versioning step renumbers it when the dataset holds an older version)."""
+        pid = procedure_id(self.ds, p)
+        srcs = list(p.sources) + [s for st in p.steps for s in st.sources]
+        srcs += [s for c in p.context for s in c.sources]
+        if pid in self.plan.nodes:
+            self.plan.nodes[pid].sources.extend(srcs)
+            return pid
+        summary = procedure_summary(p)
+        self.plan.nodes[pid] = NodeRow(
+            id=pid,
+            kind="Procedure",
+            name=p.name,
+            summary=summary,
+            canonical_name=procedure_key(p),
+            status="current",
+            sources=srcs,
+            props={"version": 1},
+        )
+        self.plan.procedure_ids.append(pid)
+        self.plan.embeds.append(EmbedRow("Procedure_summary", pid, summary))
+        for pos, step in enumerate(p.steps, start=1):
+            sid = make_id(self.ds, "ProcedureStepPoint", pid, str(pos), normalise_text(step.text))
+            self.plan.nodes[sid] = NodeRow(
+                id=sid,
+                kind="ProcedureStepPoint",
+                name=f"step {pos}",
+                search_text=step.text,
+                sources=list(step.sources),
+                props={"position": pos},
+            )
+            self.plan.embeds.append(EmbedRow("Procedure_step_text", sid, step.text))
+            self._edge(
+                pid,
+                "has_key_point",
+                sid,
+                f"{_clip(p.name, 80)} -> step {pos}: {_clip(step.text, 200)}",
+            )
+        for c in p.context:
+            cid = make_id(self.ds, "ProcedureContextPoint", pid, c.aspect, normalise_text(c.text))
+            if cid in self.plan.nodes:
+                continue
+            self.plan.nodes[cid] = NodeRow(
+                id=cid,
+                kind="ProcedureContextPoint",
+                name=c.aspect,
+                search_text=c.text,
+                sources=list(c.sources),
+                props={"aspect": c.aspect},
+            )
+            self.plan.embeds.append(EmbedRow("Procedure_context_text", cid, c.text))
+            self._edge(
+                pid,
+                "has_context_point",
+                cid,
+                f"{_clip(p.name, 80)} -> {c.aspect}: {_clip(c.text, 200)}",
+            )
+        return pid
 
     def _facet(self, ep: uuid.UUID, f: FacetDraft) -> None:
         fid = facet_id(self.ds, ep, f.search_text)

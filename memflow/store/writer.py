@@ -370,4 +370,11 @@ class _AlreadyWritten(Exception):
 
 
 def _zero() -> dict[str, int]:
-    return {"episodes": 0, "facets": 0, "facet_points": 0, "entities": 0, "edges": 0}
+    return {
+        "episodes": 0,
+        "facets": 0,
+        "facet_points": 0,
+        "entities": 0,
+        "procedures": 0,
+        "edges": 0,
+    }

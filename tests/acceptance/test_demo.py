@@ -12,7 +12,8 @@ def test_demo_answers_each_question_with_the_right_episode(db_url: str) -> None:
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
-    assert [d["status"] for d in payload["documents"]] == ["written", "written", "written"]
+    assert [d["status"] for d in payload["documents"]] == ["written"] * 4
+    assert [d["procedures"] for d in payload["documents"]] == [0, 0, 1, 0]  # the runbook
     tops = {s["question"]: s["response"]["results"][0]["name"] for s in payload["searches"]}
     assert tops["API 流式返回改造有哪些约束？"] == "API 流式返回改造"
     assert tops["When is the read cut-over to PostgreSQL planned?"].startswith(
@@ -28,6 +29,9 @@ def test_demo_answers_each_question_with_the_right_episode(db_url: str) -> None:
         "Tom Becker reviews every schema change"
         in evidence["Who reviews schema changes in the orders migration?"]
     )
+    [how] = payload["procedure"]["results"]
+    assert how["kind"] == "procedure" and how["name"] == "Runbook: rolling back a release"
+    assert len(how["steps"]) == 5 and how["steps"][1].startswith("Find the last green build")
     # A second run memorises nothing new.
     again = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout)
-    assert [d["status"] for d in again["documents"]] == ["skipped", "skipped", "skipped"]
+    assert [d["status"] for d in again["documents"]] == ["skipped"] * 4

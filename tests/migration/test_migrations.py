@@ -113,4 +113,4 @@ def test_every_column_psql_users_read_has_a_comment(db_url: str) -> None:
             "WHERE n.nspname = 'memflow' AND c.relkind = 'v'"
         ).fetchone()
     assert bare == []
-    assert views == (5,)
+    assert views == (6,)

@@ -88,6 +88,8 @@ TABLES = (
     "dataset", "document", "chunk", "node", "edge", "node_source", "edge_source", "node_chunk",
     "episode_summary", "facet_search_text", "facet_anchor_text", "facetpoint_search_text",
     "entity_name", "edge_text",
+    # revision 0005: procedures and entity types
+    "procedure_summary", "procedure_step_text", "procedure_context_text", "entitytype_name",
 )  # fmt: skip
 
 
@@ -115,6 +117,12 @@ def _row(conn: psycopg.Connection[Any], table: str, skip: frozenset[str]) -> str
     return "(" + ", ".join(f"t.{c}" for c in cols) + ")::text"
 
 
+def _exists(conn: psycopg.Connection[Any], table: str) -> bool:
+    """Does the store (at its revision) have ``table``? (Migration tests step back revisions.)"""
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"memflow.{table}",)).fetchone()
+    return bool(row and row[0])
+
+
 def fingerprint(url: str, skip: frozenset[str] = frozenset()) -> dict[str, tuple[int, str]]:
     """Row count and an md5 over every row of every memflow table, computed in the server (as the
     superuser): equal fingerprints mean equal contents, cheaply enough to take around each call.
@@ -122,6 +130,9 @@ def fingerprint(url: str, skip: frozenset[str] = frozenset()) -> dict[str, tuple
     out = {}
     with psycopg.connect(libpq_url(url)) as conn:
         for t in TABLES:
+            if not _exists(conn, t):  # a table of a later revision: as if empty
+                out[t] = (0, "")
+                continue
             row = conn.execute(
                 f"SELECT count(*), coalesce(md5(string_agg(x.r, '|' ORDER BY x.r)), '') "
                 f"FROM (SELECT {_row(conn, t, skip)} AS r FROM memflow.{t} t) x"
@@ -137,6 +148,9 @@ def row_digests(url: str, skip: frozenset[str] = frozenset()) -> dict[str, set[s
     out: dict[str, set[str]] = {}
     with psycopg.connect(libpq_url(url)) as conn:
         for t in TABLES:
+            if not _exists(conn, t):
+                out[t] = set()
+                continue
             rows = conn.execute(f"SELECT md5({_row(conn, t, skip)}) FROM memflow.{t} t").fetchall()
             out[t] = {str(r[0]) for r in rows}
     return out
@@ -204,6 +218,25 @@ def doc_drafts(i: int, episodes: int = 2) -> list[dict[str, Any]]:
     return out
 
 
+def procedure_drafts(i: int) -> list[dict[str, Any]]:
+    """Document ``i`` with a procedure and a typed entity (revision 0005's tables)."""
+    return [
+        {
+            "name": f"Runbook review {i}",
+            "summary": f"The team agreed how to restart worker {i}.",
+            "entities": [{"name": f"Vendor {i}", "types": ["supplier"]}],
+            "procedures": [
+                {
+                    "name": f"Restart worker {i}",
+                    "summary": f"How to restart worker {i}.",
+                    "context": [{"aspect": "when", "text": f"When worker {i} hangs."}],
+                    "steps": [{"text": f"Stop worker {i}."}, {"text": f"Start worker {i}."}],
+                }
+            ],
+        }
+    ]
+
+
 def planned_rows(
     dataset_id: uuid.UUID, docs: Iterable[Sequence[dict[str, Any]]]
 ) -> tuple[dict[uuid.UUID, str], set[uuid.UUID], set[bytes]]:
@@ -225,6 +258,7 @@ def expected_stats(
     """The exact ``Dataset.stats()`` after writing ``docs`` (distinct drafts documents)."""
     nodes, edges, texts = planned_rows(dataset_id, docs)
     kinds = list(nodes.values())
+    # Embeddings stats() counts (the episodic tables and edge texts; not procedures' tables).
     per_node = {"Episode": 1, "Facet": 2, "FacetPoint": 1, "Entity": 1}
     return {
         "episodes": kinds.count("Episode"),
@@ -234,7 +268,7 @@ def expected_stats(
         "edges": len(edges),
         "documents": len(docs),
         "chunks": 0,
-        "embeddings": sum(per_node[k] for k in kinds) + len(texts),
+        "embeddings": sum(per_node.get(k, 0) for k in kinds) + len(texts),
     }
 
 

@@ -27,6 +27,7 @@ from ._support import (
     doc_drafts,
     expected_stats,
     fingerprint,
+    procedure_drafts,
     record,
     write_chunked_document,
 )
@@ -43,6 +44,7 @@ def two(mem: Memory) -> tuple[Dataset, Dataset]:
         ds.add_episodes(doc_drafts(first))
         ds.add_episodes(doc_drafts(first + 1))
         write_chunked_document(ds, first + 2)
+        ds.add_episodes(procedure_drafts(first))
     return a, b
 
 
@@ -214,7 +216,7 @@ def test_library_transactions_are_bound_and_scoped(
     assert ids == {a.id}
     with transaction(mem.engine) as conn:  # unbound: nothing at all
         assert conn.execute(text("SELECT count(*) FROM memflow.node")).scalar() == 0
-    docs = [doc_drafts(0), doc_drafts(1), doc_drafts(2, episodes=1)]
+    docs = [doc_drafts(0), doc_drafts(1), doc_drafts(2, episodes=1), procedure_drafts(0)]
     assert a.stats() == expected_stats(a.id, docs) | {"chunks": 2}
     assert {e["name"] for e in a.episodes()}.isdisjoint({e["name"] for e in b.episodes()})
 
