@@ -20,6 +20,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 from sqlalchemy import Connection
@@ -67,6 +68,25 @@ class Candidate:
     summary: str
     similarity: float
     shared_entities: int
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+
+
+def same_time(draft: EpisodeDraft, cand: Candidate) -> bool:
+    """False when both are dated and their spans do not overlap: notes of two different days
+    are two events, however alike (issue 12, item 5: a merge would lose the new one's date)."""
+    if draft.time is None or cand.time_start is None:
+        return True
+    lo, hi = _aware(draft.time.start), _aware(draft.time.end)
+    start = _aware(cand.time_start)
+    end = _aware(cand.time_end) if cand.time_end else start
+    if end <= start:
+        return lo <= start < hi
+    return lo < end and start < hi
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
 
 
 def choose_target(
@@ -109,7 +129,15 @@ def find_candidates(
         {"dataset_id": dataset_id, "embedding": vector, "entity_ids": entity_ids, "k": k},
     ).all()
     return [
-        Candidate(r.id, r.name, r.summary or "", float(r.similarity), int(r.shared_entities))
+        Candidate(
+            r.id,
+            r.name,
+            r.summary or "",
+            float(r.similarity),
+            int(r.shared_entities),
+            r.time_start,
+            r.time_end,
+        )
         for r in rows
     ]
 
@@ -131,7 +159,8 @@ def route_drafts(
             for c in find_candidates(
                 conn, dataset_id, vec, draft_entity_ids(dataset_id, draft), settings.candidates
             )
-            if c.id != own  # the same episode stored already: nothing to merge
+            # the same episode stored already: nothing to merge; another day: another event
+            if c.id != own and same_time(draft, c)
         ]
         asker = None if ask is None else (lambda c, d=draft: ask(d, c))
         target = choose_target(cands, settings, asker)

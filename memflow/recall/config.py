@@ -69,6 +69,8 @@ class RecallConfig(BaseModel):
     facet_support_weight: float = Field(default=0.6, ge=0)
     summary_support_weight: float = Field(default=0.1, ge=0)
     time_bonus_max: float = 0.04
+    # Added when the query names one day (issue 12: a dated question ranks that day first).
+    time_bonus_day: float = Field(default=0.0, ge=0)
     time_bonus_floor: float = 0.08  # the time bonus never lowers a score below this
 
     # --- baselines

@@ -146,7 +146,8 @@ def hit_ids_for_projection(
     scored = hits if isinstance(hits, ScoredHits) else score_hits(hits, pq, config)
     node_hits = scored.node_hits
     bound = entity_seed_bound(scored, config, top_k) if top_k else math.inf
-    slack = config.entity_cost + _least_support(scored, config) - config.time_bonus_max
+    most_bonus = config.time_bonus_max + config.time_bonus_day
+    slack = config.entity_cost + _least_support(scored, config) - most_bonus
     ordered = sorted(
         (
             kv
