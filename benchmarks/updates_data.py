@@ -180,7 +180,7 @@ SLOTS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 NAMES = {
-    "en": [("Maya", "Jon"), ("Priya", "Tom"), ("Leo", "Ana"), ("Nora", "Sam"), ("Ivan", "Beth")],
+    "en": [("Maya", "Rafe"), ("Priya", "Tom"), ("Leo", "Ana"), ("Nora", "Otto"), ("Ivan", "Beth")],
     "zh": [
         ("李娜", "王强"),
         ("陈静", "刘洋"),

@@ -16,9 +16,12 @@ Conversations are dated by their sessions (or their reference time) and never re
 
 from __future__ import annotations
 
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
+from pathlib import PurePath
 
-from memflow.text.timeparse import TimeMatch, best_time, parse_time
+from memflow.drafts import EpisodeDraft, TimeSpan
+from memflow.text.document import ParsedDocument
+from memflow.text.timeparse import TimeMatch, best_time, parse_time, resolve_tz
 
 # What a title may name to date its text: calendar times only.
 TITLE_KINDS = frozenset({"date", "month", "quarter", "year", "range"})
@@ -66,4 +69,46 @@ def text_time(
     return own
 
 
-__all__ = ["TITLE_CONFIDENCE_MIN", "TITLE_KINDS", "text_time", "title_time"]
+def day_span(when: datetime, tz: str | tzinfo = "UTC", confidence: float = 0.95) -> TimeSpan:
+    """The calendar day of ``when`` in ``tz``."""
+    local = when.astimezone(resolve_tz(tz))
+    day = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    text = f"{day.day} {day:%B %Y}"
+    return TimeSpan(start=day, end=day + timedelta(days=1), confidence=confidence, text=text)
+
+
+def date_drafts(
+    drafts: list[EpisodeDraft], doc: ParsedDocument, tz: str | tzinfo = "UTC"
+) -> list[EpisodeDraft]:
+    """Drafts an extractor left undated, dated by the same rules as the rules extractor: the
+    session of their first cited turn (a conversation), else their section heading, the
+    document's title and file name, then the cited text (:func:`text_time`)."""
+    chunks = {c.key: c for c in doc.chunks}
+    out = []
+    for draft in drafts:
+        cited = [chunks[k] for k in draft.sources if k in chunks]
+        if draft.time is not None or not cited:
+            out.append(draft)
+            continue
+        span: TimeSpan | None = None
+        session = next((doc.sessions[c.session] for c in cited if c.session is not None
+                        and 0 <= c.session < len(doc.sessions)), None)  # fmt: skip
+        if session is not None and session.started_at is not None:
+            span = day_span(session.started_at, tz)
+        elif not doc.sessions:
+            titles = [cited[0].section, doc.title, PurePath(doc.source).name]
+            body = " ".join(c.text for c in cited)[:6000]
+            found = text_time(titles, body, doc.reference_time, tz)
+            span = found.to_span() if found is not None else None
+        out.append(draft.model_copy(update={"time": span}) if span is not None else draft)
+    return out
+
+
+__all__ = [
+    "TITLE_CONFIDENCE_MIN",
+    "TITLE_KINDS",
+    "date_drafts",
+    "day_span",
+    "text_time",
+    "title_time",
+]

@@ -12,7 +12,7 @@ from memflow.drafts import EpisodeDraft, TimeSpan
 from memflow.ingest.parse import parse_input
 from memflow.ingest.route import Candidate, same_time
 from memflow.ingest.rules import RulesExtractor
-from memflow.text.dating import text_time, title_time
+from memflow.text.dating import date_drafts, day_span, text_time, title_time
 
 NOW = datetime(2024, 11, 1, tzinfo=UTC)
 
@@ -115,3 +115,25 @@ def test_routing_never_merges_notes_of_two_different_days() -> None:
     assert not same_time(_draft(date(2024, 3, 14)), _cand(date(2024, 3, 20)))
     assert same_time(_draft(None), _cand(date(2024, 3, 20)))
     assert same_time(_draft(date(2024, 3, 14)), _cand(None))
+
+
+def test_undated_drafts_of_a_model_get_the_same_dates() -> None:
+    note = "# 2024年3月14日 周会\n\n我们决定下线旧缓存。复查安排在2024年4月2日。\n"
+    doc = parse_input(note, source="zh.md", reference_time=NOW, filename="zh.md")[0]
+    keys = [c.key for c in doc.chunks]
+    drafts = [
+        EpisodeDraft(name="周会", summary="下线旧缓存", sources=keys),
+        EpisodeDraft(name="no sources", summary="x"),
+    ]
+    dated = date_drafts(drafts, doc)
+    assert dated[0].time is not None and dated[0].time.start.date() == date(2024, 3, 14)
+    assert dated[1].time is None
+    chat = (
+        '{"sessions": [{"started_at": "2024-05-06T20:00:00+08:00", "messages": '
+        '[{"speaker": "王芳", "text": "下个月初上线。"}]}]}'
+    )
+    conv = parse_input(chat, source="chat.json")[0]
+    (session,) = date_drafts([EpisodeDraft(name="s", summary="s", sources=["t0"])], conv)
+    assert session.time is not None and session.time.start.date() == date(2024, 5, 6)
+    kept = EpisodeDraft(name="k", summary="k", sources=keys, time=day_span(NOW))
+    assert date_drafts([kept], doc)[0].time == kept.time
