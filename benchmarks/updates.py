@@ -180,14 +180,22 @@ def markdown(res: dict[str, Any]) -> str:
         "",
     ]
     rows = []
+    before = res.get("before", {}).get("accuracy", {})
     for cell, metrics in res["accuracy"].items():
         mode, lang = cell.split("/")
         for name in ("current_first", "as_of_past", "control_first"):
             m = metrics.get(name)
             if m is not None:
                 target = TARGETS.get(name)
-                rows.append([mode, lang, name, m["rate"], m["n"], f">= {target}" if target else ""])
-    lines.append(common.md_table(["mode", "language", "metric", "rate", "n", "target"], rows))
+                was = before.get(cell, {}).get(name, {}).get("rate", "")
+                rows.append(
+                    [mode, lang, name, m["rate"], m["n"], was, f">= {target}" if target else ""]
+                )
+    header = ["mode", "language", "metric", "rate", "n", "before", "target"]
+    lines.append(common.md_table(header, rows))
+    if res.get("before"):
+        lines.append("")
+        lines.append(f"- before: {res['before']['label']}")
     lines.append("")
     if not res["as_of_supported"]:
         lines.append("- as-of past: not measured (this build's `Dataset.search` has no `as_of`).")
@@ -218,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
     ap.add_argument("--name", default="updates", help="result file stem under --out")
     ap.add_argument("--quick", action="store_true", help="smoke: 8 conversations, hash embedder")
+    ap.add_argument("--before", type=Path, help="a saved result of another build to compare with")
+    ap.add_argument("--before-label", default="", help="what --before was run on")
     args = ap.parse_args(argv)
     if args.quick:
         args.conversations = min(args.conversations, 8)
@@ -251,6 +261,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "targets": TARGETS,
         **res,
     }
+    if args.before:
+        saved = json.loads(args.before.read_text(encoding="utf-8"))
+        label = args.before_label or str(args.before.name)
+        res["before"] = {"label": label, "accuracy": saved["accuracy"]}
     common.write_json(args.out / f"{args.name}.json", res)
     common.write_text(args.out / f"{args.name}.md", markdown(res))
     print(markdown(res))
