@@ -35,6 +35,7 @@ from memflow.memory import Dataset, DatasetInfo, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.types import Citation, ContextUnit, PathStep, SearchResponse, SearchResult
 from memflow.store.forget import ForgetReport
+from memflow.store.history import DocumentVersion, HistoryEntry
 from memflow.store.writer import WriteResult
 from memflow.text.document import Chunk, ParsedDocument
 
@@ -67,6 +68,7 @@ __all__ = [
     "DatasetInfo",
     "DisplayMode",
     "DocumentReport",
+    "DocumentVersion",
     "Embedder",
     "EmbedderMismatch",
     "EmbeddingDimensionMismatch",
@@ -79,6 +81,7 @@ __all__ = [
     "FacetDraft",
     "FaultHook",
     "ForgetReport",
+    "HistoryEntry",
     "InvalidInput",
     "LlmClient",
     "LlmSettings",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any, Literal
+from uuid import UUID
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -68,6 +69,8 @@ class PointDraft(_Draft):
     name: str | None = None
     # Keys of the chunks (turn ids like "D1:3", sentence ids like "s12") that support this point.
     sources: list[str] = Field(default_factory=list)
+    # The id of a stored FacetPoint this one replaces (it is closed, reason "document").
+    replaces: UUID | None = None
 
 
 class FacetDraft(_Draft):

@@ -31,6 +31,7 @@ from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.search import search
 from memflow.recall.types import SearchResponse
 from memflow.store.forget import ForgetReport, forget
+from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
 from memflow.store.plan import WritePlan, plan_drafts
 from memflow.store.writer import DocumentInfo, Writer, WriteResult, document_id
 
@@ -266,9 +267,15 @@ class Dataset:
         parsed = [_as_draft(d) for d in drafts]
         if not parsed:
             raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
-        payload = json.dumps(
-            [d.model_dump(mode="json") for d in parsed], sort_keys=True, ensure_ascii=False
-        )
+        # A point's ``replaces`` (revision 0004) counts only when given: drafts written before it
+        # keep their document ids.
+        dumped = [d.model_dump(mode="json") for d in parsed]
+        for d in dumped:
+            for f in d.get("facets", []):
+                for p in f.get("points", []):
+                    if p.get("replaces") is None:
+                        p.pop("replaces", None)
+        payload = json.dumps(dumped, sort_keys=True, ensure_ascii=False)
         chash = content_hash(payload)
         doc = DocumentInfo(
             id=document_id(self.id, chash),
@@ -291,13 +298,19 @@ class Dataset:
         budget_tokens: int | None = None,
         now: datetime | None = None,
         config: RecallConfig | None = None,
+        as_of: datetime | None = None,
+        include_history: bool = False,
     ) -> SearchResponse:
         """Episodes whose evidence chain is cheapest (``mode="episodic"``), or the ``vector`` /
         ``lexical`` baselines. No LLM is called. ``now`` anchors relative dates in the query.
 
         ``top_k``, ``mode``, ``display`` and ``budget_tokens`` left as None come from ``config``
         (default ``RecallConfig()``: 10 episodic results, ``summary`` display; ``budget_tokens``
-        applies to ``highly_related`` only unless given)."""
+        applies to ``highly_related`` only unless given).
+
+        ``as_of``: what held at that time, as far as it had been learned by then. Facts replaced
+        since rank below current ones and are shown with their validity; ``include_history``
+        also shows what each current fact replaced."""
         self.check_embedder()
         resp = search(
             self.context,
@@ -308,6 +321,8 @@ class Dataset:
             budget_tokens=budget_tokens,
             now=now,
             config=config,
+            as_of=as_of,
+            include_history=include_history,
         )
         return honour_budget(resp, budget_tokens, config)
 
@@ -354,6 +369,24 @@ class Dataset:
     ) -> ForgetReport:
         """Remove a document and what only it supported, or one episode with its facets."""
         return forget(self.context, document_id=document_id, episode_id=episode_id)
+
+    # -- facts that change (memflow.store.history) ----------------------------------------------
+    def correct(
+        self, point_id: uuid.UUID | str, text: str, *, actor: str | None = None
+    ) -> uuid.UUID:
+        """Write ``text`` as the new version of FacetPoint ``point_id`` and close the old one
+        (logged with ``actor``, default the database login role). Returns the new point's id."""
+        self.check_embedder()
+        return correct(self.context, _as_uuid(point_id), text, actor=actor)
+
+    def history(self, node_id: uuid.UUID | str) -> list[HistoryEntry]:
+        """Every version of the fact ``node_id`` belongs to, oldest first, with both times and
+        what closed each (document, rule, model, correction)."""
+        return history(self.context, _as_uuid(node_id))
+
+    def documents(self) -> list[DocumentVersion]:
+        """The documents of the dataset: id, source, version, status (current | replaced)."""
+        return documents(self.context)
 
     # -- inspection ------------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:

@@ -25,15 +25,17 @@ ON CONFLICT (dataset_id, id) DO NOTHING;
 -- (forgetting a later document then restores every table exactly). Merges update explicitly.
 INSERT INTO memflow.node (dataset_id, id, kind, name, summary, search_text, anchor_text, description,
                           facet_type, canonical_name, entity_type, memory_type, status,
-                          time_start, time_end, time_confidence, time_text)
+                          time_start, time_end, time_confidence, time_text, valid_at, recorded_at)
 VALUES (:dataset_id, :id, :kind, :name, :summary, :search_text, :anchor_text, :description,
         :facet_type, :canonical_name, :entity_type, :memory_type, :status,
-        :time_start, :time_end, :time_confidence, :time_text)
+        :time_start, :time_end, :time_confidence, :time_text,
+        CAST(:valid_at AS timestamptz), coalesce(CAST(:recorded_at AS timestamptz), now()))
 ON CONFLICT (dataset_id, id) DO NOTHING;
 
 -- name: edge_upsert
-INSERT INTO memflow.edge (dataset_id, id, src, relationship, dst, edge_text, text_hash)
-VALUES (:dataset_id, :id, :src, :relationship, :dst, :edge_text, :text_hash)
+INSERT INTO memflow.edge (dataset_id, id, src, relationship, dst, edge_text, text_hash, recorded_at)
+VALUES (:dataset_id, :id, :src, :relationship, :dst, :edge_text, :text_hash,
+        coalesce(CAST(:recorded_at AS timestamptz), now()))
 ON CONFLICT (dataset_id, id) DO NOTHING;
 
 -- name: node_source_insert

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from memflow.cli.base import command, emit, open_memory
@@ -53,6 +53,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         help="reference time for relative dates in the query (ISO 8601; default: now)",
     )
     p.add_argument(
+        "--as-of",
+        default=None,
+        help="answer as of this time (ISO 8601 date or time): what held then, as far as it had "
+        "been learned by then",
+    )
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="show what each current fact replaced (its earlier versions, with their validity)",
+    )
+    p.add_argument(
         "--explain", action="store_true", help="print the winning evidence path of each result"
     )
     p.set_defaults(handler="search")
@@ -95,16 +106,23 @@ def human(resp: SearchResponse, explain: bool, budget: int | None = None) -> str
     return "\n\n".join(blocks)
 
 
+def iso_time(value: str | None, flag: str, *, utc: bool = True) -> datetime | None:
+    """``value`` parsed as ISO 8601; a time without a zone is UTC (``utc``) or left naive."""
+    if not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(
+            f"{flag} {value!r} is not an ISO 8601 time (e.g. 2024-05-07 or "
+            "2024-05-07T12:00:00+00:00)"
+        ) from None
+    return when if when.tzinfo or not utc else when.replace(tzinfo=UTC)
+
+
 @command("search")
 def _search(args: argparse.Namespace) -> None:
-    now = None
-    if args.now:
-        try:
-            now = datetime.fromisoformat(args.now)
-        except ValueError:
-            raise InvalidInput(
-                f"--now {args.now!r} is not an ISO 8601 time (e.g. 2024-05-07T12:00:00+00:00)"
-            ) from None
+    now = iso_time(args.now, "--now", utc=False)
     with open_memory(args) as mem:
         ds = mem.dataset(args.dataset, create=False)
         resp = ds.search(
@@ -114,6 +132,8 @@ def _search(args: argparse.Namespace) -> None:
             display=args.display,
             budget_tokens=args.budget_tokens,
             now=now,
+            as_of=iso_time(args.as_of, "--as-of"),
+            include_history=args.history,
         )
     payload = resp.model_dump(mode="json")
     emit(args, payload, human(resp, args.explain, args.budget_tokens))

@@ -23,6 +23,13 @@ SHARED: dict[str, str] = {
     "time_start": "Start of the time the row is about (mentioned or inferred), if known.",
     "time_end": "End of the time the row is about, if known.",
     "episode_id": "The episode (memflow.node.id of kind Episode).",
+    # revision 0004
+    "valid_at": "Event time: when the fact began to hold (mentioned, or the time it was said), "
+    "if known.",
+    "recorded_at": "Record time: when memflow learned it (the message or document time, else "
+    "the write time).",
+    "invalid_at": "When the fact stopped holding (NULL: still valid).",
+    "superseded_by": "The node that replaced this one (NULL: current).",
 }
 
 # (table or view, column) -> comment, where a column means something of its own.
@@ -91,6 +98,22 @@ COLUMNS: dict[tuple[str, str], str] = {
     ("episode_tree", "edge_text"): "The text of the link from the parent to this node.",
     ("episode_tree", "depth"): "0 for the episode, 1 for facets and entities, 2 for points.",
     ("episode_tree", "kind"): "Episode | Facet | FacetPoint | Entity",
+    # revision 0004
+    ("document", "version"): "Version of the source: 1, then +1 each time an edited file from "
+    "the same source is memorised.",
+    ("document", "previous_id"): "The previous version of this document (memflow.document.id), "
+    "if any.",
+    ("document", "replaced_by"): "The newer version of this document, if any (NULL: current).",
+    ("change_log", "id"): "Change id, unique in the dataset.",
+    ("change_log", "node_id"): "The node (memflow.node.id) that changed, if any.",
+    ("change_log", "document_id"): "The document (memflow.document.id) that changed or caused "
+    "the change, if any.",
+    ("change_log", "action"): "supersede | revive | correct | version | forget",
+    ("change_log", "reason"): "What decided it: document | rule | model | correction | forget",
+    ("change_log", "actor"): "Who made the change (the actor= argument, else the database login "
+    "role).",
+    ("change_log", "at"): "When the change was written.",
+    ("change_log", "detail"): "Free-form JSON: the replacing node, texts, scores.",
 }
 
 

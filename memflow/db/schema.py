@@ -64,6 +64,18 @@ def _now() -> Column[object]:
     )
 
 
+def _temporal() -> list[Column[object]]:
+    """Revision 0004: event time, record time and validity of a node or edge."""
+    return [
+        Column("valid_at", DateTime(timezone=True)),
+        Column(
+            "recorded_at", DateTime(timezone=True), nullable=False, server_default=text("now()")
+        ),
+        Column("invalid_at", DateTime(timezone=True)),
+        Column("superseded_by", UUID(as_uuid=True)),
+    ]
+
+
 def build_metadata(dim: int) -> MetaData:
     md = MetaData(schema=SCHEMA)
     Table(
@@ -126,11 +138,39 @@ def build_metadata(dim: int) -> MetaData:
         Column("reference_time", DateTime(timezone=True)),
         _now(),
         Column("meta", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("version", Integer, nullable=False, server_default=text("1")),
+        Column("previous_id", UUID(as_uuid=True)),
+        Column("replaced_by", UUID(as_uuid=True)),
         PrimaryKeyConstraint("dataset_id", "id", name="document_pkey"),
         ForeignKeyConstraint(
             ["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="document_dataset_fk"
         ),
+        Index("document_source_idx", "dataset_id", "source"),
         comment="An input that was memorised (file, conversation, or a set of structured drafts).",
+    )
+    Table(
+        "change_log",
+        md,
+        Column("dataset_id", UUID(as_uuid=True), nullable=False),
+        Column("id", UUID(as_uuid=True), nullable=False, server_default=text("gen_random_uuid()")),
+        Column("node_id", UUID(as_uuid=True)),
+        Column("document_id", UUID(as_uuid=True)),
+        Column("action", Text, nullable=False),
+        Column("reason", Text, nullable=False),
+        Column("actor", Text, nullable=False, server_default=text("SESSION_USER")),
+        Column("at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        Column("detail", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        PrimaryKeyConstraint("dataset_id", "id", name="change_log_pkey"),
+        ForeignKeyConstraint(
+            ["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="change_log_dataset_fk"
+        ),
+        CheckConstraint(
+            "reason IN ('document', 'rule', 'model', 'correction', 'forget')",
+            name="change_log_reason_check",
+        ),
+        Index("change_log_node_idx", "dataset_id", "node_id"),
+        comment="Audit of every change to what is true: supersessions, corrections, revivals, "
+        "document versions.",
     )
     Table(
         "chunk",
@@ -211,6 +251,7 @@ def build_metadata(dim: int) -> MetaData:
                 persisted=True,
             ),
         ),
+        *_temporal(),
         PrimaryKeyConstraint("dataset_id", "id", name="node_pkey"),
         ForeignKeyConstraint(
             ["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="node_dataset_fk"
@@ -227,6 +268,12 @@ def build_metadata(dim: int) -> MetaData:
             postgresql_where=text("kind = 'Entity'"),
         ),
         Index("node_tsv_idx", "tsv", postgresql_using="gin"),
+        Index(
+            "node_superseded_by_idx",
+            "dataset_id",
+            "superseded_by",
+            postgresql_where=text("superseded_by IS NOT NULL"),
+        ),
         comment="Graph nodes: Episodes, Facets, FacetPoints and Entities (views per kind).",
     )
     Table(
@@ -251,6 +298,7 @@ def build_metadata(dim: int) -> MetaData:
         Column("text_hash", LargeBinary, nullable=False),
         Column("weight", Float, nullable=False, server_default=text("1.0")),
         _now(),
+        *_temporal(),
         PrimaryKeyConstraint("dataset_id", "id", name="edge_pkey"),
         UniqueConstraint("dataset_id", "src", "relationship", "dst", name="edge_src_rel_dst_key"),
         ForeignKeyConstraint(

@@ -26,13 +26,17 @@ class MemorizeOptions:
     object with ``extract(document)``. ``reference_time`` anchors relative dates (default: a
     file's modification time, a conversation's session dates, else now). ``routing``: merge new
     episodes into existing ones (None: for texts, not for dialog sessions; or RouteSettings).
-    ``raise_on_error``: raise the first error when every input failed (else only report it)."""
+    ``raise_on_error``: raise the first error when every input failed (else only report it).
+    ``supersede``: how a new fact closes the stored one it replaces (memflow.store.temporal):
+    "rules" (no model), "llm" (the chat model decides for close candidates, then the rules),
+    "off", or a configured :class:`memflow.llm.supersede.LlmSuperseder`."""
 
     content_type: str = "auto"
     extractor: ExtractorChoice | Any = "auto"
     reference_time: datetime | None = None
     routing: RouteSettings | bool | None = None
     raise_on_error: bool = True
+    supersede: str | Any = "rules"
 
     def updated(self, **given: Any) -> MemorizeOptions:
         """These options with the ``given`` values that are not None."""

@@ -76,6 +76,9 @@ class InputDocument:
     doc: ParsedDocument | None = None
     content_hash: str | None = None
     error: MemflowError | None = None
+    # One file or named input that gave one document: re-memorising the source edited is its
+    # next version (memflow.store.temporal). Parts of a multi-document input never are.
+    versioned: bool = False
 
 
 def _is_path_like_text(text: str) -> bool:
@@ -154,7 +157,11 @@ def _parse_raw(
             and doc.content_type in ("text", "markdown")
         ):
             doc = doc.model_copy(update={"reference_time": mtime})
-        out.append(InputDocument(doc.source, doc, _input_hash(text, doc, i, reference_time)))
+        out.append(
+            InputDocument(
+                doc.source, doc, _input_hash(text, doc, i, reference_time), versioned=len(docs) == 1
+            )
+        )
     return out
 
 
@@ -250,6 +257,12 @@ class Memorizer:
         self.client = llm
         self.extractor = self._make_extractor(opts.extractor)
         self.router = self._make_router()
+        self.supersede = opts.supersede
+        if isinstance(self.supersede, str) and self.supersede not in ("rules", "llm", "off"):
+            raise ConfigurationError(
+                f"supersede must be 'rules', 'llm', 'off' or an LlmSuperseder, not "
+                f"{self.supersede!r}"
+            )
 
     # -- setup ----------------------------------------------------------------------------------
     def _llm_client(self) -> LlmClient:
@@ -367,6 +380,7 @@ class Memorizer:
                     return report, None
             drafts, report.extractor = self._extract(doc)
             plan, updates, report.merged = self._plan(doc, report.id, drafts)
+            plan.rules = self.supersede != "off"
             info = DocumentInfo(
                 id=report.id,
                 source=doc.source,
@@ -375,7 +389,11 @@ class Memorizer:
                 content_hash=item.content_hash,
                 reference_time=doc.reference_time,
                 chunks=list(doc.chunks),
-                meta={"extractor": report.extractor},
+                meta={
+                    "extractor": report.extractor,
+                    **({"versioned": True} if item.versioned else {}),
+                },
+                session_times={s.index: s.started_at for s in doc.sessions if s.started_at},
             )
             writer = Writer(
                 self.engine,
@@ -384,6 +402,9 @@ class Memorizer:
                 after_rows=(lambda conn, ds_id: apply_updates(conn, ds_id, updates))
                 if updates
                 else None,
+                decide=None
+                if isinstance(self.supersede, str) and self.supersede != "llm"
+                else self._decide,
             )
             result = writer.write(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:
@@ -398,6 +419,15 @@ class Memorizer:
             report.episode_ids = list(result.episode_ids)
         report.seconds = time.perf_counter() - started
         return report, None
+
+    def _decide(self, ds: uuid.UUID, plan: WritePlan, vectors: dict[bytes, Any]) -> None:
+        """The model path of supersession, before the transaction (memflow.llm.supersede)."""
+        from memflow.llm.supersede import LlmSuperseder, new_points
+
+        points, by_id = new_points(plan, vectors)
+        model = self.supersede if not isinstance(self.supersede, str) else None
+        model = model or LlmSuperseder(self._llm_client())
+        plan.decisions = model.plan_decisions(self.engine, ds, points, by_id)
 
     def _writing(self) -> None:
         if self.tracker is not None:

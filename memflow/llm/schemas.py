@@ -120,9 +120,34 @@ class MergeDecision(_Reply):
     reason: str = Field(description="One short sentence.")
 
 
+RELATIONS = ("same", "update", "contradict", "unrelated")
+
+
+class FactRelation(_Reply):
+    candidate: int = Field(ge=1, description="The number of the stored fact, as listed.")
+    relation: str = Field(
+        description="same: says the same; update: the new fact replaces it (the value changed); "
+        "contradict: both cannot hold now; unrelated: about something else or both still hold.",
+        json_schema_extra={"enum": list(RELATIONS)},
+    )
+
+    @field_validator("relation")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in RELATIONS:
+            raise ValueError(f"relation must be one of {', '.join(RELATIONS)}")
+        return v
+
+
+class SupersedeDecision(_Reply):
+    decisions: list[FactRelation] = Field(description="One entry per stored fact listed.")
+
+
 __all__ = [
     "ENTITY_TYPES",
     "FACET_TYPES",
+    "RELATIONS",
+    "FactRelation",
     "LlmEntity",
     "LlmEntityRef",
     "LlmEvent",
@@ -130,4 +155,5 @@ __all__ = [
     "LlmPoint",
     "LlmSection",
     "MergeDecision",
+    "SupersedeDecision",
 ]

@@ -114,6 +114,11 @@ class RecallConfig(BaseModel):
     # --- time parsing
     timezone: str = "UTC"
 
+    # --- facts that change (revision 0004): a hit on a replaced fact costs this much more (a
+    # Facet's or Episode's hit: times the share of its points that were replaced); a query about
+    # the past ("before", "以前") moves the cost to the facts that replaced them.
+    superseded_penalty: float = Field(default=0.3, ge=0)
+
     def recall_k(self, time_confidence: float | None) -> int:
         """Rows per collection: doubled (capped) when the query carries a confident time span."""
         k = self.wide_search_top_k

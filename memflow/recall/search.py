@@ -7,7 +7,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from sqlalchemy import Engine
@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from memflow.context import StoreContext
 from memflow.db.engine import transaction
 from memflow.errors import InvalidInput
-from memflow.recall import sqlrecall
+from memflow.recall import sqlrecall, temporal
 from memflow.recall.config import (
     DISPLAY_MODES,
     SEARCH_MODES,
@@ -61,9 +61,12 @@ def search(
     budget_tokens: int | None = None,
     now: datetime | None = None,
     config: RecallConfig | None = None,
+    as_of: datetime | None = None,
+    include_history: bool = False,
 ) -> SearchResponse:
     """``top_k``, ``mode`` and ``display`` default to ``config``'s (``RecallConfig()``);
-    ``budget_tokens`` to ``config.budget_tokens`` for ``highly_related``, else no budget."""
+    ``budget_tokens`` to ``config.budget_tokens`` for ``highly_related``, else no budget.
+    ``as_of`` and ``include_history``: :mod:`memflow.recall.temporal` (episodic mode)."""
     engine, dataset_id = ctx.engine, ctx.dataset_id
     cfg = config or RecallConfig()
     top_k = cfg.top_k if top_k is None else top_k
@@ -94,7 +97,12 @@ def search(
         return _baseline(
             engine, dataset_id, mode, query, qvec, top_k, shown, budget_tokens, cfg, timings, pre
         )
-    hits, graph, scored = retrieve(ctx, qvec, pq, cfg, top_k=top_k, display=shown, timings=timings)
+    if as_of is not None and as_of.tzinfo is None:
+        as_of = as_of.replace(tzinfo=UTC)
+    hits, graph, scored = retrieve(
+        ctx, qvec, pq, cfg, top_k=top_k, display=shown, timings=timings, as_of=as_of,
+        include_history=include_history,
+    )  # fmt: skip
     response = respond(
         hits,
         graph,
@@ -106,6 +114,7 @@ def search(
         timings_ms=timings,
         scored=scored,
     )
+    response = temporal.decorate(response, graph.times)
     response.timings_ms["total"] = round(
         sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
     )
@@ -121,6 +130,8 @@ def retrieve(
     top_k: int,
     display: DisplayMode,
     timings: dict[str, float],
+    as_of: datetime | None = None,
+    include_history: bool = False,
 ) -> tuple[list[Hit], Subgraph, ScoredHits]:
     """The SQL of an episodic search (one transaction): recall, bonuses, projection (and the
     detail expansion). Everything after it is pure (:func:`memflow.recall.pipeline.respond`),
@@ -132,6 +143,14 @@ def retrieve(
         sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
         hits = sqlrecall.recall(conn, dataset_id, qvec, k)
         timings["recall_sql"] = _ms(t)
+        t = time.perf_counter()
+        validity = temporal.load(
+            conn, dataset_id, (h.node_id for h in hits if h.node_id is not None), as_of
+        )
+        if validity is not None:
+            closed = temporal.closed_edge_hashes(conn, dataset_id, hits, validity)
+            hits = temporal.adjust_hits(hits, validity, pq.original, cfg, closed)
+            timings["validity_sql"] = _ms(t)
         t = time.perf_counter()
         scored = score_hits(hits, pq, cfg)
         timings["bonus"] = _ms(t)
@@ -145,6 +164,10 @@ def retrieve(
             leaves=episode_hits(scored),
             with_sources=display == "highly_related",
         )
+        if validity is not None:
+            graph = temporal.mark_graph(
+                conn, dataset_id, graph, validity, include_history=include_history
+            )
         timings["projection_sql"] = _ms(t)
         # One more round trip for two displays, after scoring: detail shows the whole tree of
         # the chosen episodes; highly_related may use every point of the best episodes.
@@ -157,7 +180,14 @@ def retrieve(
                 graph = sqlrecall.expand(conn, dataset_id, chosen, graph, cfg)
             else:
                 graph = sqlrecall.expand_points(conn, dataset_id, qvec, chosen, graph)
+            if validity is not None:
+                graph = temporal.mark_graph(
+                    conn, dataset_id, graph, validity, include_history=include_history
+                )
             timings["expand_sql"] = _ms(t)
+        t = time.perf_counter()
+        graph = temporal.node_times(conn, dataset_id, graph)
+        timings["validity_sql"] = timings.get("validity_sql", 0.0) + _ms(t)
     return hits, graph, scored
 
 

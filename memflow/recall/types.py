@@ -109,6 +109,9 @@ class Subgraph:
     episode_count: int = 0  # episodes in the dataset (entity specificity)
     # Points fetched with their exact distance for the context only (not recalled, not scored).
     unit_distances: dict[UUID, float] = field(default_factory=dict)
+    # Revision 0004: valid_at, recorded_at, invalid_at, superseded_by of the nodes, by id
+    # (memflow.recall.temporal.node_times), for the response's units and path steps.
+    times: dict[UUID, dict[str, Any]] = field(default_factory=dict)
 
 
 class PathStep(_Frozen):
@@ -124,6 +127,11 @@ class PathStep(_Frozen):
     collection: str | None = None  # the collection of the hit that gave this step its distance
     distance: float | None = None  # raw cosine distance of that hit
     cost: float = 0.0  # what this step adds to the bundle score
+    # Revision 0004, for node steps: event time, record time, and when and by what it was replaced.
+    valid_at: datetime | None = None
+    recorded_at: datetime | None = None
+    invalid_at: datetime | None = None
+    superseded_by: UUID | None = None
 
 
 class Bundle(_Frozen):
@@ -187,6 +195,11 @@ class ContextUnit(_Frozen):
     # Tokens of the header this unit is shown under: once per episode group in the episodic
     # highly_related context, on every line of the vector/lexical baselines.
     header_tokens: int = 0
+    # Revision 0004: event time, record time, and when and by what the fact was replaced.
+    valid_at: datetime | None = None
+    recorded_at: datetime | None = None
+    invalid_at: datetime | None = None
+    superseded_by: UUID | None = None
 
 
 class SearchResponse(BaseModel):

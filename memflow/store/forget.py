@@ -34,6 +34,7 @@ from memflow.store.merge import (
     load_episodes,
     props_without_merge,
 )
+from memflow.store.temporal import revive_after_forget
 
 
 class ForgetReport(BaseModel):
@@ -50,6 +51,7 @@ class ForgetReport(BaseModel):
     edges: int = 0
     edge_texts: int = 0
     restored: int = 0  # episodes/facets a merge had changed, restored or re-derived
+    revived: int = 0  # facts the forgotten rows had superseded, valid again
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -267,8 +269,12 @@ def forget(
     def attempt() -> ForgetReport:
         with transaction(engine, ds) as conn:
             if document_id is not None:
-                return _forget_document(conn, ds, embedder, _as_uuid(document_id, "document"))
-            return _forget_episode(conn, ds, _as_uuid(episode_id or "", "episode"))
+                report = _forget_document(conn, ds, embedder, _as_uuid(document_id, "document"))
+            else:
+                report = _forget_episode(conn, ds, _as_uuid(episode_id or "", "episode"))
+            # What the forgotten rows had replaced holds again (revision 0004).
+            report.revived = revive_after_forget(conn, ds)
+            return report
 
     return run_with_retry(attempt)
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, TimeSpan
 from memflow.ids import canonical_name, make_id, normalise_text, text_hash
+from memflow.text.supersede import Supersession
 
 
 @dataclass
@@ -30,6 +32,9 @@ class NodeRow:
     status: str | None = None
     time: TimeSpan | None = None
     sources: list[str] = field(default_factory=list)
+    replaces: uuid.UUID | None = None  # a FacetPoint the draft names as replaced (revision 0004)
+    valid_at: datetime | None = None  # set by the writer (memflow.store.temporal.stamp_times)
+    recorded_at: datetime | None = None
 
     def params(self, dataset_id: uuid.UUID) -> dict[str, Any]:
         return {
@@ -50,6 +55,8 @@ class NodeRow:
             "time_end": self.time.end if self.time else None,
             "time_confidence": self.time.confidence if self.time else None,
             "time_text": self.time.text if self.time else None,
+            "valid_at": self.valid_at,
+            "recorded_at": self.recorded_at,
         }
 
 
@@ -60,6 +67,7 @@ class EdgeRow:
     relationship: str
     dst: uuid.UUID
     edge_text: str
+    recorded_at: datetime | None = None  # set by the writer, from the node it points to
 
     @property
     def text_hash(self) -> bytes:
@@ -79,6 +87,12 @@ class WritePlan:
     edges: dict[uuid.UUID, EdgeRow] = field(default_factory=dict)
     embeds: list[EmbedRow] = field(default_factory=list)
     episode_ids: list[uuid.UUID] = field(default_factory=list)
+    # Why the points' ``replaces`` close the old ones (change_log reason): drafts name them
+    # ("document"), Dataset.correct writes one ("correction").
+    replace_reason: str = "document"
+    # Supersessions a model decided before the write (reason "model"), and whether the rules run.
+    decisions: list[Supersession] = field(default_factory=list)
+    rules: bool = True
 
     def counts(self) -> dict[str, int]:
         kinds = [n.kind for n in self.nodes.values()]
@@ -229,6 +243,7 @@ class Planner:
                     search_text=p.search_text,
                     description=p.description,
                     sources=list(p.sources),
+                    replaces=p.replaces,
                 )
             else:
                 self.plan.nodes[pid].sources.extend(p.sources)

@@ -22,6 +22,7 @@ from memflow.errors import DatabaseError
 from memflow.ids import make_id, text_hash
 from memflow.store.bulk import deferred_maintenance
 from memflow.store.plan import WritePlan
+from memflow.store.temporal import after_write, stamp_times
 from memflow.text.document import Chunk
 
 # The stages a FaultHook (memflow.context) is called with.
@@ -46,6 +47,9 @@ class DocumentInfo:
     reference_time: datetime | None
     chunks: list[Chunk] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # Revision 0004: session start times (a message is learned when it is said) and who writes.
+    session_times: dict[int, datetime] = field(default_factory=dict)
+    actor: str | None = None
 
 
 @dataclass
@@ -85,12 +89,16 @@ class Writer:
         *,
         fault: FaultHook | None = None,
         after_rows: Callable[[Connection, uuid.UUID], None] | None = None,
+        decide: Callable[[uuid.UUID, WritePlan, dict[bytes, Any]], None] | None = None,
     ) -> None:
         self.engine = engine
         self.embedder = embedder
         self.fault = fault or (lambda _stage: None)
         # Runs inside the document's transaction after its rows (routing's merge updates).
         self.after_rows = after_rows
+        # Runs after the embeddings, before the transaction: the model path of supersession
+        # (memflow.llm.supersede) fills ``plan.decisions`` there.
+        self.decide = decide
 
     # -- embeddings (outside the transaction) ---------------------------------------------------
     def _cached_vectors(self, dataset_id: uuid.UUID, hashes: list[bytes]) -> dict[bytes, Any]:
@@ -134,6 +142,9 @@ class Writer:
             if document_exists(conn, dataset_id, doc.id):
                 return WriteResult(doc.id, "skipped", _zero(), 0, time.perf_counter() - started)
         vectors, missing = self.compute_vectors(dataset_id, plan)
+        if self.decide is not None:
+            stamp_times(doc, plan)
+            self.decide(dataset_id, plan, vectors)
         if on_write is not None:
             on_write()
 
@@ -252,6 +263,7 @@ class Writer:
         if chunk_rows:
             conn.execute(q("chunk_insert"), chunk_rows)
         self.fault("after_document")
+        stamp_times(doc, plan)
         # Sorted by id so concurrent writers lock shared rows (entities) in the same order.
         nodes = sorted(plan.nodes.values(), key=lambda n: n.id)
         if nodes:
@@ -282,6 +294,7 @@ class Writer:
                         "dst": e.dst,
                         "edge_text": e.edge_text,
                         "text_hash": e.text_hash,
+                        "recorded_at": e.recorded_at,
                     }
                     for e in edges
                 ],
@@ -318,6 +331,7 @@ class Writer:
             )
         if self.after_rows is not None:
             self.after_rows(conn, ds)
+        after_write(conn, ds, doc, plan)
 
 
 def _duplicate_document(exc: DatabaseError) -> bool:

@@ -21,7 +21,8 @@ from memflow.embed.hash import HashEmbedder
 from tests.conftest import TEMPLATE, _scratch_database
 from tests.integration.test_storage import TABLES
 
-_TIMESTAMPS = {"created_at", "updated_at"}
+# recorded_at (revision 0004) is the write time when a document gives no time of its own.
+_TIMESTAMPS = {"created_at", "updated_at", "recorded_at"}
 
 
 def content(url: str) -> dict[str, list[tuple[str, ...]]]:

@@ -102,11 +102,14 @@ def test_search_counts_one_round_trip_each_for_recall_and_projection(
         resp = ds.search("API 流式返回那个任务有哪些约束？")
         event.remove(m.engine, "before_cursor_execute", count)
     assert resp.results
-    # bind (dataset + HNSW settings) + recall + projection; no per-node queries.
-    assert len(statements) == 3, statements
+    # bind (dataset + HNSW settings) + recall + is anything replaced (revision 0004) + projection
+    # + the validity times of the shown nodes; no per-node queries.
+    assert len(statements) == 5, statements
     assert "set_config" in statements[0]
     assert "memflow.episode_summary" in statements[1] and "memflow.edge_text" in statements[1]
-    assert "WITH RECURSIVE" in statements[2]
+    assert "superseded_by IS NOT NULL" in statements[2]
+    assert "WITH RECURSIVE" in statements[3]
+    assert "recorded_at" in statements[4]
 
 
 def test_fifty_datasets_search_stays_inside_its_dataset(db_url: str) -> None:

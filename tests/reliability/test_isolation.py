@@ -175,8 +175,9 @@ def test_library_connections_run_as_the_rls_role(mem: Memory, db_url: str) -> No
             "WHERE n.nspname = 'memflow' AND c.relkind = 'r' "
             "AND c.relname NOT IN ('store_meta', 'alembic_version')"
         ).fetchall()
-        # dataset_reader (revision 0003) holds psql read grants; tests/acceptance/test_readme.py
-        assert {r[0] for r in rows} == {*TABLES, "dataset_reader"}
+        # dataset_reader (revision 0003) holds psql read grants; tests/acceptance/test_readme.py;
+        # change_log (revision 0004) is the audit of supersessions and corrections
+        assert {r[0] for r in rows} == {*TABLES, "dataset_reader", "change_log"}
         assert all(r[1] and r[2] for r in rows), rows
         # Every policy keys on the transaction's dataset (the directory's SELECT aside).
         pols = conn.execute(

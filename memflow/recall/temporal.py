@@ -1,0 +1,279 @@
+"""Search that knows time (revision 0004): validity of what a search touched.
+
+- Without ``as_of``, a replaced fact still answers but costs ``superseded_penalty`` more (a Facet
+  or Episode: times the share of its points that were replaced), and is shown with its validity
+  ("until 2023-03-09"). A query about the past ("before", "used to", "以前", "之前") moves the cost
+  to the facts that replaced others.
+- With ``as_of``, nodes learned after it are left out, and a fact counts as replaced only if it
+  stopped holding by then and its replacement had been learned by then.
+
+Datasets without a replaced fact skip all of it (one indexed EXISTS), so their ranking is exactly
+what it was before revision 0004.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from memflow.db.queries import q
+from memflow.recall.config import RecallConfig
+from memflow.recall.types import GraphEdge, GraphNode, Hit, SearchResponse, Subgraph
+
+_PAST = re.compile(
+    r"\b(?:before|used to|previous(?:ly)?|formerly|originally|at first|in the past|"
+    r"no longer|any more|anymore|back then|old)\b|以前|之前|原来|过去|曾经|先前|当初|从前",
+    re.IGNORECASE,
+)
+_END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+def asks_about_the_past(query: str) -> bool:
+    return bool(_PAST.search(query))
+
+
+def _day(t: datetime | None) -> str:
+    return t.date().isoformat() if t is not None else "?"
+
+
+@dataclass(frozen=True)
+class NodeState:
+    id: uuid.UUID
+    kind: str
+    text: str | None
+    recorded_at: datetime | None
+    invalid_at: datetime | None
+    superseded_by: uuid.UUID | None
+    superseder_recorded_at: datetime | None
+    superseder_text: str | None
+    supersedes: bool
+    points: int
+    closed_points: int
+
+
+class Validity:
+    """What holds as of ``as_of`` (None: now) among the nodes loaded so far."""
+
+    def __init__(self, as_of: datetime | None) -> None:
+        self.as_of = as_of
+        self.nodes: dict[uuid.UUID, NodeState] = {}
+
+    def load(self, conn: Connection, ds: uuid.UUID, ids: Iterable[uuid.UUID]) -> None:
+        missing = sorted({i for i in ids if i not in self.nodes})
+        if not missing:
+            return
+        rows = conn.execute(
+            q("temporal_nodes"),
+            {"dataset_id": ds, "ids": missing, "as_of": self.as_of or _END_OF_TIME},
+        ).all()
+        for r in rows:
+            self.nodes[r.id] = NodeState(
+                r.id, r.kind, r.search_text, r.recorded_at, r.invalid_at, r.superseded_by,
+                r.superseder_recorded_at, r.superseder_text, bool(r.supersedes), int(r.points or 0),
+                int(r.closed_points or 0),
+            )  # fmt: skip
+
+    def future(self, node: uuid.UUID) -> bool:
+        s = self.nodes.get(node)
+        return bool(self.as_of and s and s.recorded_at and s.recorded_at > self.as_of)
+
+    def closed(self, node: uuid.UUID) -> bool:
+        s = self.nodes.get(node)
+        if s is None or s.invalid_at is None:
+            return False
+        if self.as_of is None:
+            return True
+        learned = s.superseder_recorded_at or s.invalid_at
+        return s.invalid_at <= self.as_of and learned <= self.as_of
+
+    def stale_share(self, node: uuid.UUID) -> float:
+        if self.closed(node):
+            return 1.0
+        s = self.nodes.get(node)
+        return s.closed_points / s.points if s is not None and s.points else 0.0
+
+
+def load(
+    conn: Connection, ds: uuid.UUID, ids: Iterable[uuid.UUID], as_of: datetime | None
+) -> Validity | None:
+    """The validity of ``ids``; None when the dataset has nothing replaced and no ``as_of``."""
+    if as_of is None and not conn.execute(q("temporal_any"), {"dataset_id": ds}).scalar_one():
+        return None
+    v = Validity(as_of)
+    v.load(conn, ds, ids)
+    return v
+
+
+def adjust_hits(
+    hits: Sequence[Hit],
+    v: Validity,
+    query: str,
+    cfg: RecallConfig,
+    closed_edges: frozenset[bytes] = frozenset(),
+) -> list[Hit]:
+    """Hits without the nodes learned after ``as_of``; replaced facts and the edge texts of
+    replaced links (or, for a query about the past, the facts that replaced them) farther away
+    by ``superseded_penalty``. The replacement of a replaced point is recalled at least as close
+    as the old point was: the current value answers where the old one would have."""
+    past = asks_about_the_past(query)
+    heirs: dict[uuid.UUID, Hit] = {}
+    if not past:
+        for h in hits:
+            s = v.nodes.get(h.node_id) if h.node_id is not None else None
+            if s is None or s.kind != "FacetPoint" or s.superseded_by is None:
+                continue
+            if v.closed(s.id) and not v.future(s.superseded_by):
+                heir = heirs.get(s.superseded_by)
+                if heir is None or h.distance < heir.distance:
+                    heirs[s.superseded_by] = Hit(
+                        h.collection, s.superseder_text or "", h.distance, s.superseded_by
+                    )
+    out: list[Hit] = []
+    for h in hits:
+        if h.node_id is None:
+            closed = h.edge_text_hash is not None and h.edge_text_hash in closed_edges
+            out.append(_farther(h, cfg.superseded_penalty) if closed and not past else h)
+            continue
+        node = h.node_id
+        if v.future(node):
+            continue
+        heir = heirs.pop(node, None)
+        if heir is not None and heir.distance < h.distance:
+            h = Hit(h.collection, h.text, heir.distance, node, heir.distance)
+        s = v.nodes.get(node)
+        if past:
+            share = 1.0 if s is not None and s.supersedes and not v.closed(node) else 0.0
+        else:
+            share = v.stale_share(node)
+        out.append(_farther(h, cfg.superseded_penalty * share) if share else h)
+    return out + list(heirs.values())
+
+
+def _farther(h: Hit, by: float) -> Hit:
+    d = h.distance + by
+    return Hit(h.collection, h.text, d, h.node_id, d, h.edge_text_hash)
+
+
+def closed_edge_hashes(
+    conn: Connection, ds: uuid.UUID, hits: Sequence[Hit], v: Validity
+) -> frozenset[bytes]:
+    """Edge texts whose every edge is closed (as of ``as_of``)."""
+    hashes = [h.edge_text_hash for h in hits if h.edge_text_hash is not None]
+    if not hashes:
+        return frozenset()
+    rows = conn.execute(
+        q("closed_edge_texts"),
+        {"dataset_id": ds, "hashes": hashes, "as_of": v.as_of or _END_OF_TIME},
+    ).all()
+    return frozenset(bytes(r.text_hash) for r in rows)
+
+
+def _marked(text: str, until: datetime | None) -> str:
+    return f"{text} [superseded, valid until {_day(until)}]"
+
+
+def mark_graph(
+    conn: Connection, ds: uuid.UUID, graph: Subgraph, v: Validity, *, include_history: bool
+) -> Subgraph:
+    """The subgraph without nodes learned after ``as_of``, each replaced point shown with its
+    validity (also where episode summaries and facet texts quote it), and with
+    ``include_history`` each current point followed by what it replaced."""
+    v.load(conn, ds, graph.nodes)
+    keep = {i: n for i, n in graph.nodes.items() if not v.future(i)}
+    parents = [i for i, n in keep.items() if n.kind in ("Episode", "Facet")]
+    quoted: dict[str, str] = {}
+    if parents:
+        for r in conn.execute(q("closed_points_of"), {"dataset_id": ds, "ids": parents}):
+            v.load(conn, ds, [r.id])
+            if v.closed(r.id) and r.search_text:
+                quoted[r.search_text] = _marked(r.search_text, r.invalid_at)
+    history: dict[uuid.UUID, list[str]] = {}
+    if include_history:
+        points = [i for i, n in keep.items() if n.kind == "FacetPoint" and not v.closed(i)]
+        for r in conn.execute(q("replaced_by_any"), {"dataset_id": ds, "ids": points}):
+            history.setdefault(r.superseded_by, []).append(
+                f"{r.search_text} (until {_day(r.invalid_at)})"
+            )
+    nodes: dict[uuid.UUID, GraphNode] = {}
+    for i, n in keep.items():
+        done = "[superseded, valid until" in (n.search_text or "") or "[replaces:" in (
+            n.search_text or ""
+        )
+        if done:
+            pass
+        elif n.kind == "FacetPoint" and v.closed(i):
+            s = v.nodes[i]
+            n = replace(n, search_text=_marked(n.search_text or n.name, s.invalid_at))
+        elif n.kind == "FacetPoint" and i in history:
+            n = replace(n, search_text=f"{n.search_text} [replaces: {'; '.join(history[i])}]")
+        elif quoted and n.kind in ("Episode", "Facet"):
+            n = replace(
+                n, summary=_quote(n.summary, quoted), anchor_text=_quote(n.anchor_text, quoted)
+            )
+        nodes[i] = n
+    edges: list[GraphEdge] = [e for e in graph.edges if e.src in nodes and e.dst in nodes]
+    return Subgraph(
+        nodes, edges, list(graph.notes), graph.episode_count,
+        {k: d for k, d in graph.unit_distances.items() if k in nodes},
+    )  # fmt: skip
+
+
+def _quote(text: str | None, quoted: dict[str, str]) -> str | None:
+    if not text:
+        return text
+    for old, new in quoted.items():
+        if old in text and new not in text:
+            text = text.replace(old, new)
+    return text
+
+
+def node_times(conn: Connection, ds: uuid.UUID, graph: Subgraph) -> Subgraph:
+    """The subgraph with the times and validity of its nodes (one statement)."""
+    if not graph.nodes:
+        return graph
+    graph.times = {
+        r.id: {
+            "valid_at": r.valid_at,
+            "recorded_at": r.recorded_at,
+            "invalid_at": r.invalid_at,
+            "superseded_by": r.superseded_by,
+        }
+        for r in conn.execute(q("node_times"), {"dataset_id": ds, "ids": sorted(graph.nodes)})
+    }
+    return graph
+
+
+def decorate(resp: SearchResponse, times: dict[uuid.UUID, dict[str, Any]]) -> SearchResponse:
+    """Event time, record time and validity on the response's context units and path steps."""
+    if not times:
+        return resp
+    units = [
+        u.model_copy(update=times[u.node_id]) if u.node_id in times else u
+        for u in resp.context_units
+    ]
+    results = [
+        r.model_copy(
+            update={
+                "path": [s.model_copy(update=times[s.id]) if s.id in times else s for s in r.path]
+            }
+        )
+        for r in resp.results
+    ]
+    return resp.model_copy(update={"context_units": units, "results": results})
+
+
+__all__ = [
+    "Validity",
+    "adjust_hits",
+    "asks_about_the_past",
+    "decorate",
+    "load",
+    "mark_graph",
+    "node_times",
+]

@@ -1,0 +1,271 @@
+"""Facts that change, on the write path: record and event times, supersession, document versions,
+and the change log (revision 0004).
+
+Runs inside the document's transaction (:class:`memflow.store.writer.Writer`), after its rows:
+a document is written with its supersessions, or not at all. Three paths close an older point:
+
+- **structured**: a draft point names the point it ``replaces`` (reason ``document``, or
+  ``correction`` for :func:`memflow.store.history.correct`);
+- **model**: decisions an LLM made before the transaction (:mod:`memflow.llm.supersede`), carried
+  on the plan (reason ``model``);
+- **rules**: :func:`memflow.text.supersede.superseded_by_rules` against the same speaker's
+  points and the nearest ones (reason ``rule``).
+
+A document memorised from a source (path or name) that already has a current document is that
+document's next version: what only the previous version said is closed (reason ``document``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from difflib import SequenceMatcher
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sqlalchemy import Connection
+
+from memflow.db.queries import q
+from memflow.text.supersede import PointFact, Supersession, frame_of, superseded_by_rules
+
+if TYPE_CHECKING:
+    from memflow.store.plan import WritePlan
+    from memflow.text.document import Chunk
+
+
+class DocumentInfo(Protocol):
+    """What of :class:`memflow.store.writer.DocumentInfo` this module reads (no import cycle)."""
+
+    id: uuid.UUID
+    source: str
+    reference_time: datetime | None
+    chunks: list[Chunk]
+    meta: dict[str, Any]
+    session_times: dict[int, datetime]
+    actor: str | None
+
+
+CANDIDATES_K = 8  # nearest stored points a new point is compared with (besides its speaker's)
+# Sources that name no document of their own: never versions of one another.
+ANONYMOUS_SOURCES = frozenset({"", "-", "<stdin>", "<text>", "<bytes>", "add_episode", "correct"})
+
+
+# ---------------------------------------------------------------- times
+
+
+def stamp_times(doc: DocumentInfo, plan: WritePlan) -> None:
+    """Record time of each node: when its first message was said (chunk time, else its session's
+    start), else the document's reference time, else the write time (left None: ``now()``).
+    Event time: the node's own time span when it has one, else its record time."""
+    when: dict[str, datetime] = {}
+    for c in doc.chunks:
+        t = c.timestamp or (doc.session_times.get(c.session) if c.session is not None else None)
+        if t is not None and c.key not in when:
+            when[c.key] = t
+    for node in plan.nodes.values():
+        times = [when[k] for k in node.sources if k in when]
+        node.recorded_at = min(times) if times else doc.reference_time
+        node.valid_at = node.time.start if node.time is not None else node.recorded_at
+    for edge in plan.edges.values():
+        dst = plan.nodes.get(edge.dst)
+        edge.recorded_at = dst.recorded_at if dst is not None else doc.reference_time
+
+
+# ---------------------------------------------------------------- closing nodes
+
+
+def log_change(
+    conn: Connection,
+    ds: uuid.UUID,
+    *,
+    action: str,
+    reason: str,
+    node_id: uuid.UUID | None = None,
+    document_id: uuid.UUID | None = None,
+    actor: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> None:
+    conn.execute(
+        q("change_log_insert"),
+        {
+            "dataset_id": ds,
+            "node_id": node_id,
+            "document_id": document_id,
+            "action": action,
+            "reason": reason,
+            "actor": actor,
+            "detail": json.dumps(detail or {}, ensure_ascii=False, default=str),
+        },
+    )
+
+
+def close_node(
+    conn: Connection,
+    ds: uuid.UUID,
+    old: uuid.UUID,
+    new: uuid.UUID,
+    invalid_at: datetime | None,
+    *,
+    reason: str,
+    document_id: uuid.UUID | None = None,
+    actor: str | None = None,
+    detail: dict[str, Any] | None = None,
+    action: str = "supersede",
+) -> bool:
+    """Close ``old`` (replaced by ``new`` at ``invalid_at``, default now) and log it; False when it
+    was already closed."""
+    row = conn.execute(
+        q("supersede_node"),
+        {"dataset_id": ds, "old": old, "new": new, "invalid_at": invalid_at or datetime.now(UTC)},
+    ).first()
+    if row is None:
+        return False
+    log_change(
+        conn,
+        ds,
+        action=action,
+        reason=reason,
+        node_id=old,
+        document_id=document_id,
+        actor=actor,
+        detail={"superseded_by": str(new), "text": row.search_text, **(detail or {})},
+    )
+    return True
+
+
+# ---------------------------------------------------------------- after a document's rows
+
+
+def after_write(conn: Connection, ds: uuid.UUID, doc: DocumentInfo, plan: WritePlan) -> None:
+    """Everything revision 0004 does when a document is written (see the module docstring)."""
+    _version(conn, ds, doc, plan)
+    points = [n for n in plan.nodes.values() if n.kind == "FacetPoint"]
+    for n in points:
+        if n.replaces is not None:
+            close_node(
+                conn, ds, n.replaces, n.id, n.valid_at, reason=plan.replace_reason,
+                document_id=doc.id, actor=doc.actor,
+            )  # fmt: skip
+    for d in plan.decisions:
+        close_node(
+            conn, ds, d.old, d.new, _valid_at(plan, d.new), reason="model", document_id=doc.id,
+            actor=doc.actor, detail={"decision": d.rule, "why": d.detail},
+        )  # fmt: skip
+    if points and plan.rules:
+        for s in rule_supersessions(conn, ds, [n.id for n in points]):
+            close_node(
+                conn, ds, s.old, s.new, _valid_at(plan, s.new), reason="rule",
+                document_id=doc.id, actor=doc.actor, detail={"rule": s.rule, "change": s.detail},
+            )  # fmt: skip
+
+
+def _valid_at(plan: WritePlan, node: uuid.UUID) -> datetime | None:
+    row = plan.nodes.get(node)
+    return row.valid_at if row is not None else None
+
+
+def _facts(rows: Iterable[Any]) -> list[PointFact]:
+    return [PointFact(r.id, r.text or "", r.speaker, r.recorded_at) for r in rows]
+
+
+def rule_supersessions(
+    conn: Connection, ds: uuid.UUID, new_ids: list[uuid.UUID]
+) -> list[Supersession]:
+    """What the rules close among current stored points when ``new_ids`` were just written."""
+    new = _facts(conn.execute(q("node_speakers"), {"dataset_id": ds, "ids": new_ids}))
+    speakers = sorted({p.speaker for p in new if p.speaker})
+    pool = _facts(
+        conn.execute(
+            q("supersede_candidates"),
+            {"dataset_id": ds, "ids": new_ids, "speakers": speakers, "k": CANDIDATES_K},
+        )
+    )
+    out: list[Supersession] = []
+    closed: set[uuid.UUID] = set()
+    for fact in sorted(new, key=lambda p: (p.recorded_at is None, p.recorded_at)):
+        for s in superseded_by_rules(fact, [c for c in pool if c.id not in closed]):
+            closed.add(s.old)
+            out.append(s)
+    return out
+
+
+# ---------------------------------------------------------------- document versions
+
+
+def _version(conn: Connection, ds: uuid.UUID, doc: DocumentInfo, plan: WritePlan) -> None:
+    """A new document from a known source is its next version: close what only the previous
+    version supported, each point replaced by the new version's most similar point."""
+    if not doc.meta.get("versioned") or doc.source in ANONYMOUS_SOURCES:
+        return
+    prev = conn.execute(
+        q("document_current_of_source"), {"dataset_id": ds, "source": doc.source, "id": doc.id}
+    ).first()
+    if prev is None:
+        return
+    params = {"dataset_id": ds}
+    conn.execute(
+        q("document_set_version"),
+        {**params, "id": doc.id, "version": prev.version + 1, "previous_id": prev.id},
+    )
+    conn.execute(q("document_set_replaced"), {**params, "id": prev.id, "replaced_by": doc.id})
+    log_change(
+        conn, ds, action="version", reason="document", document_id=doc.id, actor=doc.actor,
+        detail={"previous": str(prev.id), "version": prev.version + 1, "source": doc.source},
+    )  # fmt: skip
+    stale = conn.execute(
+        q("document_only_nodes"), {**params, "previous_id": prev.id, "document_id": doc.id}
+    ).all()
+    if not stale:
+        return
+    new_points = [n for n in plan.nodes.values() if n.kind == "FacetPoint"]
+    fallback = plan.episode_ids[0] if plan.episode_ids else None
+    for row in stale:
+        if row.kind == "FacetPoint":
+            target = _closest(row.search_text or "", new_points) or fallback
+        else:
+            target = next((n.id for n in plan.nodes.values() if n.kind == row.kind), fallback)
+        if target is None:
+            continue
+        close_node(
+            conn, ds, row.id, target, doc.reference_time, reason="document", document_id=doc.id,
+            actor=doc.actor, detail={"previous_document": str(prev.id)},
+        )  # fmt: skip
+
+
+def _closest(text: str, points: list[Any]) -> uuid.UUID | None:
+    """The new point whose frame reads most like ``text``'s (None below half similar)."""
+    mine = frame_of(text).tokens
+    best, score = None, 0.5
+    for p in points:
+        r = SequenceMatcher(None, mine, frame_of(p.search_text or "").tokens).ratio()
+        if r > score:
+            best, score = p.id, r
+    return best
+
+
+# ---------------------------------------------------------------- forget
+
+
+def revive_after_forget(conn: Connection, ds: uuid.UUID, actor: str | None = None) -> int:
+    """Nodes whose replacement was forgotten hold again (and documents whose newer version was
+    forgotten are current again); each revival is logged. Returns how many nodes revived."""
+    revived = conn.execute(q("revive_orphaned"), {"dataset_id": ds}).all()
+    for r in revived:
+        log_change(
+            conn, ds, action="revive", reason="forget", node_id=r.id, actor=actor,
+            detail={"forgotten": str(r.gone)},
+        )  # fmt: skip
+    conn.execute(q("document_versions_repair"), {"dataset_id": ds}).all()
+    return len(revived)
+
+
+__all__ = [
+    "ANONYMOUS_SOURCES",
+    "after_write",
+    "close_node",
+    "log_change",
+    "revive_after_forget",
+    "rule_supersessions",
+    "stamp_times",
+]

@@ -1,0 +1,288 @@
+"""Pure: does a new FacetPoint replace an earlier one? The rules path of supersession (no model).
+
+A new point supersedes a candidate when both are about the same subject (the same speaker, or
+the same named subject in a note) and either
+
+- **frame**: the statements read the same once their values are masked (numbers, dates, names,
+  places) and negations removed, and the values or the negation differ ("the deadline is 35 days"
+  -> "the deadline is 30 days", "Ana lives in Porto" -> "Ana lives in Braga", "I eat meat" ->
+  "I don't eat meat"); or
+- **relation**: both state the same single-valued relation of the speaker (where they live, who
+  they work for, what they work as) with different values ("I live in Boston" -> "we moved to
+  Seattle", "我住在北京" -> "我们搬到上海了").
+
+Conservative by design: questions, hypotheticals, plans and additions ("too", "also", "也") never
+supersede, a frame must be long enough to mean something, and only earlier points are replaced.
+:func:`superseded_by_rules` is what the write path calls and what benchmarks replay offline.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from difflib import SequenceMatcher
+from uuid import UUID
+
+FRAME_SIMILARITY_MIN = 0.86  # SequenceMatcher ratio of the masked frames
+FRAME_TOKENS_MIN = 4  # content tokens a frame needs besides its values
+RELATION_TEXT_MAX = 24  # words (or 2 CJK characters per word) of a statement a relation may replace
+
+VALUE = "<v>"
+
+
+@dataclass(frozen=True)
+class PointFact:
+    """What the rules read of a FacetPoint: its statement, who said it, when it was learned."""
+
+    id: UUID
+    text: str
+    speaker: str | None = None
+    recorded_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Supersession:
+    old: UUID
+    new: UUID
+    rule: str  # "frame" | "relation:<name>"
+    detail: str  # the values or negation that changed, for the change log
+
+
+# ---------------------------------------------------------------- tokens and values
+
+_TOKEN = re.compile(
+    r"\d+(?:[.,:/-]\d+)*(?:\s?%)?|[A-Za-z][A-Za-z'’]*|[\u3400-\u9fff]|[^\s\w]", re.UNICODE
+)
+_CJK_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+")
+_MONTHS = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday",
+}  # fmt: skip
+_NUMBER_WORDS = {
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "thousand", "million",
+}  # fmt: skip
+_NEGATIONS_EN = {"not", "no", "never", "n't", "dont", "doesnt", "didnt", "cannot", "cant", "won't"}
+_NEGATION_ZH = re.compile(r"不再|没有|不|没|别|未")
+_ADDITIVE = re.compile(
+    r"\b(?:too|also|as well|another|additionally|both|either)\b|[也还又]|另外|同时", re.IGNORECASE
+)
+_UNSURE = re.compile(
+    r"\?|？|\b(?:if|maybe|perhaps|might|would|could|should|whether|wish|hope|plan(?:s|ning)? to|"
+    r"going to|will|gonna|want(?:s|ed)? to|thinking about|considering)\b|如果|可能|也许|打算|计划|"
+    r"想要?|会不会|是否|吗|呢",
+    re.IGNORECASE,
+)
+# Events ("ran 5 km this morning") happen again with other values; only states are restated.
+_EVENT = re.compile(
+    r"\b(?:yesterday|today|tonight|this (?:morning|afternoon|evening|week|weekend)|"
+    r"last (?:night|week|weekend|month|year|time)|ago|earlier)\b|昨天|今天|前天|刚才|上周|上个月|去年",
+    re.IGNORECASE,
+)
+_ZH_WHEN = r"(?:现在|目前|已经|刚刚?|终于|最近|上周|上个月|去年|今年)*"
+_FIRST_PERSON = re.compile(r"^(?:i|we|my|our|i'm|we're|i've|we've|me|us)$", re.IGNORECASE)
+
+
+def _strip_speaker(text: str, speaker: str | None) -> str:
+    text = unicodedata.normalize("NFKC", text).strip()
+    if speaker and text.startswith(speaker):
+        rest = text[len(speaker) :]
+        if rest[:1] in (":", "："):
+            return rest[1:].strip()
+    return text
+
+
+def _is_value(tok: str, position: int) -> bool:
+    low = tok.lower()
+    if tok[0].isdigit() or _CJK_NUMBER.fullmatch(tok) or low in _MONTHS or low in _NUMBER_WORDS:
+        return True
+    # A capitalised word inside the sentence is a name (the first word may be capitalised anyway).
+    return tok[0].isupper() and position > 0 and tok != "I" and not _FIRST_PERSON.match(tok)
+
+
+@dataclass(frozen=True)
+class Frame:
+    tokens: tuple[str, ...]  # lower-cased, values replaced by VALUE, negations removed
+    values: tuple[str, ...]
+    negated: bool
+
+    @property
+    def content(self) -> int:
+        return sum(1 for t in self.tokens if t != VALUE and t.isalnum())
+
+
+def frame_of(text: str) -> Frame:
+    """The statement with its values masked (the frame), its values, and whether it negates."""
+    raw = text.replace("’", "'")
+    negated = bool(_NEGATION_ZH.search(raw))
+    raw = _NEGATION_ZH.sub(" ", raw)
+    tokens: list[str] = []
+    values: list[str] = []
+    prev_value = False
+    for i, tok in enumerate(_TOKEN.findall(raw)):
+        low = tok.lower()
+        if low.endswith("n't"):
+            negated = True
+            low = low[:-3] or low
+            tok = low
+        if low in _NEGATIONS_EN:
+            negated = True
+            continue
+        if _is_value(tok, i):
+            if prev_value and values:  # "New York", "June 13": one value
+                values[-1] = f"{values[-1]} {low}"
+            else:
+                values.append(low)
+                tokens.append(VALUE)
+            prev_value = True
+            continue
+        prev_value = False
+        tokens.append(low)
+    return Frame(tuple(tokens), tuple(values), negated)
+
+
+# ---------------------------------------------------------------- relations
+
+_NAME = r"(?P<v>(?:[A-Z][\w'’.-]*)(?:\s+(?:of\s+|de\s+)?[A-Z][\w'’.-]*)*)"
+_ZH_VALUE = r"(?P<v>[\u3400-\u9fffA-Za-z0-9]{1,12}?)"
+_ZH_END = r"(?=[了的，。！？,.!?；;\s]|工作|上班|住|生活|定居|$)"
+
+RELATIONS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "residence": (
+        re.compile(
+            r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?(?:live|living|lived|reside|settled)\s+"
+            r"(?:now\s+)?(?:in|at)\s+" + _NAME
+        ),
+        re.compile(
+            r"\b(?:i|we)(?:'ve| have| just| finally)*\s+(?:moved|relocated)\s+(?:back\s+)?"
+            r"(?:to|into)\s+" + _NAME
+        ),
+        re.compile(r"\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:based|living)\s+in\s+" + _NAME),
+        re.compile(r"(?:我|我们)" + _ZH_WHEN + r"(?:住在|居住在|定居在|搬到了?|搬去了?|搬家到)" + _ZH_VALUE + _ZH_END),
+    ),
+    "employer": (
+        re.compile(
+            r"\b(?:i|we)\s+(?:now\s+)?(?:work|worked|am working|'m working)\s+(?:at|for)\s+"
+            + _NAME
+        ),
+        re.compile(r"\b(?:i|we)(?:'ve| have| just)*\s+(?:joined|started at|switched to)\s+" + _NAME),
+        re.compile(r"\bmy (?:new )?(?:job|employer|company) is (?:at )?" + _NAME),
+        re.compile(r"(?:我|我们)" + _ZH_WHEN + r"(?:在|入职了?|跳槽到了?|加入了?)" + _ZH_VALUE + r"(?:工作|上班|公司)"),
+    ),
+    "occupation": (
+        re.compile(
+            r"\b(?:i|we)\s+(?:now\s+)?(?:work|worked)\s+as\s+(?:an?\s+)?"
+            r"(?P<v>[a-z]+(?:\s+[a-z]+)?)(?=[.,!;]|$)",
+        ),
+        re.compile(r"(?:我|我们)" + _ZH_WHEN + r"(?:当|做)(?:了)?(?P<v>[\u3400-\u9fff]{2,6}?)(?:了|。|，|$)"),
+    ),
+}  # fmt: skip
+
+
+def relation_of(text: str) -> tuple[str, str] | None:
+    """The single-valued relation the statement asserts of its speaker, and its value."""
+    for name, patterns in RELATIONS.items():
+        for pattern in patterns:
+            m = pattern.search(text if pattern.pattern.startswith("(?:我") else _lower_lead(text))
+            if m:
+                return name, _norm_value(m.group("v"))
+    return None
+
+
+def _lower_lead(text: str) -> str:
+    # Pronouns are matched lower-case; names keep their capitals.
+    return re.sub(r"\b(I|We|My)\b", lambda m: m.group(1).lower(), text)
+
+
+def _norm_value(v: str) -> str:
+    v = re.sub(r"^(?:the|a|an)\s+", "", v.strip(), flags=re.IGNORECASE)
+    return v.casefold().rstrip(".")
+
+
+def _words(text: str) -> int:
+    cjk = len(re.findall(r"[\u3400-\u9fff]", text))
+    return len(re.findall(r"[A-Za-z0-9]+", text)) + (cjk + 1) // 2
+
+
+# ---------------------------------------------------------------- the rule
+
+
+def _same_subject(new: PointFact, old: PointFact) -> bool:
+    if new.speaker and old.speaker:
+        return new.speaker.casefold() == old.speaker.casefold()
+    return True  # notes: the frame (with its subject) decides
+
+
+def _frame_change(new: Frame, old: Frame) -> str | None:
+    if new.content < FRAME_TOKENS_MIN or old.content < FRAME_TOKENS_MIN:
+        return None
+    if len(new.tokens) != len(old.tokens) and abs(len(new.tokens) - len(old.tokens)) > 2:
+        return None
+    if SequenceMatcher(None, new.tokens, old.tokens, autojunk=False).ratio() < FRAME_SIMILARITY_MIN:
+        return None
+    if new.negated != old.negated and new.values == old.values:
+        return "negation"
+    if not new.values or not old.values or len(new.values) != len(old.values):
+        return None
+    # A named subject in front ("Ana lives in ...") must be the same subject.
+    if new.tokens[:1] == (VALUE,) and new.values[0] != old.values[0]:
+        return None
+    changed = [(o, n) for o, n in zip(old.values, new.values, strict=True) if o != n]
+    if len(changed) != 1 or new.negated != old.negated:
+        return None
+    return f"{changed[0][0]} -> {changed[0][1]}"
+
+
+def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list[Supersession]:
+    """The candidates ``new`` supersedes (earlier points only; none if ``new`` is unsure)."""
+    text = _strip_speaker(new.text, new.speaker)
+    if _UNSURE.search(text) or _ADDITIVE.search(text):
+        return []
+    frame = frame_of(text)
+    relation = relation_of(text)
+    out: list[Supersession] = []
+    for old in candidates:
+        if old.id == new.id or not _same_subject(new, old):
+            continue
+        if new.recorded_at and old.recorded_at and old.recorded_at > new.recorded_at:
+            continue
+        old_text = _strip_speaker(old.text, old.speaker)
+        if _UNSURE.search(old_text):
+            continue
+        change = (
+            None
+            if _EVENT.search(text) or _EVENT.search(old_text)
+            else _frame_change(frame, frame_of(old_text))
+        )
+        if change is not None:
+            out.append(Supersession(old.id, new.id, "frame", change))
+            continue
+        if relation is None or _words(old_text) > RELATION_TEXT_MAX:
+            continue
+        old_rel = relation_of(old_text)
+        if old_rel is not None and old_rel[0] == relation[0] and old_rel[1] != relation[1]:
+            # Both sides must be said by someone about themselves (a speaker), or name no one else.
+            if new.speaker is None and old.speaker is None:
+                continue
+            out.append(
+                Supersession(
+                    old.id, new.id, f"relation:{relation[0]}", f"{old_rel[1]} -> {relation[1]}"
+                )
+            )
+    return out
+
+
+__all__ = [
+    "RELATIONS",
+    "Frame",
+    "PointFact",
+    "Supersession",
+    "frame_of",
+    "relation_of",
+    "superseded_by_rules",
+]

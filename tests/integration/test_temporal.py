@@ -1,0 +1,196 @@
+"""Facts that change (issue 12): supersession, as-of search, corrections, history, forget, and
+edited documents, on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from memflow.db import engine as dbe
+from memflow.memory import Dataset, Memory
+
+SESSIONS = [
+    ("2023-01-10T10:00:00+00:00", [
+        ("Mia", "I live in Boston."),
+        ("Leo", "Nice, how is the weather there?"),
+    ]),
+    ("2023-03-09T10:00:00+00:00", [
+        ("Mia", "Big news: we moved to Seattle last week!"),
+        ("Leo", "Wow, congratulations on the move."),
+    ]),
+    ("2023-04-02T10:00:00+00:00", [
+        ("Leo", "I started learning the cello this spring."),
+        ("Mia", "That sounds like a lovely instrument to learn."),
+    ]),
+]  # fmt: skip
+
+
+def _session(started: str, turns: list[tuple[str, str]]) -> str:
+    return json.dumps(
+        {
+            "sessions": [
+                {"started_at": started, "messages": [{"speaker": s, "text": t} for s, t in turns]}
+            ]
+        }
+    )
+
+
+@pytest.fixture
+def chat(mem: Memory) -> tuple[Dataset, list[str]]:
+    ds = mem.dataset("chat")
+    ids = []
+    for started, turns in SESSIONS:
+        report = ds.memorize(_session(started, turns))
+        ids.append(str(report.documents[0].id))
+    return ds, ids
+
+
+def _first_context(ds: Dataset, query: str, **kw: object) -> str:
+    resp = ds.search(query, display="highly_related", **kw)  # type: ignore[arg-type]
+    return resp.context
+
+
+def test_moving_supersedes_the_old_city_and_search_puts_the_new_one_first(
+    chat: tuple[Dataset, list[str]],
+) -> None:
+    ds, _ = chat
+    resp = ds.search("Where do I live now?", display="highly_related")
+    lines = [line for line in resp.context.splitlines() if "Boston" in line or "Seattle" in line]
+    assert lines and "Seattle" in lines[0], resp.context
+    boston = [line for line in lines if "Boston" in line]
+    assert all("superseded, valid until 2023-03-09" in line for line in boston), boston
+    first = resp.results[0]
+    assert "moved to Seattle" in " ".join(s.text for s in first.path), first.path
+    seattle_unit = next(u for u in resp.context_units if u.invalid_at is None and u.node_id)
+    assert seattle_unit.recorded_at is not None
+
+
+def test_as_of_before_the_move_returns_boston(chat: tuple[Dataset, list[str]]) -> None:
+    ds, _ = chat
+    ctx = _first_context(ds, "Where do I live?", as_of=datetime(2023, 2, 1, tzinfo=UTC))
+    assert "Boston" in ctx and "superseded" not in ctx
+    assert "Seattle" not in ctx  # not learned yet on 1 February
+
+
+def test_a_question_about_the_past_prefers_the_old_value(chat: tuple[Dataset, list[str]]) -> None:
+    ds, _ = chat
+    resp = ds.search("Where did I live before?", display="highly_related")
+    unit = resp.context_units[0]
+    assert unit.invalid_at is not None and unit.superseded_by is not None, resp.context
+
+
+def test_history_lists_both_versions_with_times_and_reason(chat: tuple[Dataset, list[str]]) -> None:
+    ds, _ = chat
+    resp = ds.search("Where do I live now?", display="highly_related", include_history=True)
+    assert "[replaces: Mia: I live in Boston." in resp.context
+    seattle = next(u for u in resp.context_units if u.invalid_at is None and u.node_id)
+    versions = ds.history(seattle.node_id)  # type: ignore[arg-type]
+    assert [v.text.split(": ", 1)[1][:14] for v in versions] == ["I live in Bost", "Big news: we m"]
+    old, new = versions
+    assert old.reason == "rule" and old.superseded_by == new.node_id and new.current
+    assert old.recorded_at == datetime(2023, 1, 10, 10, tzinfo=UTC)
+    assert new.recorded_at == datetime(2023, 3, 9, 10, tzinfo=UTC)
+    assert old.actor  # the database login role by default
+
+
+def test_forgetting_the_seattle_session_makes_boston_current_again(
+    chat: tuple[Dataset, list[str]],
+) -> None:
+    ds, ids = chat
+    report = ds.forget(document_id=ids[1])
+    assert report.revived == 1
+    ctx = _first_context(ds, "Where do I live now?")
+    assert "Boston" in ctx and "superseded" not in ctx and "Seattle" not in ctx
+
+
+def test_correct_and_history_round_trip(mem: Memory, db_url: str) -> None:
+    ds = mem.dataset("notes")
+    ds.memorize("The staging database backup runs every 6 hours on the replica.")
+    point = ds.search("staging backup", display="highly_related").context_units[0]
+    assert point.node_id is not None
+    new_id = ds.correct(point.node_id, "The staging backup runs every 4 hours.", actor="ops-kim")
+    versions = ds.history(new_id)
+    assert [v.node_id for v in versions] == [point.node_id, new_id]
+    assert versions[0].reason == "correction" and versions[0].actor == "ops-kim"
+    assert versions[0].invalid_at is not None and versions[1].current
+    ctx = _first_context(ds, "how often does the staging backup run?")
+    assert ctx.index("every 4 hours") < ctx.index("every 6 hours"), ctx
+    eng = dbe.make_engine(db_url)
+    with eng.connect() as conn:  # the audit table, as the owner
+        rows = conn.execute(
+            text("SELECT action, reason, actor FROM memflow.change_log ORDER BY at")
+        ).all()
+    eng.dispose()
+    assert [tuple(r) for r in rows] == [("supersede", "correction", "ops-kim")]
+
+
+def test_re_memorising_an_edited_note_makes_the_new_value_current(
+    mem: Memory, tmp_path: Path
+) -> None:
+    ds = mem.dataset("policy")
+    note = tmp_path / "退款政策.md"
+    note.write_text(
+        "# 退款政策\n\n退款审核期为收货后35天。\n\n客服电话工作日九点到六点。\n", "utf-8"
+    )
+    first = ds.memorize(note).documents[0].id
+    note.write_text(
+        "# 退款政策\n\n退款审核期为收货后30天。\n\n客服电话工作日九点到六点。\n", "utf-8"
+    )
+    second = ds.memorize(note).documents[0].id
+    docs = ds.documents()
+    assert [(d.id, d.version, d.status) for d in docs] == [
+        (first, 1, "replaced"),
+        (second, 2, "current"),
+    ]
+    assert docs[1].previous_id == first
+    ctx = _first_context(ds, "退款审核期是多少天？")
+    assert "30天" in ctx
+    stale = [line for line in ctx.splitlines() if "35天" in line]
+    assert all("superseded" in line for line in stale), ctx
+    assert ctx.index("30天") < (ctx.index("35天") if "35天" in ctx else len(ctx))
+    ds.forget(document_id=second)
+    assert [(d.version, d.status) for d in ds.documents()] == [(1, "current")]
+
+
+def test_a_draft_names_the_point_it_replaces(mem: Memory) -> None:
+    ds = mem.dataset("drafts")
+    ds.add_episode(
+        {
+            "name": "Release plan",
+            "summary": "When the mobile app ships.",
+            "facets": [
+                {
+                    "search_text": "ship date",
+                    "points": [{"search_text": "The mobile app ships on 4 June."}],
+                }
+            ],
+        }
+    )
+    old = ds.search("when does the mobile app ship?", display="highly_related").context_units[0]
+    assert old.node_id is not None and old.invalid_at is None
+    ds.add_episode(
+        {
+            "name": "Release slip",
+            "summary": "The mobile app release moved.",
+            "facets": [
+                {
+                    "search_text": "new ship date",
+                    "points": [
+                        {
+                            "search_text": "The app release slipped two weeks, to mid June.",
+                            "replaces": str(old.node_id),
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    versions = ds.history(old.node_id)
+    assert [v.reason for v in versions] == ["document", None]
+    assert versions[1].text == "The app release slipped two weeks, to mid June."
+    ctx = ds.search("when does the mobile app ship?", display="highly_related").context
+    assert ctx.index("slipped two weeks") < ctx.index("ships on 4 June"), ctx

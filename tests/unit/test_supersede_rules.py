@@ -1,0 +1,89 @@
+"""The rules path of supersession (pure): what must and must not replace an earlier point."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from memflow.text.supersede import PointFact, frame_of, relation_of, superseded_by_rules
+
+T0 = datetime(2024, 1, 5, tzinfo=UTC)
+T1 = datetime(2024, 3, 9, tzinfo=UTC)
+
+
+def _p(text: str, speaker: str | None = None, at: datetime = T0) -> PointFact:
+    return PointFact(uuid.uuid4(), text, speaker, at)
+
+
+def _supersedes(
+    old: str, new: str, old_speaker: str | None = None, new_speaker: str | None = None
+) -> bool:
+    o = _p(old, old_speaker, T0)
+    n = _p(new, new_speaker, T1)
+    found = superseded_by_rules(n, [o])
+    assert all(s.old == o.id and s.new == n.id for s in found)
+    return bool(found)
+
+
+MUST = [
+    ("Nora: I live in Boston.", "Nora: we moved to Seattle last week!", "Nora", "Nora"),
+    ("Nora: I work at Initech.", "Nora: I just joined Globex.", "Nora", "Nora"),
+    ("Nora: I work as a nurse.", "Nora: I work as a teacher.", "Nora", "Nora"),
+    ("The review period for refunds is 35 days from delivery.",
+     "The review period for refunds is 30 days from delivery.", None, None),
+    ("Ana lives in Porto with her two cats.", "Ana lives in Braga with her two cats.", None, None),
+    ("The release of the billing service is planned for March 4.",
+     "The release of the billing service is planned for March 18.", None, None),
+    ("Ken: I eat meat every day at lunch.", "Ken: I don't eat meat every day at lunch.", "Ken", "Ken"),
+    ("小林: 我住在北京。", "小林: 我们上个月搬到上海了。", "小林", "小林"),
+    ("退款审核期为收货后35天内完成处理。", "退款审核期为收货后30天内完成处理。", None, None),
+    ("陈静: 我在华为工作。", "陈静: 我现在在腾讯工作。", "陈静", "陈静"),
+]  # fmt: skip
+
+MUST_NOT = [
+    # Two different people's cities.
+    ("Nora: I live in Boston.", "Omar: I live in Denver.", "Nora", "Omar"),
+    ("Ana lives in Porto with her two cats.", "Ben lives in Braga with his two cats.", None, None),
+    # Additions, not replacements.
+    ("Ken: I like tea.", "Ken: I like coffee too.", "Ken", "Ken"),
+    ("Ken: I play the guitar on weekends.", "Ken: I also play the Piano on weekends.", "Ken", "Ken"),
+    ("小林: 我喜欢喝茶。", "小林: 我也喜欢喝咖啡。", "小林", "小林"),
+    # Plans, questions and hypotheticals.
+    ("Nora: I live in Boston.", "Nora: we will move to Seattle next year.", "Nora", "Nora"),
+    ("Nora: I live in Boston.", "Nora: should we move to Seattle?", "Nora", "Nora"),
+    ("小林: 我住在北京。", "小林: 我们打算搬到上海。", "小林", "小林"),
+    # Different statements that merely share words or numbers.
+    ("Ken: I ran 5 km this morning before work.", "Ken: I ran 8 km this morning before work.", "Ken", "Ken"),
+    ("Ken: we went to Lisbon in May.", "Ken: we went to Rome in June.", "Ken", "Ken"),
+    ("Ken: I bought a new bike.", "Ken: I bought a new lamp.", "Ken", "Ken"),
+    ("Ken: I visited Boston.", "Ken: I live in Seattle.", "Ken", "Ken"),
+    ("Ken: my sister lives in Boston.", "Ken: I moved to Seattle.", "Ken", "Ken"),
+    ("Ken: that was great!", "Ken: that was fun!", "Ken", "Ken"),
+    ("Ken: I live in Seattle.", "Ken: we moved to Seattle last week.", "Ken", "Ken"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new", "so", "sn"), MUST)
+def test_restated_facts_with_a_new_value_supersede(old: str, new: str, so: str, sn: str) -> None:
+    assert _supersedes(old, new, so, sn)
+
+
+@pytest.mark.parametrize(("old", "new", "so", "sn"), MUST_NOT)
+def test_look_alikes_do_not_supersede(old: str, new: str, so: str, sn: str) -> None:
+    assert not _supersedes(old, new, so, sn)
+
+
+def test_only_earlier_points_are_superseded() -> None:
+    old = _p("The review period for refunds is 35 days from delivery.", at=T1)
+    new = _p("The review period for refunds is 30 days from delivery.", at=T0)
+    assert superseded_by_rules(new, [old]) == []
+
+
+def test_frames_mask_values_and_negation() -> None:
+    f = frame_of("The review period is 35 days, not 40")
+    assert f.values == ("35", "40") and f.negated
+    assert relation_of("I live in New York now") == ("residence", "new york")
+    assert relation_of("我们搬到上海了") == ("residence", "上海")
+    assert relation_of("I like New York") is None
