@@ -35,6 +35,7 @@ from sqlalchemy import text
 
 from benchmarks import common
 from benchmarks.updates_data import Conversation, Question, conversations
+from memflow.db.engine import transaction
 from memflow.memory import Dataset, Memory
 from memflow.recall.types import SearchResponse
 
@@ -82,7 +83,7 @@ def ask(ds: Dataset, q: Question, mode: str) -> bool:
 def point_validity(ds: Dataset) -> list[tuple[str, bool]] | None:
     """(text, invalid_at is set) of every FacetPoint, or None before validity columns exist."""
     ctx = ds.context
-    with ctx.engine.connect() as conn:
+    with transaction(ctx.engine, ctx.dataset_id) as conn:  # row-level security keys on it
         has = conn.execute(
             text(
                 "SELECT 1 FROM information_schema.columns WHERE table_schema = 'memflow' "
