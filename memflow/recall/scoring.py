@@ -327,12 +327,18 @@ def time_bonus(node: GraphNode | None, query_time: TimeMatch | None, config: Rec
     """How much the time bonus would subtract (before the floor), 0 when it does not apply.
     A query that names one day ("on 14 March 2024", "2024年3月14日") adds ``time_bonus_day``:
     the date is then what the question is about, and that day's episodes should come first."""
-    if node is None or query_time is None or query_time.confidence < config.time_confidence_min:
+    most = most_time_bonus(query_time, config)
+    if node is None or query_time is None or most <= 0.0:
         return 0.0
-    most = config.time_bonus_max
-    if _aware(query_time.end) - _aware(query_time.start) <= _ONE_DAY:
-        most += config.time_bonus_day
     return most * time_overlap(node, query_time)
+
+
+def most_time_bonus(query_time: TimeMatch | None, config: RecallConfig) -> float:
+    """The most the time bonus can subtract for this query (0 without a confident time)."""
+    if query_time is None or query_time.confidence < config.time_confidence_min:
+        return 0.0
+    day = _aware(query_time.end) - _aware(query_time.start) <= _ONE_DAY
+    return config.time_bonus_max + (config.time_bonus_day if day else 0.0)
 
 
 def _with_time_bonus(score: float, bonus: float, floor: float) -> float:
@@ -489,6 +495,7 @@ __all__ = [
     "RelationshipIndex",
     "Support",
     "content_key",
+    "most_time_bonus",
     "score_bundles",
     "specificity",
     "time_bonus",
