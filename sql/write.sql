@@ -29,7 +29,7 @@ INSERT INTO memflow.node (dataset_id, id, kind, name, summary, search_text, anch
 VALUES (:dataset_id, :id, :kind, :name, :summary, :search_text, :anchor_text, :description,
         :facet_type, :canonical_name, :entity_type, :memory_type, :status,
         :time_start, :time_end, :time_confidence, :time_text,
-        CAST(:valid_at AS timestamptz), coalesce(CAST(:recorded_at AS timestamptz), now()))
+        coalesce(CAST(:valid_at AS timestamptz), now()), coalesce(CAST(:recorded_at AS timestamptz), now()))
 ON CONFLICT (dataset_id, id) DO NOTHING;
 
 -- name: edge_upsert

@@ -25,27 +25,42 @@ ALTER TABLE memflow.edge NO FORCE ROW LEVEL SECURITY;
 ALTER TABLE memflow.node_chunk NO FORCE ROW LEVEL SECURITY;
 ALTER TABLE memflow.chunk NO FORCE ROW LEVEL SECURITY;
 ALTER TABLE memflow.node_source NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE memflow.edge_source NO FORCE ROW LEVEL SECURITY;
 ALTER TABLE memflow.document NO FORCE ROW LEVEL SECURITY;
--- A message is learned when it is said (its chunk's time), else at the document's reference time,
--- else when it was written.
-UPDATE memflow.node n SET
-  recorded_at = coalesce(
-    (SELECT min(c.ts) FROM memflow.node_chunk nc
-       JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
-      WHERE nc.dataset_id = n.dataset_id AND nc.node_id = n.id),
-    (SELECT min(d.reference_time) FROM memflow.node_source s
-       JOIN memflow.document d ON d.dataset_id = s.dataset_id AND d.id = s.document_id
-      WHERE s.dataset_id = n.dataset_id AND s.node_id = n.id),
-    n.created_at),
-  valid_at = n.time_start;
+-- Record time, as the writer stores it: from the first document that supported the node, a message
+-- is learned when it is said (its chunk's time), else at the document's reference time, else when
+-- the node was written.
+UPDATE memflow.node n SET recorded_at = coalesce(
+  (SELECT coalesce(
+            (SELECT min(c.ts) FROM memflow.node_chunk nc
+               JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+              WHERE nc.dataset_id = n.dataset_id AND nc.node_id = n.id AND c.document_id = d.id),
+            d.reference_time)
+     FROM memflow.node_source s
+     JOIN memflow.document d ON d.dataset_id = s.dataset_id AND d.id = s.document_id
+    WHERE s.dataset_id = n.dataset_id AND s.node_id = n.id
+    ORDER BY d.created_at, d.id LIMIT 1),
+  n.created_at);
+-- Event time: the node's own time span, else when it was learned (what the writer stores).
+UPDATE memflow.node SET valid_at = coalesce(time_start, recorded_at);
+-- An edge is learned with the first document that supported it, when its target was said there.
 UPDATE memflow.edge e SET recorded_at = coalesce(
-  (SELECT x.recorded_at FROM memflow.node x WHERE x.dataset_id = e.dataset_id AND x.id = e.dst),
+  (SELECT coalesce(
+            (SELECT min(c.ts) FROM memflow.node_chunk nc
+               JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+              WHERE nc.dataset_id = e.dataset_id AND nc.node_id = e.dst AND c.document_id = d.id),
+            d.reference_time)
+     FROM memflow.edge_source s
+     JOIN memflow.document d ON d.dataset_id = s.dataset_id AND d.id = s.document_id
+    WHERE s.dataset_id = e.dataset_id AND s.edge_id = e.id
+    ORDER BY d.created_at, d.id LIMIT 1),
   e.created_at);
 ALTER TABLE memflow.node FORCE ROW LEVEL SECURITY;
 ALTER TABLE memflow.edge FORCE ROW LEVEL SECURITY;
 ALTER TABLE memflow.node_chunk FORCE ROW LEVEL SECURITY;
 ALTER TABLE memflow.chunk FORCE ROW LEVEL SECURITY;
 ALTER TABLE memflow.node_source FORCE ROW LEVEL SECURITY;
+ALTER TABLE memflow.edge_source FORCE ROW LEVEL SECURITY;
 ALTER TABLE memflow.document FORCE ROW LEVEL SECURITY;
 
 ALTER TABLE memflow.node ALTER COLUMN recorded_at SET DEFAULT now(),

@@ -54,7 +54,8 @@ class Supersession:
 # ---------------------------------------------------------------- tokens and values
 
 _TOKEN = re.compile(
-    r"\d+(?:[.,:/-]\d+)*(?:\s?%)?|[A-Za-z][A-Za-z'’]*|[\u3400-\u9fff]|[^\s\w]", re.UNICODE
+    r"[A-Za-z]+[-_#]?\d[\w-]*|\d+(?:[.,:/-]\d+)*(?:\s?%)?|[A-Za-z][A-Za-z'’]*|[\u3400-\u9fff]|[^\s\w]",
+    re.UNICODE,
 )
 _CJK_NUMBER = re.compile(r"[零一二两三四五六七八九十百千万]+")
 _MONTHS = {
@@ -100,10 +101,19 @@ def _strip_speaker(text: str, speaker: str | None) -> str:
 
 def _is_value(tok: str, position: int) -> bool:
     low = tok.lower()
+    if tok[0].isalpha() and any(ch.isdigit() for ch in tok):
+        return False  # an identifier (T-12, v2, JIRA-7) names a subject, it is not a value
     if tok[0].isdigit() or _CJK_NUMBER.fullmatch(tok) or low in _MONTHS or low in _NUMBER_WORDS:
         return True
     # A capitalised word inside the sentence is a name (the first word may be capitalised anyway).
     return tok[0].isupper() and position > 0 and tok != "I" and not _FIRST_PERSON.match(tok)
+
+
+# A number is a value only in a value slot: after a copula or a preposition of amount, or before
+# a unit ("is 35 days", "to 80 percent", "为35天"). "the follow-up of 3" numbers a subject.
+_VALUE_BEFORE = frozenset(
+    "is are was were be been to at for about around than = : 为 是 到 每 约 共 改为".split()
+)
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,14 @@ class Frame:
     tokens: tuple[str, ...]  # lower-cased, values replaced by VALUE, negations removed
     values: tuple[str, ...]
     negated: bool
+
+    def in_value_slot(self, index: int) -> bool:
+        """Whether the ``index``-th value sits where an amount or a date is stated."""
+        slots = [i for i, t in enumerate(self.tokens) if t == VALUE]
+        at = slots[index]
+        before = self.tokens[at - 1] if at > 0 else ""
+        after = self.tokens[at + 1] if at + 1 < len(self.tokens) else ""
+        return before in _VALUE_BEFORE or (after.isalpha() or after == "%")
 
     @property
     def content(self) -> int:
@@ -230,13 +248,19 @@ def _frame_change(new: Frame, old: Frame) -> str | None:
         return "negation"
     if not new.values or not old.values or len(new.values) != len(old.values):
         return None
-    # A named subject in front ("Ana lives in ...") must be the same subject.
-    if new.tokens[:1] == (VALUE,) and new.values[0] != old.values[0]:
+    # The subject in front ("Ana lives in ...", "PostgreSQL owns ...") must be the same.
+    if new.tokens[:1] != old.tokens[:1] or (
+        new.tokens[:1] == (VALUE,) and new.values[0] != old.values[0]
+    ):
         return None
-    changed = [(o, n) for o, n in zip(old.values, new.values, strict=True) if o != n]
+    changed = [i for i, (o, n) in enumerate(zip(old.values, new.values, strict=True)) if o != n]
     if len(changed) != 1 or new.negated != old.negated:
         return None
-    return f"{changed[0][0]} -> {changed[0][1]}"
+    i = changed[0]
+    number = old.values[i][:1].isdigit() or bool(_CJK_NUMBER.match(old.values[i]))
+    if number and not (old.in_value_slot(i) and new.in_value_slot(i)):
+        return None
+    return f"{old.values[i]} -> {new.values[i]}"
 
 
 def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list[Supersession]:

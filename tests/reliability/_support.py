@@ -91,28 +91,53 @@ TABLES = (
 )  # fmt: skip
 
 
-def fingerprint(url: str) -> dict[str, tuple[int, str]]:
+# Columns revision 0004 added: a downgrade below it drops them (and an upgrade backfills them),
+# so row comparisons across that step leave them out.
+REVISION_0004_COLUMNS = frozenset(
+    {"valid_at", "recorded_at", "invalid_at", "superseded_by", "version", "previous_id",
+     "replaced_by"}
+)  # fmt: skip
+
+
+def _row(conn: psycopg.Connection[Any], table: str, skip: frozenset[str]) -> str:
+    """The SQL text of one row of ``table`` (alias t) without the ``skip`` columns."""
+    if not skip:
+        return "t::text"
+    cols = [
+        r[0]
+        for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = 'memflow' "
+            "AND table_name = %s ORDER BY ordinal_position",
+            (table,),
+        )
+        if r[0] not in skip
+    ]
+    return "(" + ", ".join(f"t.{c}" for c in cols) + ")::text"
+
+
+def fingerprint(url: str, skip: frozenset[str] = frozenset()) -> dict[str, tuple[int, str]]:
     """Row count and an md5 over every row of every memflow table, computed in the server (as the
-    superuser): equal fingerprints mean equal contents, cheaply enough to take around each call."""
+    superuser): equal fingerprints mean equal contents, cheaply enough to take around each call.
+    ``skip``: columns left out of the rows."""
     out = {}
     with psycopg.connect(libpq_url(url)) as conn:
         for t in TABLES:
             row = conn.execute(
                 f"SELECT count(*), coalesce(md5(string_agg(x.r, '|' ORDER BY x.r)), '') "
-                f"FROM (SELECT t::text AS r FROM memflow.{t} t) x"
+                f"FROM (SELECT {_row(conn, t, skip)} AS r FROM memflow.{t} t) x"
             ).fetchone()
             assert row is not None
             out[t] = (int(row[0]), str(row[1]))
     return out
 
 
-def row_digests(url: str) -> dict[str, set[str]]:
+def row_digests(url: str, skip: frozenset[str] = frozenset()) -> dict[str, set[str]]:
     """The md5 of every row of every memflow table (as the superuser): what a later snapshot must
-    still contain for no committed row to be lost."""
+    still contain for no committed row to be lost. ``skip``: columns left out of the rows."""
     out: dict[str, set[str]] = {}
     with psycopg.connect(libpq_url(url)) as conn:
         for t in TABLES:
-            rows = conn.execute(f"SELECT md5(t::text) FROM memflow.{t} t").fetchall()
+            rows = conn.execute(f"SELECT md5({_row(conn, t, skip)}) FROM memflow.{t} t").fetchall()
             out[t] = {str(r[0]) for r in rows}
     return out
 

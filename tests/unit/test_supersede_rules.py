@@ -87,3 +87,18 @@ def test_frames_mask_values_and_negation() -> None:
     assert relation_of("I live in New York now") == ("residence", "new york")
     assert relation_of("我们搬到上海了") == ("residence", "上海")
     assert relation_of("I like New York") is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Ticket T-0-1 moves to the Beijing office.", "Ticket T-0-2 moves to the Beijing office."),
+        ("Priya owns the follow-up of meeting 3.", "Priya owns the follow-up of meeting 4."),
+        (
+            "PostgreSQL owns the follow-up of the launch.",
+            "Kubernetes owns the follow-up of the launch.",
+        ),
+    ],
+)
+def test_identifiers_and_numbered_subjects_are_not_values(old: str, new: str) -> None:
+    assert not _supersedes(old, new)
