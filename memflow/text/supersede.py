@@ -75,8 +75,7 @@ _ADDITIVE = re.compile(
 )
 _UNSURE = re.compile(
     r"\?|？|\b(?:if|maybe|perhaps|might|would|could|should|whether|wish|hope|plan(?:s|ning)? to|"
-    r"going to|will|gonna|want(?:s|ed)? to|thinking about|considering|planned|scheduled)\b|"
-    r"如果|可能|也许|打算|计划|安排|"
+    r"going to|will|gonna|want(?:s|ed)? to|thinking about|considering)\b|如果|可能|也许|打算|计划|"
     r"想要?|会不会|是否|吗|呢",
     re.IGNORECASE,
 )

@@ -73,7 +73,11 @@ def _title(d: date, i: int, zh: bool) -> str:
 
 def journal_entries(n: int = 50, seed: int = 12) -> list[tuple[date, str, bool]]:
     """``n`` Markdown notes, one every five days of 2024, each titled with its date (English and
-    Chinese formats) and mentioning in its body another entry's date as a planned review."""
+    Chinese formats) and mentioning in its body another entry's date as a planned review.
+
+    (The review is phrased as a plan, "we will review it on ...", "计划在...": the same line
+    with another date in every entry, "a review is planned for X", is read by the supersession
+    rules as a restated fact with a new value, so each entry would close the previous one's.)"""
     rng = random.Random(seed)
     days = [date(2024, 1, 8) + timedelta(days=5 * i) for i in range(n)]
     out = []
@@ -85,12 +89,12 @@ def journal_entries(n: int = 50, seed: int = 12) -> list[tuple[date, str, bool]]
             review = f"{other.year}年{other.month}月{other.day}日"
             body = (
                 f"我们决定{ZH_SERVICES[svc]}{ZH_CHANGES[change]}。\n\n"
-                f"负责人会跟进，复查安排在{review}。"
+                f"负责人会跟进，下次复查计划在{review}。"
             )
         else:
             body = (
                 f"We decided that the {SERVICES[svc]} should {CHANGES[change]}.\n\n"
-                f"The owner follows up; a review is planned for {_en_date(other, i + 1)}."
+                f"The owner follows up; we will review it on {_en_date(other, i + 1)}."
             )
         out.append((d, f"# {_title(d, i, zh)}\n\n{body}\n", zh))
     return out
