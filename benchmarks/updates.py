@@ -214,6 +214,7 @@ def markdown(res: dict[str, Any]) -> str:
         lines.append(f"- target: false supersession rate <= {TARGETS['false_supersession_rate']}")
     else:
         lines.append("- false supersessions: not measured (no `invalid_at` column in this build).")
+    lines += [f"- {note}" for note in res.get("notes", [])]
     return "\n".join(lines) + "\n"
 
 
@@ -239,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     convs = conversations(args.conversations, args.seed)
     embedder = make_embedder(args.embedder)
     admin = common.server_url(args.database_url, args.home)
+    stamp = common.stamp({})  # the commit the run starts on
     started = time.perf_counter()
     with (
         common.scratch_database(admin, "updates") as url,
@@ -255,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "seconds": round(time.perf_counter() - started, 1),
     }
     res = {
-        "stamp": common.stamp(settings),
+        "stamp": {**stamp, "settings": settings},
         "conversations": len(convs),
         "controls": sum(1 for c in convs if c.changes == 0),
         "questions": sum(len(c.questions) for c in convs),
