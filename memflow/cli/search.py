@@ -78,7 +78,10 @@ def explain_lines(result: SearchResult) -> list[str]:
                 if step.collection and step.distance is not None
                 else "not hit directly"
             )
-            lines.append(f"     {step.node_kind}: {step.text[:100]}  ({hit}; cost {step.cost:.3f})")
+            shown = step.text[:100]
+            if step.invalid_at is not None and "valid until" not in shown:
+                shown += f" [superseded, valid until {step.invalid_at.date().isoformat()}]"
+            lines.append(f"     {step.node_kind}: {shown}  ({hit}; cost {step.cost:.3f})")
         else:
             lines.append(f'       └─ {step.relationship}: "{step.text[:100]}"  (+{step.cost:.3f})')
     return lines

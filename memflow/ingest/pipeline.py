@@ -47,6 +47,7 @@ from memflow.ingest.parse import TEXT_EXTENSIONS, decode_input, iter_sources, pa
 from memflow.ingest.progress import ProgressCallback, ProgressTracker
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_drafts
+from memflow.ingest.supersede import make_decider
 from memflow.store.merge import NodeUpdate, apply_updates, load_episodes
 from memflow.store.plan import Planner, WritePlan
 from memflow.store.writer import (
@@ -258,11 +259,7 @@ class Memorizer:
         self.extractor = self._make_extractor(opts.extractor)
         self.router = self._make_router()
         self.supersede = opts.supersede
-        if isinstance(self.supersede, str) and self.supersede not in ("rules", "llm", "off"):
-            raise ConfigurationError(
-                f"supersede must be 'rules', 'llm', 'off' or an LlmSuperseder, not "
-                f"{self.supersede!r}"
-            )
+        self._decide = make_decider(opts.supersede, self._llm_client, self.engine)
 
     # -- setup ----------------------------------------------------------------------------------
     def _llm_client(self) -> LlmClient:
@@ -402,9 +399,7 @@ class Memorizer:
                 after_rows=(lambda conn, ds_id: apply_updates(conn, ds_id, updates))
                 if updates
                 else None,
-                decide=None
-                if isinstance(self.supersede, str) and self.supersede != "llm"
-                else self._decide,
+                decide=self._decide,
             )
             result = writer.write(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:
@@ -419,15 +414,6 @@ class Memorizer:
             report.episode_ids = list(result.episode_ids)
         report.seconds = time.perf_counter() - started
         return report, None
-
-    def _decide(self, ds: uuid.UUID, plan: WritePlan, vectors: dict[bytes, Any]) -> None:
-        """The model path of supersession, before the transaction (memflow.llm.supersede)."""
-        from memflow.llm.supersede import LlmSuperseder, new_points
-
-        points, by_id = new_points(plan, vectors)
-        model = self.supersede if not isinstance(self.supersede, str) else None
-        model = model or LlmSuperseder(self._llm_client())
-        plan.decisions = model.plan_decisions(self.engine, ds, points, by_id)
 
     def _writing(self) -> None:
         if self.tracker is not None:

@@ -27,6 +27,10 @@ def test_edited_note_versions_as_of_correct_and_history(db_url: str, tmp_path: P
                  "--display", "highly_related", "--json"))  # fmt: skip
     assert now["context"].index("14 days") < now["context"].index("7 days")
     assert "superseded, valid until 2024-06-01" in now["context"]
+    explain = run(
+        db_url, "search", "how often is the pager handed over?", "--dataset", "ops", "--explain"
+    ).stdout
+    assert "superseded, valid until 2024-06-01" in explain
     then = run(db_url, "search", "how often is the pager handed over?", "--dataset", "ops",
                "--display", "highly_related", "--as-of", "2024-04-01").stdout  # fmt: skip
     assert "7 days" in then and "14 days" not in then
