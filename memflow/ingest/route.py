@@ -73,9 +73,13 @@ class Candidate:
 
 
 def same_time(draft: EpisodeDraft, cand: Candidate) -> bool:
-    """False when both are dated and their spans do not overlap: notes of two different days
-    are two events, however alike (issue 12, item 5: a merge would lose the new one's date)."""
+    """False when both are dated, their spans do not overlap and their names differ: notes of
+    two different days ("Standup — 3 May", "Standup — 4 May") are two events, however alike
+    (issue 12, item 5: a merge would lose the new one's date). An update under the same name
+    ("Orders database migration" again, a month later) may still merge."""
     if draft.time is None or cand.time_start is None:
+        return True
+    if draft.name.strip().casefold() == cand.name.strip().casefold():
         return True
     lo, hi = _aware(draft.time.start), _aware(draft.time.end)
     start = _aware(cand.time_start)
@@ -160,7 +164,8 @@ def route_drafts(
                 conn, dataset_id, vec, draft_entity_ids(dataset_id, draft), settings.candidates
             )
             # the same episode stored already: nothing to merge; another day: another event
-            if c.id != own and same_time(draft, c)
+            # (unless routing was switched on explicitly, which merges whatever is alike)
+            if c.id != own and (settings.enabled or same_time(draft, c))
         ]
         asker = None if ask is None else (lambda c, d=draft: ask(d, c))
         target = choose_target(cands, settings, asker)

@@ -104,7 +104,7 @@ def _draft(day: date | None) -> EpisodeDraft:
 def _cand(day: date | None, end: date | None = None) -> Candidate:
     start = datetime(day.year, day.month, day.day, tzinfo=UTC) if day else None
     stop = datetime(end.year, end.month, end.day, tzinfo=UTC) if end else None
-    return Candidate(uuid.uuid4(), "standup", "we decided things", 0.95, 1, start, stop)
+    return Candidate(uuid.uuid4(), "standup (earlier)", "we decided things", 0.95, 1, start, stop)
 
 
 def test_routing_never_merges_notes_of_two_different_days() -> None:
@@ -115,6 +115,11 @@ def test_routing_never_merges_notes_of_two_different_days() -> None:
     assert not same_time(_draft(date(2024, 3, 14)), _cand(date(2024, 3, 20)))
     assert same_time(_draft(None), _cand(date(2024, 3, 20)))
     assert same_time(_draft(date(2024, 3, 14)), _cand(None))
+    # The same name restated on another day is an update of the same thing: it may merge.
+    same_name = _cand(date(2024, 3, 20)).__class__(
+        uuid.uuid4(), "Standup ", "x", 0.95, 1, datetime(2024, 3, 20, tzinfo=UTC)
+    )
+    assert same_time(_draft(date(2024, 3, 14)), same_name)
 
 
 def test_undated_drafts_of_a_model_get_the_same_dates() -> None:
