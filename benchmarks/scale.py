@@ -107,7 +107,7 @@ def search_exact(
         timings["recall_sql"] = _ms(t)
         t = time.perf_counter()
         scored = score_hits(hits, pq, cfg)
-        seeds = hit_ids_for_projection(scored, cfg, top_k=cfg.top_k)
+        seeds = hit_ids_for_projection(scored, cfg, pq, top_k=cfg.top_k)
         graph = sqlrecall.project(
             conn, ds, seeds, cfg, leaves=episode_hits(scored), with_sources=False
         )

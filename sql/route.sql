@@ -7,8 +7,8 @@ SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', :ef_search, true);
 
 -- name: route_candidates
--- The k episodes whose summary is nearest to the new episode's summary, with how many of the
--- given entities each already involves (through the episode or one of its facets).
+-- The k episodes whose summary is nearest to the new episode's summary, with their time span and
+-- how many of the given entities each already involves (through the episode or one of its facets).
 WITH near AS (
   SELECT s.node_id, 1 - (s.embedding <=> CAST(:embedding AS vector)) AS similarity
   FROM memflow.episode_summary s
@@ -16,7 +16,7 @@ WITH near AS (
   ORDER BY s.embedding <=> CAST(:embedding AS vector)
   LIMIT :k
 )
-SELECT n.id, n.name, n.summary, near.similarity,
+SELECT n.id, n.name, n.summary, near.similarity, n.time_start, n.time_end,
        (SELECT count(DISTINCT ie.dst)
           FROM memflow.edge ie
          WHERE ie.dataset_id = :dataset_id

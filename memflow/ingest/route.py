@@ -20,6 +20,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 
 from pydantic import BaseModel, Field
@@ -70,6 +71,29 @@ class Candidate:
     summary: str
     similarity: float
     shared_entities: int
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+
+
+def same_time(draft: EpisodeDraft, cand: Candidate) -> bool:
+    """False when both are dated, their spans do not overlap and their names differ: notes of
+    two different days ("Standup — 3 May", "Standup — 4 May") are two events, however alike
+    (issue 12, item 5: a merge would lose the new one's date). An update under the same name
+    ("Orders database migration" again, a month later) may still merge."""
+    if draft.time is None or cand.time_start is None:
+        return True
+    if draft.name.strip().casefold() == cand.name.strip().casefold():
+        return True
+    lo, hi = _aware(draft.time.start), _aware(draft.time.end)
+    start = _aware(cand.time_start)
+    end = _aware(cand.time_end) if cand.time_end else start
+    if end <= start:
+        return lo <= start < hi
+    return lo < end and start < hi
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
 
 
 def choose_target(
@@ -112,7 +136,15 @@ def find_candidates(
         {"dataset_id": dataset_id, "embedding": vector, "entity_ids": entity_ids, "k": k},
     ).all()
     return [
-        Candidate(r.id, r.name, r.summary or "", float(r.similarity), int(r.shared_entities))
+        Candidate(
+            r.id,
+            r.name,
+            r.summary or "",
+            float(r.similarity),
+            int(r.shared_entities),
+            r.time_start,
+            r.time_end,
+        )
         for r in rows
     ]
 
@@ -148,7 +180,13 @@ def route_steps(
             entity_ids=entities,
             k=settings.candidates,
         )
-        cands = [c for c in found if c.id != own]  # the same episode stored: nothing to merge
+        cands = [
+            c
+            for c in found
+            # the same episode stored already: nothing to merge; another day: another event
+            # (unless routing was switched on explicitly, which merges whatever is alike)
+            if c.id != own and (settings.enabled or same_time(draft, c))
+        ]
         asker = None if ask is None else (lambda c, d=draft: ask(d, c))
         target = choose_target(cands, settings, asker)
         out.append(target.id if target else None)

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import PurePath
 
 import numpy as np
 from pydantic import ValidationError
@@ -31,6 +32,7 @@ from memflow.ingest.entities import EntityHit, keywords, rank_entities
 from memflow.ingest.entity_types import with_entity_types
 from memflow.ingest.procedures import attach_procedures, dialog_procedures, text_procedures
 from memflow.ingest.segment import segment
+from memflow.text.dating import text_time
 from memflow.text.document import Chunk, ParsedDocument
 from memflow.text.pieces import split_long
 from memflow.text.sentences import join_statements, shorten, speaker_label, text_units
@@ -237,12 +239,20 @@ class RulesExtractor:
         breaks = _paragraph_starts(doc)
         parts = self._episode_parts(chunks, breaks)
         episodes: list[EpisodeDraft] = []
-        for title, part in parts:
+        for i, (title, part) in enumerate(parts):
+            # The part's own title, then the document's, then its file name date the part
+            # before any date in its body (memflow.text.dating). A plain text's "title" is its
+            # first line: it dates the first part only.
+            whole = doc.content_type == "markdown" or i == 0
+            titles = [title, doc.title if whole else None, PurePath(doc.source).name]
             groups = self._text_groups(part, breaks, drop=title)
-            facets = self._facets(groups, doc.reference_time, [])
+            facets = self._facets(groups, doc.reference_time, [], titles)
             body = " ".join(c.text for c in part)
-            found = best_time(body[:6000], doc.reference_time, self.tz)
-            span = found.to_span() if found and found.confidence >= _MIN_TIME_CONFIDENCE else None
+            found = text_time(
+                titles, body[:6000], doc.reference_time, self.tz,
+                body_confidence_min=_MIN_TIME_CONFIDENCE,
+            )  # fmt: skip
+            span = found.to_span() if found else None
             name = title or (doc.title if len(parts) == 1 else shorten(part[0].text, 80))
             episodes.append(with_entity_types(self._episode(name, facets, part, span, []), part))
         return attach_procedures(episodes, parts, text_procedures(doc))
@@ -303,7 +313,15 @@ class RulesExtractor:
 
     # ------------------------------------------------------------ facets and episodes
 
-    def _facets(self, groups: list[_Group], now: datetime, speakers: list[str]) -> list[FacetDraft]:
+    def _facets(
+        self,
+        groups: list[_Group],
+        now: datetime,
+        speakers: list[str],
+        titles: Sequence[str | None] = (),
+    ) -> list[FacetDraft]:
+        """One facet per group; a text's facet is dated by its heading, then by ``titles`` (its
+        part's and document's), before its own statements (memflow.text.dating)."""
         facets: list[FacetDraft] = []
         used: set[str] = set()
         for group in groups:
@@ -322,7 +340,11 @@ class RulesExtractor:
             else:
                 anchor = shorten(join_statements(lines), self.anchor_chars)
             hits = rank_entities(raw, speakers=group_speakers, limit=self.max_entities_per_facet)
-            found = best_time(" ".join(raw)[:4000], now, self.tz)
+            found = (
+                text_time([group.heading, *titles], " ".join(raw)[:4000], now, self.tz)
+                if titles
+                else best_time(" ".join(raw)[:4000], now, self.tz)
+            )
             facets.append(
                 FacetDraft(
                     name=handle,

@@ -26,6 +26,7 @@ from memflow.drafts import (
 from memflow.ids import canonical_name, normalise_text
 from memflow.llm.client import LlmClient, Usage, load_prompt
 from memflow.llm.schemas import LlmEvent, LlmExtraction, LlmSection
+from memflow.text.dating import date_drafts
 from memflow.text.document import Chunk, ParsedDocument
 
 SUMMARY_MAX_CHARS = 4000
@@ -441,7 +442,8 @@ class LlmExtractor:
                     for f in futures:
                         f.cancel()
                     raise
-        drafts = [d for batch, _ in results for d in batch]
+        # The model is not asked for times: a session's date, else the text's own title date.
+        drafts = date_drafts([d for batch, _ in results for d in batch], doc)
         usage = sum((u for _, u in results), Usage())
         return drafts, usage
 

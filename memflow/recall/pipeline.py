@@ -17,7 +17,7 @@ from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, ed
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
-from memflow.recall.scoring import Evidence, RelationshipIndex, score_bundles
+from memflow.recall.scoring import Evidence, RelationshipIndex, most_time_bonus, score_bundles
 from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
 from memflow.recall.unitrules import QueryRules
 from memflow.text.timeparse import TimeMatch
@@ -146,7 +146,13 @@ def hit_ids_for_projection(
     scored = hits if isinstance(hits, ScoredHits) else score_hits(hits, pq, config)
     node_hits = scored.node_hits
     bound = entity_seed_bound(scored, config, top_k) if top_k else math.inf
-    slack = config.entity_cost + _least_support(scored, config) - config.time_bonus_max
+    # The most a time bonus can subtract: never assumed smaller than time_bonus_max (as before);
+    # a query that names a day (or an unknown query) can get time_bonus_day on top.
+    day = config.time_bonus_max + config.time_bonus_day
+    bonus = (
+        max(config.time_bonus_max, most_time_bonus(query_time(pq, config), config)) if pq else day
+    )
+    slack = config.entity_cost + _least_support(scored, config) - bonus
     ordered = sorted(
         (
             kv

@@ -30,7 +30,7 @@ import heapq
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 from memflow.recall.config import RecallConfig
@@ -51,6 +51,7 @@ from memflow.text.timeparse import TimeMatch
 INF = math.inf
 WINDOW_COLLECTION = "Facet_anchor_text"
 SUMMARY_COLLECTION = "Episode_summary"
+_ONE_DAY = timedelta(hours=25)  # a calendar day, also across a DST change
 _EDGE_KINDS: dict[str, tuple[NodeKind | None, NodeKind]] = {
     "has_facet": ("Episode", "Facet"),
     "has_point": ("Facet", "FacetPoint"),
@@ -323,10 +324,21 @@ def time_overlap(node: GraphNode, query_time: TimeMatch) -> float:
 
 
 def time_bonus(node: GraphNode | None, query_time: TimeMatch | None, config: RecallConfig) -> float:
-    """How much the time bonus would subtract (before the floor), 0 when it does not apply."""
-    if node is None or query_time is None or query_time.confidence < config.time_confidence_min:
+    """How much the time bonus would subtract (before the floor), 0 when it does not apply.
+    A query that names one day ("on 14 March 2024", "2024年3月14日") adds ``time_bonus_day``:
+    the date is then what the question is about, and that day's episodes should come first."""
+    most = most_time_bonus(query_time, config)
+    if node is None or query_time is None or most <= 0.0:
         return 0.0
-    return config.time_bonus_max * time_overlap(node, query_time)
+    return most * time_overlap(node, query_time)
+
+
+def most_time_bonus(query_time: TimeMatch | None, config: RecallConfig) -> float:
+    """The most the time bonus can subtract for this query (0 without a confident time)."""
+    if query_time is None or query_time.confidence < config.time_confidence_min:
+        return 0.0
+    day = _aware(query_time.end) - _aware(query_time.start) <= _ONE_DAY
+    return config.time_bonus_max + (config.time_bonus_day if day else 0.0)
 
 
 def _with_time_bonus(score: float, bonus: float, floor: float) -> float:
@@ -483,6 +495,7 @@ __all__ = [
     "RelationshipIndex",
     "Support",
     "content_key",
+    "most_time_bonus",
     "score_bundles",
     "specificity",
     "time_bonus",

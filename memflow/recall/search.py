@@ -257,7 +257,7 @@ def retrieve_body(
     scored = score_hits(hits, pq, cfg)
     timings["bonus"] = _ms(t)
     t = time.perf_counter()
-    seeds = hit_ids_for_projection(scored, cfg, top_k=top_k)
+    seeds = hit_ids_for_projection(scored, cfg, pq, top_k=top_k)
     graph: Subgraph = yield lambda conn: sqlrecall.project(
         conn,
         dataset_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 
@@ -19,9 +20,10 @@ from memflow.recall.pipeline import (
 from memflow.recall.types import Hit, Subgraph
 
 from .test_bonus import query as pq
-from .test_scoring import G, nid
+from .test_scoring import G, nid, span
 
 CFG = RecallConfig()
+DAY = span(datetime(2031, 5, 8, tzinfo=UTC), datetime(2031, 5, 9, tzinfo=UTC))
 POINTS = "FacetPoint_search_text"
 WINDOW = "Facet_anchor_text"
 SUMMARY = "Episode_summary"
@@ -94,9 +96,15 @@ def test_entity_seeds_that_cannot_reach_the_top_k_are_not_projected() -> None:
     scored = score_hits(seed_hits(), None, CFG)
     # slack: entity_cost 0.05 + least support 0.6 * 0.3 + 0.1 * 0.0 - time_bonus_max 0.04 = 0.19
     # Vela app 0.3 + 0.19 = 0.49 <= 0.561 kept; Kiln 0.4 + 0.19 = 0.59 > 0.561 pruned.
-    seeds = hit_ids_for_projection(scored, CFG, top_k=2)
+    undated = pq("Kestrel rollout", [])
+    seeds = hit_ids_for_projection(scored, CFG, undated, top_k=2)
     assert nid("Vela app") in seeds and nid("Kiln") not in seeds
     assert len(seeds) == 8
+    # A query that names a day may add time_bonus_day 0.08: Kiln 0.4 + 0.11 = 0.51 stays;
+    # so does any query the caller does not pass (the bound must hold for every query).
+    dated = undated.model_copy(update={"time": DAY})
+    assert nid("Kiln") in hit_ids_for_projection(scored, CFG, dated, top_k=2)
+    assert nid("Kiln") in hit_ids_for_projection(scored, CFG, top_k=2)
     assert nid("Kiln") in hit_ids_for_projection(scored, CFG, top_k=4)
     assert nid("Kiln") in hit_ids_for_projection(scored, CFG)  # no top_k: no pruning
 

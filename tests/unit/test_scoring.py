@@ -582,3 +582,19 @@ def test_top_k_smallest() -> None:
     ev = g.ev({f"e{i}": i / 100 for i in range(20)})
     bundles = score_bundles(g.index(), ev, CHAIN, top_k=3)
     assert [b.episode_id for b in bundles] == [nid("e0"), nid("e1"), nid("e2")]
+
+
+def test_a_query_that_names_a_day_adds_the_day_bonus() -> None:
+    g = timed_graph()
+    day = span(datetime(2031, 5, 8, tzinfo=UTC), datetime(2031, 5, 9, tzinfo=UTC))
+    cfg = CHAIN.model_copy(update={"time_bonus_day": 0.1})
+    node = g.nodes[nid("in_may")]
+    assert time_bonus(node, day, cfg) == pytest.approx(0.14)
+    assert time_bonus(node, MAY, cfg) == pytest.approx(0.04)  # a month is not a day
+    assert time_bonus(node, span(MAY.start, datetime(2031, 5, 2, tzinfo=UTC)), cfg) == 0.0
+    # The dated episode overtakes a closer one of another day.
+    ev = g.ev({"in_may": 0.3, "in_june": 0.2})
+    assert top(g, ev, cfg, query_time=day).episode_id == nid("in_may")
+    assert top(
+        g, ev, CHAIN.model_copy(update={"time_bonus_day": 0.0}), query_time=day
+    ).episode_id == nid("in_june")
