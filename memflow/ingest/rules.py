@@ -21,7 +21,7 @@ from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft, Ti
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import InvalidInput
 from memflow.ids import canonical_name
-from memflow.ingest.entities import EntityHit, keywords, rank_entities
+from memflow.ingest.entities import EntityHit, keywords, name_aliases, rank_entities
 from memflow.ingest.segment import segment
 from memflow.text.document import Chunk, ParsedDocument
 from memflow.text.pieces import split_long
@@ -296,6 +296,8 @@ class RulesExtractor:
     def _facets(self, groups: list[_Group], now: datetime, speakers: list[str]) -> list[FacetDraft]:
         facets: list[FacetDraft] = []
         used: set[str] = set()
+        # "Marco" stands for "Marco Rossi" throughout the episode, not only in its own facet.
+        aliases = name_aliases([c.text for g in groups for c in g.chunks], speakers)
         for group in groups:
             raw = [c.text for c in group.chunks]
             lines = [point_text(c) for c in group.chunks]
@@ -311,7 +313,9 @@ class RulesExtractor:
                 anchor = _bounded_lines(lines, self.anchor_chars)
             else:
                 anchor = shorten(join_statements(lines), self.anchor_chars)
-            hits = rank_entities(raw, speakers=group_speakers, limit=self.max_entities_per_facet)
+            hits = rank_entities(
+                raw, speakers=group_speakers, limit=self.max_entities_per_facet, aliases=aliases
+            )
             found = best_time(" ".join(raw)[:4000], now, self.tz)
             facets.append(
                 FacetDraft(

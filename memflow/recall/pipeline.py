@@ -19,7 +19,8 @@ from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
 from memflow.recall.scoring import Evidence, RelationshipIndex, score_bundles
 from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
-from memflow.recall.unitrules import QueryRules
+from memflow.recall.unitrules import QueryRules, is_decision_title, title_matches
+from memflow.text.terms import content_terms
 from memflow.text.timeparse import TimeMatch
 
 
@@ -50,7 +51,8 @@ class ScoredHits:
         (speakers from the parsed turns, :mod:`memflow.recall.unitrules`). Only recalled points
         get rules, so a subgraph that gained context-only points reuses the same adjustments."""
         key = (query, config.speaker_penalty, config.term_overlap_bonus,
-               config.term_overlap_cap, config.question_turn_penalty)  # fmt: skip
+               config.term_overlap_cap, config.question_turn_penalty,
+               config.decision_bonus)  # fmt: skip
         cached = self._adjust.get(key)
         adjust: dict[UUID, float] = {} if cached is None else cached
         if query and cached is None:
@@ -71,9 +73,30 @@ class ScoredHits:
             by_collection=self.by_collection,
             worst=self.worst,
             unit_adjust=adjust,
+            facet_adjust=facet_rules(query, subgraph, config),
             node_hits=self.node_hits,
             edge_hits=self.edge_hits,
         )
+
+
+def facet_rules(query: str | None, subgraph: Subgraph, config: RecallConfig) -> dict[UUID, float]:
+    """The facet title rules (:mod:`memflow.recall.unitrules`) for every facet of ``subgraph``:
+    ``-facet_title_bonus`` when its title names an aspect of ``query``, ``-decision_bonus`` when
+    its title says it holds decisions or owners."""
+    if not query or not (config.facet_title_bonus or config.decision_bonus):
+        return {}
+    terms = content_terms(query)
+    out: dict[UUID, float] = {}
+    for n in subgraph.nodes.values():
+        if n.kind != "Facet":
+            continue
+        title = n.search_text or n.name
+        a = -config.facet_title_bonus if title_matches(terms, title) else 0.0
+        if is_decision_title(title):
+            a -= config.decision_bonus
+        if a:
+            out[n.id] = a
+    return out
 
 
 def score_hits(

@@ -183,12 +183,12 @@ def _context(
     results: Sequence[SearchResult],
     display: DisplayMode,
     budget: int,
-    top_k: int,
+    listed: list[int],
     counter: TokenCounter,
 ) -> tuple[str, list[int]]:
     if display == "highly_related":
         return _pack(units, budget, counter)
-    return "\n".join(res.context for res in results), list(range(min(top_k, len(units))))
+    return "\n".join(res.context for res in results), listed
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,7 @@ def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list
             when=r.time_start,
             text=r.text,
             collection="chunk_fts",
-            score=-float(r.rank),
+            score=1.0 - float(r.rank),  # a cost like the other modes' (rank is 0..1)
             distance=None,
             citations=[
                 Citation(document_id=r.document_id, source=r.document_source, key=r.key, ts=r.ts)
@@ -247,6 +247,19 @@ def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list
         )
         for r in sqlrecall.lexical_units(conn, dataset_id, query, k)
     ]
+
+
+def _best_per_episode(units: Sequence[_Unit], top_k: int) -> list[int]:
+    """The indexes of the first (best) unit of each episode, in rank order, at most ``top_k``
+    (units without an episode stay)."""
+    seen: set[uuid.UUID] = set()
+    out: list[int] = []
+    for i, u in enumerate(units):
+        if u.episode_id is None or u.episode_id not in seen:
+            out.append(i)
+            if u.episode_id is not None:
+                seen.add(u.episode_id)
+    return out[:top_k]
 
 
 def _baseline(
@@ -262,8 +275,10 @@ def _baseline(
     timings: dict[str, float],
     pre: dict[str, Any],
 ) -> SearchResponse:
-    """The ``vector`` and ``lexical`` modes: ranked units, no graph."""
-    k = max(top_k, cfg.wide_search_top_k if display == "highly_related" else top_k)
+    """The ``vector`` and ``lexical`` modes: ranked units, no graph. Results are episodes, each
+    at the rank of its best unit (an episode is listed once); a ``highly_related`` context packs
+    the units themselves."""
+    k = max(top_k, cfg.wide_search_top_k if display == "highly_related" else 3 * top_k)
     with transaction(engine) as conn:
         t = time.perf_counter()
         sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
@@ -276,6 +291,7 @@ def _baseline(
             units = _lexical_units(conn, dataset_id, query, k)
         timings["recall_sql"] = _ms(t)
     t = time.perf_counter()
+    listed = _best_per_episode(units, top_k)
     results = [
         SearchResult(
             rank=i,
@@ -300,11 +316,11 @@ def _baseline(
             time=u.when.date().isoformat() if u.when else None,
             citations=u.citations,
         )
-        for i, u in enumerate(units[:top_k], start=1)
+        for i, u in enumerate((units[j] for j in listed), start=1)
     ]
     lines = [(_unit_header(u.episode_name, u.when), u.text) for u in units]
     counter = token_counter(cfg.token_counter)
-    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, top_k, counter)
+    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, listed, counter)
     context_units = [
         ContextUnit(
             node_id=units[i].node_id,

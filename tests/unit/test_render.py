@@ -448,3 +448,41 @@ def test_unit_ties_go_by_text_and_equal_texts_show_once() -> None:
     one = ranked({f"a{i}": t for i, t in enumerate(texts)})
     two = ranked({f"z{9 - i}": t for i, t in enumerate(reversed(texts))})
     assert one == two == sorted(set(texts))
+
+
+def test_detail_says_each_fact_once() -> None:
+    """A rules-extracted document: the summary repeats each section as "【title】text", and
+    each facet's text is the very points below it. Detail shows each sentence once."""
+    g = G()
+    sections = {
+        "约束": ["鉴权中间件不能改。", "网关超时是 60 秒。"],
+        "计划": ["3月18日 完成原型。"],
+        "背景": ["首字等待时间达到 8 秒。"],
+    }
+    summary = "\n".join(f"【{t}】{' '.join(ps)}" for t, ps in sections.items())
+    g.node("Ep", "Episode", summary=summary, created_at=d(2024, 3, 4))
+    best: dict[uuid.UUID, float] = {}
+    for i, (title, points) in enumerate(sections.items()):
+        g.node(title, "Facet", anchor_text="\n".join(points))
+        g.edge("Ep", "has_facet", title)
+        best[nid(title)] = 0.1 * (i + 1)
+        for text in points:
+            g.node(text, "FacetPoint")
+            g.edge(title, "has_point", text)
+    cfg = RecallConfig(detail_max_facets=2)  # 背景 is not shown as a facet
+    _, context = render([bundle("Ep", 0.3)], g.sub(), "detail", cfg, evidence=ev(best))
+    assert context.splitlines() == [
+        "[2024-03-04] [Ep]",
+        "【背景】首字等待时间达到 8 秒。",  # said nowhere below: kept
+        "## 约束",
+        "- 网关超时是 60 秒。",  # no point was hit: by text
+        "- 鉴权中间件不能改。",
+        "## 计划",
+        "- 3月18日 完成原型。",
+    ]
+    for sentence in ("鉴权中间件不能改", "3月18日 完成原型"):
+        assert context.count(sentence) == 1
+    # A facet text that says more than its shown points is kept after its title.
+    g.node("计划", "Facet", anchor_text="3月18日 完成原型。 3月25日 灰度。")
+    _, context = render([bundle("Ep", 0.3)], g.sub(), "detail", cfg, evidence=ev(best))
+    assert "## 计划: 3月18日 完成原型。 3月25日 灰度。" in context.splitlines()
