@@ -19,7 +19,7 @@ from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
 from memflow.recall.scoring import Evidence, RelationshipIndex, score_bundles
 from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
-from memflow.recall.unitrules import QueryRules, is_decision_title, title_matches
+from memflow.recall.unitrules import QueryRules, title_matches
 from memflow.text.terms import content_terms
 from memflow.text.timeparse import TimeMatch
 
@@ -80,23 +80,16 @@ class ScoredHits:
 
 
 def facet_rules(query: str | None, subgraph: Subgraph, config: RecallConfig) -> dict[UUID, float]:
-    """The facet title rules (:mod:`memflow.recall.unitrules`) for every facet of ``subgraph``:
-    ``-facet_title_bonus`` when its title names an aspect of ``query``, ``-decision_bonus`` when
-    its title says it holds decisions or owners."""
-    if not query or not (config.facet_title_bonus or config.decision_bonus):
+    """The facet title rule (:func:`memflow.recall.unitrules.title_matches`) for every facet of
+    ``subgraph``: ``-facet_title_bonus`` when its title names an aspect of ``query``."""
+    if not query or not config.facet_title_bonus:
         return {}
     terms = content_terms(query)
-    out: dict[UUID, float] = {}
-    for n in subgraph.nodes.values():
-        if n.kind != "Facet":
-            continue
-        title = n.search_text or n.name
-        a = -config.facet_title_bonus if title_matches(terms, title) else 0.0
-        if is_decision_title(title):
-            a -= config.decision_bonus
-        if a:
-            out[n.id] = a
-    return out
+    return {
+        n.id: -config.facet_title_bonus
+        for n in subgraph.nodes.values()
+        if n.kind == "Facet" and title_matches(terms, n.search_text or n.name)
+    }
 
 
 def score_hits(

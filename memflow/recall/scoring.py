@@ -10,7 +10,7 @@ entity or an edge text compete on the embedder's own scale:
     EpisodeScore(e) = Chain(e) + w2 * (u2(e) - u1(e)) + wf * d_window(e) + ws * d_summary(e)
 
 over e's facets f, their points p and the entities en linked to e or its facets; ``t(f)`` is the
-facet's title rule (``Evidence.facet_adjust``: its title names the query's aspect, or decisions).
+facet's title rule (``Evidence.facet_adjust``: its title names the query's aspect).
 ``specificity(en) = log((N + 1) / (deg + 1)) / log(N + 1)`` for an entity linked to ``deg`` of the
 dataset's ``N`` episodes: a speaker or the team's own product, present everywhere, is weak evidence
 for choosing between episodes. The corroboration terms are the gap between the episode's two best

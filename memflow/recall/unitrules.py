@@ -44,22 +44,11 @@ _DECISION_PHRASE = re.compile(
     r"|决定|决策|决议|负责|拍板|定下",
     re.IGNORECASE,
 )
-# A facet titled like this holds decisions or owners as a whole (a document's "## Decision").
-_DECISION_TITLE = re.compile(
-    r"^\s*(?:decisions?|resolution|owners?|ownership|action items?|决定|决策|决议|结论|分工|负责人)"
-    r"\s*$",
-    re.IGNORECASE,
-)
 
 
 def is_decision(text: str) -> bool:
     """Whether ``text`` records a decision or an owner (a labelled line or a phrase)."""
     return bool(_DECISION_LABEL.search(text) or _DECISION_PHRASE.search(text))
-
-
-def is_decision_title(title: str) -> bool:
-    """Whether a facet's title says its points are decisions or owners."""
-    return bool(_DECISION_TITLE.match(title))
 
 
 def title_matches(query_terms: frozenset[str], title: str) -> bool:
@@ -109,4 +98,4 @@ class QueryRules:
         return out
 
 
-__all__ = ["QueryRules", "body_of", "is_decision", "is_decision_title", "title_matches"]
+__all__ = ["QueryRules", "body_of", "is_decision", "title_matches"]

@@ -305,3 +305,18 @@ def test_episodic_json_and_text_say_scores_are_costs(
     for extra in ([], ["--explain"], ["--display", "detail"]):
         code, out, _ = cli(capsys, "search", "鉴权中间件", *url, *extra)
         assert code == 0 and out.startswith("score = cost, lower is better"), out
+
+
+def test_alembic_runs_from_any_directory_with_the_packaged_ini(
+    fresh_db: str, tmp_path: Path
+) -> None:
+    from memflow.db.migrate import alembic_ini, head_revision
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "from memflow.db.migrate import alembic_ini; print(alembic_ini())" in readme
+    alembic = Path(sys.executable).parent / "alembic"
+    run = [str(alembic), "-c", str(alembic_ini()), "-x", f"url={fresh_db}"]
+    done = subprocess.run([*run, "upgrade", "head"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    now = subprocess.run([*run, "current"], cwd=tmp_path, capture_output=True, text=True)
+    assert now.returncode == 0 and head_revision() in now.stdout, now.stderr

@@ -21,7 +21,7 @@ from memflow.recall.types import Hit, Subgraph
 from .test_bonus import query as pq
 from .test_scoring import G, nid
 
-CFG = RecallConfig()
+CFG = RecallConfig(relevance_cutoff=None)  # hand-computed units over a wide spread
 POINTS = "FacetPoint_search_text"
 WINDOW = "Facet_anchor_text"
 SUMMARY = "Episode_summary"

@@ -14,7 +14,6 @@ from memflow.recall.unitrules import (
     QueryRules,
     body_of,
     is_decision,
-    is_decision_title,
     title_matches,
 )
 from memflow.text.terms import content_terms
@@ -61,8 +60,8 @@ def test_english_adjustments() -> None:
     assert adjust(q, QUESTION) == pytest.approx(0.02)  # the named speaker only asks
     # A document line: "Owner:" is not a parsed speaker, and a line without one is never
     # penalised, not even as a question; shared terms still count, and it records an owner.
-    assert adjust(q, DOCUMENT) == pytest.approx(-0.03)
-    assert adjust("Who owns the migration, Ada?", DOCUMENT) == pytest.approx(-0.07)
+    assert adjust(q, DOCUMENT) == pytest.approx(-0.05)
+    assert adjust("Who owns the migration, Ada?", DOCUMENT) == pytest.approx(-0.09)
     assert adjust(q, ("Is the harbour open?", None)) == pytest.approx(-0.02)
 
 
@@ -129,13 +128,12 @@ def test_rules_reorder_evidence_units_through_the_pipeline() -> None:
         nid("p0"): pytest.approx(-0.04),
         nid("p1"): pytest.approx(0.05),
         nid("p2"): pytest.approx(0.02),
-        nid("p3"): pytest.approx(-0.03),  # an owner
+        nid("p3"): pytest.approx(-0.05),  # an owner
     }
     ruled = evidence_units(bundles, index, ev, CFG)
-    # p0 0.26, p3 0.26, p2 0.30, p1 0.32 (+ the same facet window 0.1 * 0.27 for all); the
-    # tie goes by text
-    assert [u.node_id for u in ruled] == [nid("p0"), nid("p3"), nid("p2"), nid("p1")]
-    assert ruled[0].rank_score == pytest.approx(0.26 + 0.027)
+    # p3 0.24, p0 0.26, p2 0.30, p1 0.32 (+ the same facet window 0.1 * 0.27 for all)
+    assert [u.node_id for u in ruled] == [nid("p3"), nid("p0"), nid("p2"), nid("p1")]
+    assert ruled[1].rank_score == pytest.approx(0.26 + 0.027)
 
 
 @pytest.mark.parametrize(
@@ -175,8 +173,6 @@ def test_facet_titles_that_name_the_query_aspect() -> None:
     assert not title_matches(en, "Plan") and not title_matches(en, "")
     # A keyword list matches only a query that uses every keyword.
     assert not title_matches(en, "Risks, backfill, night")
-    assert is_decision_title("Decision") and is_decision_title("决定")
-    assert not is_decision_title("Decision record for the cache")
 
 
 def test_a_facet_whose_title_the_query_names_wins_its_episode() -> None:
