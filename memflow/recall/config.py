@@ -96,9 +96,9 @@ class RecallConfig(BaseModel):
     term_overlap_bonus: float = Field(default=0.02, ge=0)
     term_overlap_cap: int = Field(default=2, ge=0)
     question_turn_penalty: float = Field(default=0.02, ge=0)
-    # Statements of a decision or an owner ("Decision: …", "负责人：…") pull forward; a facet whose
-    # title is an aspect the query names ("约束" in "有哪些约束？") pulls its whole chain forward,
-    # in the episode score and in the units. Neither changes the LoCoMo figures (dialog turns
+    # Statements of a decision or an owner ("Decision: …", "负责人：…") pull forward among the
+    # highly_related units; a facet whose title is an aspect the query names ("约束" in
+    # "有哪些约束？") pulls its whole chain forward, in the episode score and in the units. Neither changes the LoCoMo figures (dialog turns
     # rarely carry the markers; its facet titles are keyword lists): sized on documents, so
     # that the named section and a decision outrank a neighbour's nearer sentence.
     decision_bonus: float = Field(default=0.05, ge=0)

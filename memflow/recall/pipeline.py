@@ -51,8 +51,7 @@ class ScoredHits:
         (speakers from the parsed turns, :mod:`memflow.recall.unitrules`). Only recalled points
         get rules, so a subgraph that gained context-only points reuses the same adjustments."""
         key = (query, config.speaker_penalty, config.term_overlap_bonus,
-               config.term_overlap_cap, config.question_turn_penalty,
-               config.decision_bonus)  # fmt: skip
+               config.term_overlap_cap, config.question_turn_penalty)  # fmt: skip
         cached = self._adjust.get(key)
         adjust: dict[UUID, float] = {} if cached is None else cached
         if query and cached is None:

@@ -27,6 +27,7 @@ from memflow.recall.types import (
     citations,
     source_keys,
 )
+from memflow.recall.unitrules import body_of, is_decision
 from memflow.text.tokens import TokenCounter, count_words, token_counter
 
 SUMMARY_SEPARATOR = "\n\n---\n\n"
@@ -113,7 +114,7 @@ def evidence_units(
     """Scored points (and facets without points) of the bundles' episodes, best first, one per
     node and text.
 
-    rank = d(unit) + rules(unit) + t(facet) + lambda * EpisodeScore(episode) + mu * d(best point
+    rank = d(unit) + rules(unit) - decision(unit) + t(facet) + lambda * EpisodeScore(episode) + mu * d(best point
     of the unit's facet), with ``d`` the raw cosine distance and ``t`` the facet title rule: a
     unit's own similarity decides, the episode's evidence and the unit's topic window break
     near-ties (docs/benchmarks/locomo.md).
@@ -143,6 +144,12 @@ def evidence_units(
                 if d == INF or node is None:
                     continue
                 own = d + evidence.unit_adjust.get(node_id, 0.0) if is_point else d
+                if (
+                    is_point
+                    and config.decision_bonus
+                    and is_decision(body_of(node.search_text or node.name, node.speaker))
+                ):
+                    own -= config.decision_bonus
                 window = facet_best if facet_best < INF else d
                 text = point_text(node) if is_point else facet_text(node)
                 rank = own + title + prior + config.facet_prior_mu * window

@@ -9,9 +9,10 @@ Three adjustments to a FacetPoint's cost (a distance: smaller is better):
   words, CJK bigrams; stop words and speaker names excluded) pulls it forward
   (-``term_overlap_bonus``, at most ``term_overlap_cap`` terms);
 - **question turns**: a turn that only asks a question is pushed back (+``question_turn_penalty``);
-- **decisions and owners**: a statement that records a decision or who owns the work
-  (:func:`is_decision`: "Decision: …", "… owns …", "决定…", "负责人：…") pulls forward
-  (-``decision_bonus``): it is the evidence a question about a piece of work usually wants.
+- **decisions and owners** (evidence units only, :mod:`memflow.recall.render`): a statement that
+  records a decision or who owns the work (:func:`is_decision`: "Decision: …", "… owns …",
+  "决定…", "负责人：…") pulls forward (-``decision_bonus``): it is the evidence a question about a
+  piece of work usually wants; it does not choose the episode.
 
 And one rule for facets (:func:`title_matches`): a facet whose title names the aspect the query
 asks about ("约束" in "有哪些约束？", "Risks" in "what are the risks?") pulls its whole chain
@@ -87,8 +88,6 @@ class QueryRules:
         if self.terms and config.term_overlap_bonus:
             shared = len(self.terms & content_terms(body))
             out -= config.term_overlap_bonus * min(shared, config.term_overlap_cap)
-        if config.decision_bonus and is_decision(body):
-            out -= config.decision_bonus
         if speaker is None:
             return out
         if self.named and speaker not in self.named:
