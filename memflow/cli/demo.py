@@ -84,7 +84,9 @@ def _demo(args: argparse.Namespace) -> None:
                 continue
             print(f"\nQ: {question}")
             for r in resp.results:
-                print(f"   {r.rank}. {r.name}  (score {r.score:.3f}, via {r.best_path})")
+                print(
+                    f"   {r.rank}. {r.name}  (cost {r.score:.3f}, lower is better; via {r.best_path})"
+                )
             if resp.results:
                 chain = " <- ".join(
                     f"{s.node_kind}: {s.text[:40]}"

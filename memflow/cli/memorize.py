@@ -11,6 +11,7 @@ from typing import Any
 from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory, plural
 from memflow.errors import NotFound
 from memflow.ingest.options import CONTENT_TYPE_CHOICES, EXTRACTOR_CHOICES, MemorizeOptions
+from memflow.ingest.parse import SPEAKER_KEYS, TEXT_EXTENSIONS
 from memflow.ingest.progress import PROGRESS_MODES, renderer
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.store.forget import ForgetReport
@@ -31,7 +32,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         "memorize",
         help="memorise files, directories or stdin ('-') into a dataset",
         description="Parse, extract, route and store each input document in one transaction. "
-        "Memorizing the same content again is skipped. Exits 1 when any document failed.",
+        "Memorizing the same content again is skipped. Exits 1 when any document failed. "
+        f"A directory is read recursively: files ending in {', '.join(TEXT_EXTENSIONS)} (hidden "
+        'ones skipped). Conversations are JSON: a list of messages, {"messages": [...]} or '
+        '{"sessions": [{"messages": [...]}, ...]}; a message has "text" (or "content"), '
+        f'its speaker in one of {", ".join(SPEAKER_KEYS)}, and optionally "ts" and "id". '
+        "Dialog text is one 'Name: text' turn per line.",
     )
     common(p)
     p.add_argument("paths", nargs="+", metavar="PATH", help="file, directory, or - for stdin")

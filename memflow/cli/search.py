@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         "search",
         help="search a dataset: episodes with the cheapest chain of evidence",
         description="Embed the query once, run ANN over every embedded field in one SQL round trip, "
-        "project the hits into the graph and rank episodes by bundle scoring. No LLM is called.",
+        "project the hits into the graph and rank episodes by bundle scoring. No LLM is called. "
+        "A result's score is a cost: lower is better (--json: score_meaning says what it counts).",
     )
     common(p)
     p.add_argument("query", help="the question or keywords")
@@ -104,8 +105,9 @@ def explain_lines(result: SearchResult) -> list[str]:
 def human(resp: SearchResponse, explain: bool, budget: int | None = None) -> str:
     if not resp.results:
         return "(no results)"
+    legend = f"score = {resp.score_meaning}"
     if explain:
-        out: list[str] = []
+        out: list[str] = [legend, ""]
         for r in resp.results:
             out += explain_lines(r)
             out.append("")
@@ -120,7 +122,7 @@ def human(resp: SearchResponse, explain: bool, budget: int | None = None) -> str
         + (f"\n{r.context}" if r.context or budget is None else "  [context over the budget]")
         for r in resp.results
     ]
-    return "\n\n".join(blocks)
+    return "\n\n".join([legend, *blocks])
 
 
 def iso_time(value: str | None, flag: str, *, utc: bool = True) -> datetime | None:

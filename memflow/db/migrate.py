@@ -33,6 +33,16 @@ def alembic_dir() -> Path:
     )
 
 
+def alembic_ini() -> Path:
+    """The ``alembic.ini`` shipped next to the scripts, for ``alembic -c`` from any directory."""
+    ini = alembic_dir().parent / "alembic.ini"
+    if not ini.exists():
+        raise ConfigurationError(
+            "memflow's alembic.ini is missing from the installation; reinstall memflow"
+        )
+    return ini
+
+
 def alembic_config(
     connection: Connection | None = None, *, embedding_dim: int | None = None
 ) -> Config:

@@ -30,6 +30,14 @@ _CJK_UNITS = (
 _NUMBER = r"(?:[$€£¥]\s?)?\d+(?:[.,]\d+)*"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("url", re.compile(r"https?://[^\s)>\]」，。；、\"']*[^\s)>\]」，。；、\"'.,;:!?]")),
+    # Identifiers of tickets, incidents and changes: "HK-5521", "OPS-7", "PR #4821", "issue #12".
+    (
+        "id",
+        re.compile(
+            r"(?<![\w-])[A-Z][A-Z0-9]{0,9}-\d+(?![\w-])"
+            r"|\b(?:PR|MR|CL|[Ii]ssue|[Tt]icket|[Bb]ug|[Ii]ncident)\s?#\s?\d+\b"
+        ),
+    ),
     ("code", re.compile(r"`([^`\n]{1,80})`")),
     ("path", re.compile(r"(?<![\w/.:~])/[A-Za-z_][\w\-.{}]*(?:/[\w\-.{}:]+)*/?")),
     (
@@ -106,6 +114,7 @@ _TYPE_PRIORITY = {
     "person": 5,
     "path": 4,
     "code": 4,
+    "id": 4,
     "url": 4,
     "name": 3,
     "title": 3,
@@ -218,13 +227,39 @@ def find_mentions(text: str) -> tuple[tuple[str, str], ...]:
     return tuple((surface, etype) for _, surface, etype in found)
 
 
+def name_aliases(statements: Sequence[str], speakers: Sequence[str] = ()) -> dict[str, str]:
+    """Short forms of the names in ``statements``: a one-word name that is the first or the last
+    word of exactly one longer name ("Marco" of "Marco Rossi") maps to it, by canonical name."""
+    names = {s for s in speakers if s.strip()}
+    for statement in statements:
+        names.update(surface for surface, etype in find_mentions(statement) if etype == "name")
+    longer: dict[str, set[str]] = {}
+    for name in names:
+        words = name.split()
+        if len(words) > 1:
+            for word in {words[0], words[-1]}:
+                longer.setdefault(canonical_name(word), set()).add(name)
+    return {
+        canonical_name(name): next(iter(longer[canonical_name(name)]))
+        for name in names
+        if len(name.split()) == 1 and len(longer.get(canonical_name(name), ())) == 1
+    }
+
+
 def rank_entities(
-    statements: Sequence[str], *, speakers: Sequence[str] = (), limit: int = 8
+    statements: Sequence[str],
+    *,
+    speakers: Sequence[str] = (),
+    limit: int = 8,
+    aliases: dict[str, str] | None = None,
 ) -> list[EntityHit]:
     """The entities of a group of statements, speakers first, then by type priority and count.
 
-    Names are merged by canonical name (the first surface form wins); at most ``limit`` are kept.
+    Names are merged by canonical name (the first surface form wins), and a short form into the
+    one longer name it stands for (:func:`name_aliases`, of ``statements`` unless ``aliases`` is
+    given, e.g. for a whole document); at most ``limit`` are kept.
     """
+    alias = name_aliases(statements, speakers) if aliases is None else aliases
     found: dict[str, EntityHit] = {}
     for speaker in speakers:
         key = canonical_name(speaker)
@@ -232,6 +267,8 @@ def rank_entities(
             found[key] = EntityHit(speaker, "person", 0, 0)
     for index, statement in enumerate(statements):
         for surface, etype in find_mentions(statement):
+            if etype == "name" and canonical_name(surface) in alias:
+                surface = alias[canonical_name(surface)]
             key = canonical_name(surface)
             if not key:
                 continue
@@ -265,8 +302,23 @@ february march april june july august september october november december monday
 wednesday thursday friday saturday sunday today tonight tomorrow yesterday week weekend month
 year"""
 _STOP = frozenset(_STOP_WORDS.split())
+# Prepositions and adverbs of place and time: never the topic of a facet.
+_PLACE_TIME = frozenset(
+    """near nearby across along behind beside besides beyond inside outside past via per onto
+    upstairs downstairs early earlier late later already almost ago afterwards meanwhile""".split()
+)
+
+
+def _topic_word(word: str) -> bool:
+    """Whether a lower-cased content word can name a topic: no preposition of place or time, no
+    past-tense verb ("booked", "followed") and no "-ly" adverb: a facet name lists things."""
+    if word in _PLACE_TIME:
+        return False
+    return not (len(word) > 4 and word.endswith(("ed", "ly")))
+
+
 _KEYWORD = re.compile(r"[A-Za-z][A-Za-z'’\-]{2,}")
-_KEYWORD_TYPES = frozenset({"name", "term", "quote", "title", "code", "path"})
+_KEYWORD_TYPES = frozenset({"name", "term", "quote", "title", "code", "path", "id"})
 
 
 def keywords(
@@ -279,10 +331,12 @@ def keywords(
     seen: set[str] = set(skip)
     for hit in rank_entities(statements, limit=64):
         key = canonical_name(hit.name)
-        if hit.entity_type in _KEYWORD_TYPES and key not in seen and len(chosen) < limit - 1:
+        if hit.entity_type not in _KEYWORD_TYPES or key in seen:
+            continue
+        if len(chosen) < limit - 1:
             chosen.append(hit.name)
-            seen.add(key)
-            seen.update(key.split())
+        seen.add(key)  # a named thing left out does not come back as a lower-cased word
+        seen.update(key.split())
     counts: dict[str, tuple[int, int]] = {}
     position = 0
     for statement in statements:
@@ -290,7 +344,7 @@ def keywords(
         for m in _KEYWORD.finditer(statement):
             word = m.group(0).casefold().replace("’", "'").removesuffix("'s").strip("'-")
             position += 1
-            if len(word) < 3 or word in _STOP or word in seen:
+            if len(word) < 3 or word in _STOP or word in seen or not _topic_word(word):
                 previous = ""
                 continue
             grams = [word, f"{previous} {word}"] if previous else [word]
@@ -313,4 +367,4 @@ def keywords(
     return chosen
 
 
-__all__ = ["EntityHit", "find_mentions", "keywords", "rank_entities"]
+__all__ = ["EntityHit", "find_mentions", "keywords", "name_aliases", "rank_entities"]

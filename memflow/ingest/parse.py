@@ -23,6 +23,8 @@ from memflow.text.timestamps import parse_timestamp
 
 TEXT_EXTENSIONS = (".txt", ".md", ".markdown", ".json", ".dialog", ".log")
 MAX_INPUT_BYTES = 50 * 1024 * 1024
+# The keys a conversation message may name its speaker by, in order of preference.
+SPEAKER_KEYS = ("speaker", "role", "name", "from", "sender", "author")
 _CONTENT_TYPES: tuple[ContentType, ...] = get_args(ContentType)
 
 # "[ts] Speaker: message" (ASCII colon needs a space after it, so "http://" or "10:30" never match).
@@ -31,6 +33,7 @@ _DIALOG_LINE = re.compile(
     r"(?P<speaker>[^\W\d_][^:：\n\[\]]{0,39}?)\s*(?::\s+|：\s*)(?P<text>\S.*)$"
 )
 _MD_SIGNAL = re.compile(r"^\s{0,3}(#{1,6}\s+\S|```|~~~|\|.*\|\s*$|[-*+]\s+\S)", re.MULTILINE)
+_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?=\S)")
 _JSON_CLAIM = re.compile(r'"(sessions|messages|speaker|role)"\s*:')
 
 
@@ -148,6 +151,8 @@ def detect_content_type(text: str, filename: str | None = None) -> ContentType:
         return "dialog"
     if name.endswith((".md", ".markdown")) or len(_MD_SIGNAL.findall(text)) >= 2:
         return "markdown"
+    if _MD_HEADING.match(stripped):  # a note that opens with "# Title" is Markdown
+        return "markdown"
     return "text"
 
 
@@ -168,7 +173,7 @@ def parse_when(value: str, reference: datetime | None = None) -> datetime | None
 
 def _title(text: str, fallback: str) -> str:
     first = next((ln.strip() for ln in text.split("\n") if ln.strip()), fallback)
-    return shorten(first, 80)
+    return shorten(_MD_HEADING.sub("", first), 80)  # a name, without the "# " marker
 
 
 def _text_document(
@@ -288,7 +293,7 @@ def _conversation_document(
             body = (body or "").replace("\x00", "").strip()
             if not body:
                 continue
-            speaker = msg.get("speaker", msg.get("role", msg.get("name")))
+            speaker = next((msg[k] for k in SPEAKER_KEYS if msg.get(k) is not None), None)
             ts = _timestamp(msg.get("ts", msg.get("timestamp")), started)
             key = str(msg.get("id", msg.get("dia_id", f"t{len(chunks)}"))).strip()
             if key in keys:

@@ -28,7 +28,7 @@ from memflow.drafts import (
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import InvalidInput
 from memflow.ids import canonical_name
-from memflow.ingest.entities import EntityHit, keywords, rank_entities
+from memflow.ingest.entities import EntityHit, keywords, name_aliases, rank_entities
 from memflow.ingest.entity_types import with_entity_types
 from memflow.ingest.procedures import attach_procedures, dialog_procedures, text_procedures
 from memflow.ingest.segment import segment
@@ -324,6 +324,8 @@ class RulesExtractor:
         part's and document's), before its own statements (memflow.text.dating)."""
         facets: list[FacetDraft] = []
         used: set[str] = set()
+        # "Marco" stands for "Marco Rossi" throughout the episode, not only in its own facet.
+        aliases = name_aliases([c.text for g in groups for c in g.chunks], speakers)
         for group in groups:
             raw = [c.text for c in group.chunks]
             lines = [point_text(c) for c in group.chunks]
@@ -339,7 +341,9 @@ class RulesExtractor:
                 anchor = _bounded_lines(lines, self.anchor_chars)
             else:
                 anchor = shorten(join_statements(lines), self.anchor_chars)
-            hits = rank_entities(raw, speakers=group_speakers, limit=self.max_entities_per_facet)
+            hits = rank_entities(
+                raw, speakers=group_speakers, limit=self.max_entities_per_facet, aliases=aliases
+            )
             found = (
                 text_time([group.heading, *titles], " ".join(raw)[:4000], now, self.tz)
                 if titles

@@ -99,6 +99,18 @@ class RecallConfig(BaseModel):
     term_overlap_bonus: float = Field(default=0.02, ge=0)
     term_overlap_cap: int = Field(default=2, ge=0)
     question_turn_penalty: float = Field(default=0.02, ge=0)
+    # Statements of a decision or an owner ("Decision: …", "负责人：…") pull forward among the
+    # highly_related units; a facet whose title is an aspect the query names ("约束" in
+    # "有哪些约束？") pulls its whole chain forward, in the episode score and in the units. Neither changes the LoCoMo figures (dialog turns
+    # rarely carry the markers; its facet titles are keyword lists): sized on documents, so
+    # that the named section and a decision outrank a neighbour's nearer sentence.
+    decision_bonus: float = Field(default=0.05, ge=0)
+    facet_title_bonus: float = Field(default=0.1, ge=0)
+    # highly_related keeps only units within this distance of the best unit's rank (None: all
+    # units of every scored episode compete for the budget): the rest is padding, not evidence.
+    # LoCoMo replay (docs/benchmarks/locomo-newcomer*.md): 0.2 and more change no figure on either
+    # half; 0.15 gains 0.002 on the tune half but loses 0.002 on the test half, 0.1 loses more.
+    relevance_cutoff: float | None = Field(default=0.2, ge=0)
     # Apply the same rules to the ``vector`` baseline's turns (benchmarks: what the graph adds).
     vector_unit_rules: bool = False
     highly_related_facets: bool = False

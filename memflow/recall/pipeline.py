@@ -19,7 +19,8 @@ from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
 from memflow.recall.scoring import Evidence, RelationshipIndex, most_time_bonus, score_bundles
 from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
-from memflow.recall.unitrules import QueryRules
+from memflow.recall.unitrules import QueryRules, title_matches
+from memflow.text.terms import content_terms
 from memflow.text.timeparse import TimeMatch
 
 
@@ -71,9 +72,23 @@ class ScoredHits:
             by_collection=self.by_collection,
             worst=self.worst,
             unit_adjust=adjust,
+            facet_adjust=facet_rules(query, subgraph, config),
             node_hits=self.node_hits,
             edge_hits=self.edge_hits,
         )
+
+
+def facet_rules(query: str | None, subgraph: Subgraph, config: RecallConfig) -> dict[UUID, float]:
+    """The facet title rule (:func:`memflow.recall.unitrules.title_matches`) for every facet of
+    ``subgraph``: ``-facet_title_bonus`` when its title names an aspect of ``query``."""
+    if not query or not config.facet_title_bonus:
+        return {}
+    terms = content_terms(query)
+    return {
+        n.id: -config.facet_title_bonus
+        for n in subgraph.nodes.values()
+        if n.kind == "Facet" and title_matches(terms, n.search_text or n.name)
+    }
 
 
 def score_hits(

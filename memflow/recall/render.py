@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,6 +27,7 @@ from memflow.recall.types import (
     citations,
     source_keys,
 )
+from memflow.recall.unitrules import body_of, is_decision
 from memflow.text.tokens import TokenCounter, count_words, token_counter
 
 SUMMARY_SEPARATOR = "\n\n---\n\n"
@@ -112,11 +114,13 @@ def evidence_units(
     """Scored points (and facets without points) of the bundles' episodes, best first, one per
     node and text.
 
-    rank = d(unit) + rules(unit) + lambda * EpisodeScore(episode) + mu * d(best point of the
-    unit's facet), with ``d`` the raw cosine distance: a unit's own similarity decides, the
-    episode's evidence and the unit's topic window break near-ties (docs/benchmarks/locomo.md).
+    rank = d(unit) + rules(unit) - decision(unit) + t(facet) + lambda * EpisodeScore(episode) + mu * d(best point
+    of the unit's facet), with ``d`` the raw cosine distance and ``t`` the facet title rule: a
+    unit's own similarity decides, the episode's evidence and the unit's topic window break
+    near-ties (docs/benchmarks/locomo.md).
     ``extra_distance`` holds points that were not recalled but fetched with their exact distance
-    for the best episodes (``expand_episodes``)."""
+    for the best episodes (``expand_episodes``). With ``relevance_cutoff``, units ranked more than
+    that behind the best one are left out."""
     extra = extra_distance or {}
 
     def raw(node: UUID) -> float:
@@ -133,15 +137,22 @@ def evidence_units(
                 members.insert(0, (f, False))
             recalled = [raw(p) for p in points if p in evidence.node_hits]
             facet_best = min(recalled, default=INF)
+            title = evidence.facet_adjust.get(f, 0.0)
             for node_id, is_point in members:
                 d = raw(node_id)
                 node = index.nodes.get(node_id)
                 if d == INF or node is None:
                     continue
                 own = d + evidence.unit_adjust.get(node_id, 0.0) if is_point else d
+                if (
+                    is_point
+                    and config.decision_bonus
+                    and is_decision(body_of(node.search_text or node.name, node.speaker))
+                ):
+                    own -= config.decision_bonus
                 window = facet_best if facet_best < INF else d
                 text = point_text(node) if is_point else facet_text(node)
-                rank = own + prior + config.facet_prior_mu * window
+                rank = own + title + prior + config.facet_prior_mu * window
                 candidates.append(EvidenceUnit(node_id, b.episode_id, text, rank, is_point))
     best: dict[UUID, EvidenceUnit] = {}
     for unit in candidates:
@@ -151,7 +162,10 @@ def evidence_units(
     ordered = sorted(best.values(), key=lambda u: (round(u.rank_score, 9), not u.is_point, u.text))
     seen: set[str] = set()
     out: list[EvidenceUnit] = []
+    cutoff = config.relevance_cutoff
     for u in ordered:
+        if cutoff is not None and out and u.rank_score > out[0].rank_score + cutoff:
+            break  # padding: far less relevant than the best unit
         if u.text not in seen:
             seen.add(u.text)
             out.append(u)
@@ -240,22 +254,56 @@ def _ranked(
     return sorted(ids, key=lambda i: (round(cost.get(i, INF), 9), label.get(i, "")))
 
 
+_SPACES = re.compile(r"\s+")
+_SECTION_LABEL = re.compile(r"^【[^】]*】")
+
+
+def _covered(text: str, pieces: Sequence[str]) -> bool:
+    """Whether ``text`` says nothing beyond ``pieces`` (whitespace and punctuation aside)."""
+    rest = _SPACES.sub(" ", text)
+    for piece in sorted(pieces, key=len, reverse=True):
+        if piece:
+            rest = rest.replace(_SPACES.sub(" ", piece).strip(), " ")
+    return not any(ch.isalnum() for ch in rest)
+
+
 def detail_context(e: UUID, scorer: BundleScorer) -> str:
+    """The episode's header, its summary lines the facets below do not repeat (a line is left
+    out when its text is said below or its "【title】" is a facet shown below), its best facets
+    (the title, the facet text only where its points do not already say it, then the points) and
+    its best entities with their edge texts: each fact once."""
     index, config = scorer.index, scorer.config
     nodes = index.nodes
-    lines = [summary_context(nodes.get(e))]
     facets = index.facets_by_episode.get(e, [])
     facet_cost = {f: scorer.facet_cost(f).cost for f in facets}
     labels = {i: (n.search_text or n.name) for i, n in nodes.items()}
+    blocks: list[list[str]] = []
+    said: list[str] = []
     for f in _ranked(facets, facet_cost, labels)[: config.detail_max_facets]:
         if f not in nodes:
             continue
-        lines.append(f"## {facet_text(nodes[f])}")
         points = index.points_by_facet.get(f, [])
         point_cost = {p: scorer.ev.unit(p) for p in points}
-        for p in _ranked(points, point_cost, labels)[: config.detail_max_points]:
-            if p in nodes:
-                lines.append(f"- {point_text(nodes[p])}")
+        texts = [
+            point_text(nodes[p])
+            for p in _ranked(points, point_cost, labels)[: config.detail_max_points]
+            if p in nodes
+        ]
+        handle = nodes[f].search_text or nodes[f].name
+        anchor = nodes[f].anchor_text or ""
+        title = handle if not texts or _covered(anchor, [*texts, handle]) else facet_text(nodes[f])
+        blocks.append([f"## {title}", *(f"- {t}" for t in texts)])
+        said += [handle, anchor if title != handle or not texts else "", *texts]
+    node = nodes.get(e)
+    titles = {block[0][3:].split(": ", 1)[0] for block in blocks}
+    summary = [
+        line
+        for line in ((node.summary or "") if node is not None else "").splitlines()
+        if line.strip()
+        and not _covered(_SECTION_LABEL.sub("", line), said)
+        and not ((m := _SECTION_LABEL.match(line)) and m.group(0)[1:-1] in titles)
+    ]
+    lines = [header(node), *summary, *(line for block in blocks for line in block)]
     entities = index.entities_by_episode.get(e, [])
     entity_cost = {en: scorer.entity_cost(en) for en in entities}
     shown = [en for en in _ranked(entities, entity_cost, labels) if en in nodes]

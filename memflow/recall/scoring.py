@@ -5,11 +5,12 @@ entity or an edge text compete on the embedder's own scale:
 
     u(p)            = d(p) + rules(p)                                   (memflow.recall.unitrules)
     entity(en)      = d(en) + entity_cost + entity_generic_cost * (1 - specificity(en))
-    FacetCost(f)    = min(d(f) + facet_cost, u(p) + point_cost, entity(en) + facet_cost)
+    FacetCost(f)    = min(d(f) + facet_cost, u(p) + point_cost, entity(en) + facet_cost) + t(f)
     Chain(e)        = min(d(e) + direct_cost, FacetCost(f), entity(en), d(edge text) + edge_cost)
     EpisodeScore(e) = Chain(e) + w2 * (u2(e) - u1(e)) + wf * d_window(e) + ws * d_summary(e)
 
-over e's facets f, their points p and the entities en linked to e or its facets.
+over e's facets f, their points p and the entities en linked to e or its facets; ``t(f)`` is the
+facet's title rule (``Evidence.facet_adjust``: its title names the query's aspect).
 ``specificity(en) = log((N + 1) / (deg + 1)) / log(N + 1)`` for an entity linked to ``deg`` of the
 dataset's ``N`` episodes: a speaker or the team's own product, present everywhere, is weak evidence
 for choosing between episodes. The corroboration terms are the gap between the episode's two best
@@ -29,7 +30,7 @@ import hashlib
 import heapq
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
@@ -163,6 +164,7 @@ class Evidence:
     by_collection: Mapping[str, Mapping[UUID, float]] = field(default_factory=dict)
     worst: Mapping[str, float] = field(default_factory=dict)
     unit_adjust: Mapping[UUID, float] = field(default_factory=dict)
+    facet_adjust: Mapping[UUID, float] = field(default_factory=dict)  # facet title rules
     node_hits: Mapping[UUID, Hit] = field(default_factory=dict)
     edge_hits: Mapping[str, Hit] = field(default_factory=dict)
 
@@ -248,6 +250,9 @@ class BundleScorer:
             if c < INF:
                 options.append(Choice(c + cfg.facet_cost, "facet_entity", facet=f, entity=en))
         best = min(options, key=Choice.key)
+        adjust = self.ev.facet_adjust.get(f, 0.0)
+        if adjust:
+            best = replace(best, cost=best.cost + adjust)
         self._facets[f] = best
         return best
 

@@ -321,12 +321,12 @@ def _context(
     results: Sequence[SearchResult],
     display: DisplayMode,
     budget: int,
-    top_k: int,
+    listed: list[int],
     counter: TokenCounter,
 ) -> tuple[str, list[int]]:
     if display == "highly_related":
         return _pack(units, budget, counter)
-    return "\n".join(res.context for res in results), list(range(min(top_k, len(units))))
+    return "\n".join(res.context for res in results), listed
 
 
 @dataclass(frozen=True)
@@ -377,7 +377,7 @@ def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list
             when=r.time_start,
             text=r.text,
             collection="chunk_fts",
-            score=-float(r.rank),
+            score=1.0 - float(r.rank),  # a cost like the other modes' (rank is 0..1)
             distance=None,
             citations=[
                 Citation(document_id=r.document_id, source=r.document_source, key=r.key, ts=r.ts)
@@ -385,6 +385,19 @@ def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list
         )
         for r in sqlrecall.lexical_units(conn, dataset_id, query, k)
     ]
+
+
+def _best_per_episode(units: Sequence[_Unit], top_k: int) -> list[int]:
+    """The indexes of the first (best) unit of each episode, in rank order, at most ``top_k``
+    (units without an episode stay)."""
+    seen: set[uuid.UUID] = set()
+    out: list[int] = []
+    for i, u in enumerate(units):
+        if u.episode_id is None or u.episode_id not in seen:
+            out.append(i)
+            if u.episode_id is not None:
+                seen.add(u.episode_id)
+    return out[:top_k]
 
 
 def _baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]]:
@@ -406,16 +419,19 @@ def _baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]
 
 
 def _baseline_k(plan: SearchPlan) -> int:
-    wide = plan.cfg.wide_search_top_k if plan.display == "highly_related" else plan.top_k
+    wide = plan.cfg.wide_search_top_k if plan.display == "highly_related" else 3 * plan.top_k
     return max(plan.top_k, wide)
 
 
 def _baseline(plan: SearchPlan, units: list[_Unit]) -> SearchResponse:
-    """The ``vector`` and ``lexical`` modes' response: ranked units, no graph."""
+    """The ``vector`` and ``lexical`` modes' response: ranked units, no graph. Results are
+    episodes, each at the rank of its best unit (an episode is listed once); a
+    ``highly_related`` context packs the units themselves."""
     query, mode, top_k, display = plan.query, plan.mode, plan.top_k, plan.display
     cfg, budget, timings = plan.cfg, plan.budget_tokens, plan.timings
     pre = plan.pq.model_dump(mode="json")
     t = time.perf_counter()
+    listed = _best_per_episode(units, top_k)
     results = [
         SearchResult(
             rank=i,
@@ -440,11 +456,11 @@ def _baseline(plan: SearchPlan, units: list[_Unit]) -> SearchResponse:
             time=u.when.date().isoformat() if u.when else None,
             citations=u.citations,
         )
-        for i, u in enumerate(units[:top_k], start=1)
+        for i, u in enumerate((units[j] for j in listed), start=1)
     ]
     lines = [(_unit_header(u.episode_name, u.when), u.text) for u in units]
     counter = token_counter(cfg.token_counter)
-    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, top_k, counter)
+    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, listed, counter)
     context_units = [
         ContextUnit(
             node_id=units[i].node_id,

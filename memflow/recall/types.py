@@ -226,6 +226,15 @@ class ContextUnit(_Frozen):
     superseded_by: UUID | None = None
 
 
+# What ``SearchResult.score`` means in each mode: always a cost, lower is better.
+SCORE_MEANING: dict[str, str] = {
+    "episodic": "cost, lower is better: the cosine distance of the episode's cheapest chain of "
+    "evidence plus its corroboration",
+    "vector": "cost, lower is better: the cosine distance of the episode's best unit",
+    "lexical": "cost, lower is better: 1 - the full-text rank of the episode's best message",
+}
+
+
 class SearchResponse(BaseModel):
     query: str
     mode: SearchMode = "episodic"
@@ -238,12 +247,19 @@ class SearchResponse(BaseModel):
     notes: list[str] = Field(default_factory=list)
     # How the context's budget counted tokens (RecallConfig.token_counter, memflow.text.tokens).
     token_counter: TokenCounterName = "words"
+    # What the results' ``score`` is (SCORE_MEANING): a cost, so the best result scores lowest.
+    score_meaning: str = ""
+
+    def model_post_init(self, context: Any, /) -> None:
+        if not self.score_meaning:
+            self.score_meaning = SCORE_MEANING[self.mode]
 
 
 __all__ = [
     "COLLECTIONS",
     "EDGE_COLLECTION",
     "PATH_PREFERENCE",
+    "SCORE_MEANING",
     "Bundle",
     "Citation",
     "ContextUnit",

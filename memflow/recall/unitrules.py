@@ -8,7 +8,15 @@ Three adjustments to a FacetPoint's cost (a distance: smaller is better):
 - **shared terms**: each query content term the unit shares (:mod:`memflow.recall.terms`: stemmed
   words, CJK bigrams; stop words and speaker names excluded) pulls it forward
   (-``term_overlap_bonus``, at most ``term_overlap_cap`` terms);
-- **question turns**: a turn that only asks a question is pushed back (+``question_turn_penalty``).
+- **question turns**: a turn that only asks a question is pushed back (+``question_turn_penalty``);
+- **decisions and owners** (evidence units only, :mod:`memflow.recall.render`): a statement that
+  records a decision or who owns the work (:func:`is_decision`: "Decision: …", "… owns …",
+  "决定…", "负责人：…") pulls forward (-``decision_bonus``): it is the evidence a question about a
+  piece of work usually wants; it does not choose the episode.
+
+And one rule for facets (:func:`title_matches`): a facet whose title names the aspect the query
+asks about ("约束" in "有哪些约束？", "Risks" in "what are the risks?") pulls its whole chain
+forward (-``facet_title_bonus``), so the section the question names wins over a near neighbour.
 
 Speakers come from the parsed structure (the ``speaker`` of the chunk a point was extracted from:
 conversation JSON, or "Name: text" dialog lines the parser recognised), in any script. Units
@@ -17,11 +25,40 @@ without a speaker (document sentences) get only the shared-terms rule.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memflow.recall.config import RecallConfig
 from memflow.text.terms import content_terms, mentions
+
+# Decision and ownership markers, English and Chinese: a labelled line ("Decision:", "Owner:",
+# "决定：") or a phrase that says who decided or owns what. Labels are matched at the start of a
+# line only, phrases anywhere.
+_DECISION_LABEL = re.compile(
+    r"^\s*(?:[-*•]\s*)?(?:decisions?|decided|resolution|owners?|assignees?|action items?"
+    r"|决定|决策|决议|结论|负责人|责任人)\s*[:：]",
+    re.IGNORECASE,
+)
+_DECISION_PHRASE = re.compile(
+    r"\b(?:owns|is responsible for|are responsible for|we (?:decided|agreed|adopt(?:ed)?|chose))\b"
+    r"|决定|决策|决议|负责|拍板|定下",
+    re.IGNORECASE,
+)
+
+
+def is_decision(text: str) -> bool:
+    """Whether ``text`` records a decision or an owner (a labelled line or a phrase)."""
+    return bool(_DECISION_LABEL.search(text) or _DECISION_PHRASE.search(text))
+
+
+def title_matches(query_terms: frozenset[str], title: str) -> bool:
+    """Whether a facet title names an aspect the query asks about: every content term of the
+    title (stemmed words, CJK bigrams; at least one) is a term of the query. A one-word heading
+    ("约束", "Risks") matches a query that uses it; a keyword list ("Lisbon, hotel, rooms")
+    matches only a query that uses all of it."""
+    terms = content_terms(title)
+    return bool(terms) and terms <= query_terms
 
 
 def body_of(text: str, speaker: str | None) -> str:
@@ -60,4 +97,4 @@ class QueryRules:
         return out
 
 
-__all__ = ["QueryRules", "body_of"]
+__all__ = ["QueryRules", "body_of", "is_decision", "title_matches"]

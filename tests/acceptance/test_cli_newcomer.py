@@ -261,3 +261,62 @@ def test_budget_tokens_bound_text_and_json_in_every_display(
     assert none["context"] == ""
     assert all(r["context"] == "" for r in none["results"])
     assert any("fits in the budget of 1 tokens" in n for n in none["notes"]), none["notes"]
+
+
+NOTES = [
+    "# Cache rollout\n\nThe cache goes live on Monday. Ada owns the cache rollout. "
+    "The cache keeps entries for ten minutes.",
+    "# 周会纪要\n\n决定：下周四发布新版本。张伟负责发布。",
+]
+
+
+@pytest.mark.parametrize("mode", ["vector", "lexical"])
+def test_baselines_list_each_episode_once_and_say_scores_are_costs(
+    capsys: pytest.CaptureFixture[str], db_url: str, mode: str
+) -> None:
+    url = ["--database-url", db_url, "-d", "n"]
+    for i, note in enumerate(NOTES):
+        path = Path(f"/tmp/mf-newcomer-{uuid.uuid4().hex}-{i}.md")
+        path.write_text(note, encoding="utf-8")
+        try:
+            assert cli(capsys, "memorize", str(path), *url)[0] == 0
+        finally:
+            path.unlink()
+    query = ["search", "cache rollout owner", "--mode", mode, *url]
+    code, out, _ = cli(capsys, *query, "--json")
+    payload = json.loads(out)
+    ids = [r["episode_id"] for r in payload["results"]]
+    assert code == 0 and ids and len(ids) == len(set(ids)), payload["results"]
+    assert payload["score_meaning"].startswith("cost, lower is better")
+    assert all(r["score"] >= 0 for r in payload["results"])  # a cost, never negative
+    scores = [r["score"] for r in payload["results"]]
+    assert scores == sorted(scores)
+    code, out, _ = cli(capsys, *query)
+    assert out.startswith("score = cost, lower is better")
+
+
+def test_episodic_json_and_text_say_scores_are_costs(
+    capsys: pytest.CaptureFixture[str], db_url: str
+) -> None:
+    url = ["--database-url", db_url, "-d", "s"]
+    assert cli(capsys, "add-episode", str(SEED), *url)[0] == 0
+    code, out, _ = cli(capsys, "search", "鉴权中间件", *url, "--json")
+    assert code == 0 and "lower is better" in json.loads(out)["score_meaning"]
+    for extra in ([], ["--explain"], ["--display", "detail"]):
+        code, out, _ = cli(capsys, "search", "鉴权中间件", *url, *extra)
+        assert code == 0 and out.startswith("score = cost, lower is better"), out
+
+
+def test_alembic_runs_from_any_directory_with_the_packaged_ini(
+    fresh_db: str, tmp_path: Path
+) -> None:
+    from memflow.db.migrate import alembic_ini, head_revision
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "from memflow.db.migrate import alembic_ini; print(alembic_ini())" in readme
+    alembic = Path(sys.executable).parent / "alembic"
+    run = [str(alembic), "-c", str(alembic_ini()), "-x", f"url={fresh_db}"]
+    done = subprocess.run([*run, "upgrade", "head"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    now = subprocess.run([*run, "current"], cwd=tmp_path, capture_output=True, text=True)
+    assert now.returncode == 0 and head_revision() in now.stdout, now.stderr

@@ -22,7 +22,7 @@ from memflow.recall.types import Hit, Subgraph
 from .test_bonus import query as pq
 from .test_scoring import G, nid, span
 
-CFG = RecallConfig()
+CFG = RecallConfig(relevance_cutoff=None)  # hand-computed units over a wide spread
 DAY = span(datetime(2031, 5, 8, tzinfo=UTC), datetime(2031, 5, 9, tzinfo=UTC))
 POINTS = "FacetPoint_search_text"
 WINDOW = "Facet_anchor_text"

@@ -31,6 +31,7 @@ from memflow.recall.types import (
 # The packing tests below use facet texts as units with lambda 0.05 (the LoCoMo-chosen default) and
 # "[time] [name]" headers; points-only units have their own test.
 CFG = RecallConfig(
+    relevance_cutoff=None,
     episode_prior_lambda=0.05,
     facet_prior_mu=0.0,
     highly_related_facets=True,
@@ -217,7 +218,12 @@ def test_points_only_evidence_units_with_a_stronger_prior() -> None:
     g, best = evidence_graph()
     bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
     index = RelationshipIndex.build(g.sub())
-    cfg = RecallConfig(highly_related_facets=False, episode_prior_lambda=0.3, facet_prior_mu=0.0)
+    cfg = RecallConfig(
+        relevance_cutoff=None,
+        highly_related_facets=False,
+        episode_prior_lambda=0.3,
+        facet_prior_mu=0.0,
+    )
     units = evidence_units(bundles, index, ev(best), cfg)
     # p_rome 0.10 + 0.3*0.2 = 0.16; p_bob 0.30 + 0.06 = 0.36; p_auth 0.12 + 0.3 = 0.42;
     # the facet "lunch" has points, so its text is not a unit of its own
@@ -235,7 +241,10 @@ def test_evidence_units_rank_with_episode_prior() -> None:
     assert [round(u.rank_score, 6) for u in units] == [0.11, 0.17, 0.21, 0.31]
     assert units[2].text == "lunch: They met at noon in Rome"
     prior_heavy = evidence_units(
-        bundles, index, ev(best), RecallConfig(episode_prior_lambda=1.0, highly_related_facets=True)
+        bundles,
+        index,
+        ev(best),
+        RecallConfig(relevance_cutoff=None, episode_prior_lambda=1.0, highly_related_facets=True),
     )
     assert prior_heavy[-1].node_id == nid("p_auth")  # 0.12 + 1.0 now ranks last
 
@@ -356,7 +365,12 @@ def test_highly_related_shows_expanded_points_of_the_subgraph() -> None:
     bundles = [bundle("Lunch with Ines", 0.2)]
     units: list[ContextUnit] = []
     _, context = render(
-        bundles, sub, "highly_related", RecallConfig(), evidence=ev(best), units_out=units
+        bundles,
+        sub,
+        "highly_related",
+        RecallConfig(relevance_cutoff=None),
+        evidence=ev(best),
+        units_out=units,
     )
     assert context.splitlines()[:2] == ["[2023-05-08]", "nobody hit this point"]
     assert units[0].node_id == nid("p_unhit") and units[0].kind == "FacetPoint"
@@ -365,16 +379,20 @@ def test_highly_related_shows_expanded_points_of_the_subgraph() -> None:
 
 def test_detail_limits_come_from_config() -> None:
     g, best, _ = detail_graph()
-    cfg = RecallConfig(detail_max_facets=1, detail_max_points=2, detail_max_entities=0)
+    cfg = RecallConfig(
+        relevance_cutoff=None, detail_max_facets=1, detail_max_points=2, detail_max_entities=0
+    )
     _, context = render([bundle("Trip", 0.3)], g.sub(), "detail", cfg, evidence=ev(best))
     assert context.splitlines()[2:] == ["## facet5", "- point1", "- point3"]
 
 
-DEFAULT = RecallConfig(episode_prior_lambda=0.2)  # mu 0.1, points only (hand-computed ranks)
+DEFAULT = RecallConfig(
+    relevance_cutoff=None, episode_prior_lambda=0.2
+)  # mu 0.1, points only (hand-computed ranks)
 
 
 # The hand-computed ranks below use lambda = 0.2 (the shipped value is RecallConfig's).
-LAMBDA_02 = RecallConfig(episode_prior_lambda=0.2)
+LAMBDA_02 = RecallConfig(relevance_cutoff=None, episode_prior_lambda=0.2)
 
 
 def default_units(
@@ -416,7 +434,9 @@ def test_expanded_points_join_with_their_exact_distance() -> None:
 def test_unit_rules_apply_to_points_only() -> None:
     units = default_units(adjust={nid("p_bob"): -0.25, nid("menu"): -1.0})
     assert units[:2] == [("menu", 0.095), ("p_bob", 0.1)]
-    facets = RecallConfig(highly_related_facets=True, episode_prior_lambda=0.2)
+    facets = RecallConfig(
+        relevance_cutoff=None, highly_related_facets=True, episode_prior_lambda=0.2
+    )
     # lunch 0.20 + 0.04 + 0.01: a facet text is not a turn, the rules leave it alone
     assert ("lunch", 0.25) in default_units(adjust={nid("lunch"): -1.0}, config=facets)
 
@@ -448,3 +468,55 @@ def test_unit_ties_go_by_text_and_equal_texts_show_once() -> None:
     one = ranked({f"a{i}": t for i, t in enumerate(texts)})
     two = ranked({f"z{9 - i}": t for i, t in enumerate(reversed(texts))})
     assert one == two == sorted(set(texts))
+
+
+def test_detail_says_each_fact_once() -> None:
+    """A rules-extracted document: the summary repeats each section as "【title】text", and
+    each facet's text is the very points below it. Detail shows each sentence once."""
+    g = G()
+    sections = {
+        "约束": ["鉴权中间件不能改。", "网关超时是 60 秒。"],
+        "计划": ["3月18日 完成原型。"],
+        "背景": ["首字等待时间达到 8 秒。"],
+    }
+    summary = "\n".join(f"【{t}】{' '.join(ps)}" for t, ps in sections.items())
+    g.node("Ep", "Episode", summary=summary, created_at=d(2024, 3, 4))
+    best: dict[uuid.UUID, float] = {}
+    for i, (title, points) in enumerate(sections.items()):
+        g.node(title, "Facet", anchor_text="\n".join(points))
+        g.edge("Ep", "has_facet", title)
+        best[nid(title)] = 0.1 * (i + 1)
+        for text in points:
+            g.node(text, "FacetPoint")
+            g.edge(title, "has_point", text)
+    cfg = RecallConfig(relevance_cutoff=None, detail_max_facets=2)  # 背景 is not shown as a facet
+    _, context = render([bundle("Ep", 0.3)], g.sub(), "detail", cfg, evidence=ev(best))
+    assert context.splitlines() == [
+        "[2024-03-04] [Ep]",
+        "【背景】首字等待时间达到 8 秒。",  # said nowhere below: kept
+        "## 约束",
+        "- 网关超时是 60 秒。",  # no point was hit: by text
+        "- 鉴权中间件不能改。",
+        "## 计划",
+        "- 3月18日 完成原型。",
+    ]
+    for sentence in ("鉴权中间件不能改", "3月18日 完成原型"):
+        assert context.count(sentence) == 1
+    # A facet text that says more than its shown points is kept after its title.
+    g.node("计划", "Facet", anchor_text="3月18日 完成原型。 3月25日 灰度。")
+    _, context = render([bundle("Ep", 0.3)], g.sub(), "detail", cfg, evidence=ev(best))
+    assert "## 计划: 3月18日 完成原型。 3月25日 灰度。" in context.splitlines()
+
+
+def test_the_relevance_cutoff_leaves_out_units_far_behind_the_best() -> None:
+    g, best = evidence_graph()
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
+    index = RelationshipIndex.build(g.sub())
+    every = evidence_units(bundles, index, ev(best), RecallConfig(relevance_cutoff=None))
+    top = every[0].rank_score
+    for cutoff in (0.0, 0.15, 0.5):
+        kept = evidence_units(bundles, index, ev(best), RecallConfig(relevance_cutoff=cutoff))
+        assert kept == [u for u in every if u.rank_score <= top + cutoff]
+    assert len(evidence_units(bundles, index, ev(best), RecallConfig(relevance_cutoff=0.0))) < len(
+        every
+    )

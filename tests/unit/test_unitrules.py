@@ -8,9 +8,15 @@ import pytest
 from memflow.recall.config import RecallConfig
 from memflow.recall.pipeline import score_hits
 from memflow.recall.render import evidence_units
-from memflow.recall.scoring import RelationshipIndex
+from memflow.recall.scoring import RelationshipIndex, score_bundles
 from memflow.recall.types import Bundle, Hit
-from memflow.recall.unitrules import QueryRules, body_of
+from memflow.recall.unitrules import (
+    QueryRules,
+    body_of,
+    is_decision,
+    title_matches,
+)
+from memflow.text.terms import content_terms
 
 from .test_scoring import G, nid
 
@@ -53,7 +59,8 @@ def test_english_adjustments() -> None:
     assert adjust(q, VOCATIVE) == pytest.approx(0.05)  # another speaker names her
     assert adjust(q, QUESTION) == pytest.approx(0.02)  # the named speaker only asks
     # A document line: "Owner:" is not a parsed speaker, and a line without one is never
-    # penalised, not even as a question; shared terms still count.
+    # penalised, not even as a question; shared terms still count (that it records an owner
+    # counts among the evidence units only).
     assert adjust(q, DOCUMENT) == 0.0
     assert adjust("Who owns the migration, Ada?", DOCUMENT) == pytest.approx(-0.04)
     assert adjust(q, ("Is the harbour open?", None)) == pytest.approx(-0.02)
@@ -84,7 +91,9 @@ def test_rules_follow_the_config() -> None:
     assert adjust(q, FACT, RecallConfig(term_overlap_cap=1)) == pytest.approx(-0.02)
     assert adjust(q, FACT, RecallConfig(term_overlap_cap=0)) == 0.0
     assert adjust(q, VOCATIVE, RecallConfig(speaker_penalty=0.2)) == pytest.approx(0.2)
-    off = RecallConfig(speaker_penalty=0, term_overlap_bonus=0, question_turn_penalty=0)
+    off = RecallConfig(
+        speaker_penalty=0, term_overlap_bonus=0, question_turn_penalty=0, decision_bonus=0
+    )
     for unit in (FACT, VOCATIVE, QUESTION, DOCUMENT):
         assert adjust(q, unit, off) == 0.0
 
@@ -113,7 +122,8 @@ def test_rules_reorder_evidence_units_through_the_pipeline() -> None:
     index = RelationshipIndex.build(g.sub())
     bundles = [Bundle(episode_id=nid("Ep"), score=0.0, best_path="point")]
     plain = evidence_units(bundles, index, scored.evidence(g.sub(), None, CFG), CFG)
-    assert [u.node_id for u in plain] == [nid("p1"), nid("p2"), nid("p3"), nid("p0")]
+    # Without a query only the owner's statement moves: 0.29 - 0.05 (decision_bonus).
+    assert [u.node_id for u in plain] == [nid("p3"), nid("p1"), nid("p2"), nid("p0")]
     ev = scored.evidence(g.sub(), "What did Ada paint at the harbour?", CFG)
     assert dict(ev.unit_adjust) == {
         nid("p0"): pytest.approx(-0.04),
@@ -121,6 +131,74 @@ def test_rules_reorder_evidence_units_through_the_pipeline() -> None:
         nid("p2"): pytest.approx(0.02),
     }
     ruled = evidence_units(bundles, index, ev, CFG)
-    # p0 0.26, p3 0.29, p2 0.30, p1 0.32 (+ the same facet window 0.1 * 0.27 for all)
-    assert [u.node_id for u in ruled] == [nid("p0"), nid("p3"), nid("p2"), nid("p1")]
-    assert ruled[0].rank_score == pytest.approx(0.26 + 0.027)
+    # p3 0.29 - 0.05 for an owner, p0 0.26, p2 0.30, p1 0.32 (+ the same facet window
+    # 0.1 * 0.27 for all)
+    assert [u.node_id for u in ruled] == [nid("p3"), nid("p0"), nid("p2"), nid("p1")]
+    assert ruled[1].rank_score == pytest.approx(0.26 + 0.027)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Decision: we adopt 90 days starting 1 November 2024.",
+        "- Owner: Lena Park",
+        "Lena Park owns the change.",
+        "We agreed to freeze releases on Fridays.",
+        "决定：采用 SSE。",
+        "张伟负责服务端改造。",
+        "负责人：李娜",
+    ],
+)
+def test_decisions_and_owners_are_recognised(text: str) -> None:
+    assert is_decision(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Next step: book the on-call rotation for the week of the switch.",
+        "I can't decide between the two hotels.",  # no decision recorded
+        "The owner's manual is in the drawer.",
+        "我们明天去爬山。",
+    ],
+)
+def test_other_statements_are_not_decisions(text: str) -> None:
+    assert not is_decision(text)
+
+
+def test_facet_titles_that_name_the_query_aspect() -> None:
+    zh = content_terms("API 流式返回改造有哪些约束？")
+    assert title_matches(zh, "约束") and not title_matches(zh, "背景")
+    en = content_terms("What are the risks of the migration?")
+    assert title_matches(en, "Risks")
+    assert not title_matches(en, "Plan") and not title_matches(en, "")
+    # A keyword list matches only a query that uses every keyword.
+    assert not title_matches(en, "Risks, backfill, night")
+
+
+def test_a_facet_whose_title_the_query_names_wins_its_episode() -> None:
+    g = G()
+    g.node("Ep", "Episode")
+    for f in ("背景", "约束"):
+        g.node(f, "Facet", search_text=f)
+        g.edge("Ep", "has_facet", f)
+    g.node("pb", "FacetPoint", search_text="本次只改造对外 API。")
+    g.node("pc", "FacetPoint", search_text="鉴权中间件不能改。")
+    g.edge("背景", "has_point", "pb")
+    g.edge("约束", "has_point", "pc")
+    hits = [
+        Hit(collection="FacetPoint_search_text", node_id=nid("pb"), text="", distance=0.10),
+        Hit(collection="FacetPoint_search_text", node_id=nid("pc"), text="", distance=0.14),
+    ]
+    scored = score_hits(hits, None, CFG)
+    index = RelationshipIndex.build(g.sub())
+    question = "这个任务有哪些约束？"
+    ev = scored.evidence(g.sub(), question, CFG)
+    assert dict(ev.facet_adjust) == {nid("约束"): pytest.approx(-CFG.facet_title_bonus)}
+    [bundle] = score_bundles(index, ev, CFG)
+    assert bundle.best_facet_id == nid("约束") and bundle.best_point_id == nid("pc")
+    units = evidence_units([bundle], index, ev, CFG)
+    assert [u.node_id for u in units] == [nid("pc"), nid("pb")]
+    off = RecallConfig(facet_title_bonus=0)
+    [plain] = score_bundles(index, scored.evidence(g.sub(), question, off), off)
+    assert plain.best_facet_id == nid("背景")
