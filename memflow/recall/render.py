@@ -18,6 +18,7 @@ from uuid import UUID
 from memflow.recall.config import DisplayMode, RecallConfig
 from memflow.recall.scoring import INF, BundleScorer, Evidence, RelationshipIndex
 from memflow.recall.types import (
+    SUPERSEDED_MARK,
     Bundle,
     Citation,
     ContextUnit,
@@ -120,7 +121,7 @@ def evidence_units(
     near-ties (docs/benchmarks/locomo.md).
     ``extra_distance`` holds points that were not recalled but fetched with their exact distance
     for the best episodes (``expand_episodes``). With ``relevance_cutoff``, units ranked more than
-    that behind the best one are left out."""
+    that behind the best one are left out (not replaced facts: they are shown marked)."""
     extra = extra_distance or {}
 
     def raw(node: UUID) -> float:
@@ -164,8 +165,12 @@ def evidence_units(
     out: list[EvidenceUnit] = []
     cutoff = config.relevance_cutoff
     for u in ordered:
-        if cutoff is not None and out and u.rank_score > out[0].rank_score + cutoff:
-            break  # padding: far less relevant than the best unit
+        # Padding: far less relevant than the best unit. A replaced fact is exempt: its
+        # penalties put it behind what replaced it, and the context shows it marked with its
+        # validity (memflow.recall.temporal).
+        far = cutoff is not None and out and u.rank_score > out[0].rank_score + cutoff
+        if far and SUPERSEDED_MARK not in u.text:
+            continue
         if u.text not in seen:
             seen.add(u.text)
             out.append(u)

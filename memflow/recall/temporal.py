@@ -24,7 +24,14 @@ from sqlalchemy import Connection
 
 from memflow.db.queries import q
 from memflow.recall.config import RecallConfig
-from memflow.recall.types import GraphEdge, GraphNode, Hit, SearchResponse, Subgraph
+from memflow.recall.types import (
+    SUPERSEDED_MARK,
+    GraphEdge,
+    GraphNode,
+    Hit,
+    SearchResponse,
+    Subgraph,
+)
 
 _PAST = re.compile(
     r"\b(?:before|used to|previous(?:ly)?|formerly|originally|at first|in the past|"
@@ -175,7 +182,7 @@ def closed_edge_hashes(
 
 
 def _marked(text: str, until: datetime | None) -> str:
-    return f"{text} [superseded, valid until {_day(until)}]"
+    return f"{text} {SUPERSEDED_MARK} {_day(until)}]"
 
 
 def mark_graph(
@@ -202,9 +209,7 @@ def mark_graph(
             )
     nodes: dict[uuid.UUID, GraphNode] = {}
     for i, n in keep.items():
-        done = "[superseded, valid until" in (n.search_text or "") or "[replaces:" in (
-            n.search_text or ""
-        )
+        done = SUPERSEDED_MARK in (n.search_text or "") or "[replaces:" in (n.search_text or "")
         if done:
             pass
         elif n.kind == "FacetPoint" and v.closed(i):

@@ -226,12 +226,18 @@ class ContextUnit(_Frozen):
     superseded_by: UUID | None = None
 
 
+# How a replaced fact's text is marked in a context (memflow.recall.temporal): "<text> [superseded,
+# valid until 2023-03-09]".
+SUPERSEDED_MARK = "[superseded, valid until"
+
 # What ``SearchResult.score`` means in each mode: always a cost, lower is better.
 SCORE_MEANING: dict[str, str] = {
     "episodic": "cost, lower is better: the cosine distance of the episode's cheapest chain of "
     "evidence plus its corroboration",
     "vector": "cost, lower is better: the cosine distance of the episode's best unit",
     "lexical": "cost, lower is better: 1 - the full-text rank of the episode's best message",
+    "procedural": "cost, lower is better: the cosine distance of the procedure's best summary, "
+    "step or context hit (steps and context +0.05)",
 }
 
 
@@ -260,6 +266,7 @@ __all__ = [
     "EDGE_COLLECTION",
     "PATH_PREFERENCE",
     "SCORE_MEANING",
+    "SUPERSEDED_MARK",
     "Bundle",
     "Citation",
     "ContextUnit",

@@ -47,7 +47,8 @@ def test_edited_note_versions_as_of_correct_and_history(db_url: str, tmp_path: P
 
 def test_readme_facts_that_change_example_runs(db_url: str) -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Facts that change") : readme.index("## Inspect it with psql")]
+    start = readme.index("## Facts that change")
+    section = readme[start : readme.index("\n## ", start)]
     (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
     env = {**os.environ, "MEMFLOW_DATABASE_URL": db_url, "MEMFLOW_EMBEDDER": "hash"}
     out = subprocess.run(
