@@ -21,8 +21,9 @@ from memflow.embed.hash import HashEmbedder
 from tests.conftest import TEMPLATE, _scratch_database
 from tests.integration.test_storage import TABLES
 
-# recorded_at (revision 0004) is the write time when a document gives no time of its own.
-_TIMESTAMPS = {"created_at", "updated_at", "recorded_at"}
+# recorded_at (revision 0004) is the write time when a document gives no time of its own, and
+# valid_at (the event time) falls back to it when the drafts state none.
+_TIMESTAMPS = {"created_at", "updated_at", "recorded_at", "valid_at"}
 
 
 def content(url: str) -> dict[str, list[tuple[str, ...]]]:

@@ -199,7 +199,10 @@ def test_a_standby_killed_mid_load_fails_no_search_and_is_used_again_later(
             for t in threads:
                 t.join(60)
         assert errors == [] and searches[0] >= 20
-        assert mem.reads.stats()["set_aside_down"] >= 1
+        # Found dead either by the health check before a read ("down") or by a read it broke
+        # off ("failed", then run on the primary): which one comes first is a matter of timing.
+        stats = mem.reads.stats()
+        assert stats.get("set_aside_down", 0) + stats.get("set_aside_failed", 0) >= 1
         # Restarted, it is tried again after retry_after_s and serves reads again.
         victim.start()
         before = mem.reads.stats()["replica"]
