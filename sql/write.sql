@@ -23,6 +23,8 @@ ON CONFLICT (dataset_id, id) DO NOTHING;
 -- name: node_upsert
 -- Ids are derived from content, so an existing row already holds this content: keep it untouched
 -- (forgetting a later document then restores every table exactly). Merges update explicitly.
+-- No conflict target: an entity's canonical name is a second unique key, and two writers racing
+-- on one entity may meet on it first; either key means "already there".
 INSERT INTO memflow.node (dataset_id, id, kind, name, summary, search_text, anchor_text, description,
                           facet_type, canonical_name, entity_type, memory_type, status,
                           time_start, time_end, time_confidence, time_text, valid_at, recorded_at,
@@ -32,13 +34,14 @@ VALUES (:dataset_id, :id, :kind, :name, :summary, :search_text, :anchor_text, :d
         :time_start, :time_end, :time_confidence, :time_text,
         coalesce(CAST(:valid_at AS timestamptz), now()), coalesce(CAST(:recorded_at AS timestamptz), now()),
         CAST(:props AS jsonb))
-ON CONFLICT (dataset_id, id) DO NOTHING;
+ON CONFLICT DO NOTHING;
 
 -- name: edge_upsert
+-- No conflict target, as for nodes: (src, relationship, dst) is a second unique key.
 INSERT INTO memflow.edge (dataset_id, id, src, relationship, dst, edge_text, text_hash, recorded_at)
 VALUES (:dataset_id, :id, :src, :relationship, :dst, :edge_text, :text_hash,
         coalesce(CAST(:recorded_at AS timestamptz), now()))
-ON CONFLICT (dataset_id, id) DO NOTHING;
+ON CONFLICT DO NOTHING;
 
 -- name: node_source_insert
 INSERT INTO memflow.node_source (dataset_id, node_id, document_id)

@@ -17,8 +17,11 @@ from sqlalchemy import text
 
 from memflow.config import libpq_url
 from memflow.db import engine as dbe
+from memflow.db.queries import q
+from memflow.drafts import EntityDraft
 from memflow.errors import ConnectionFailed, DatabaseError
 from memflow.memory import Memory
+from memflow.store.plan import Planner
 
 from ._support import assert_intact, doc_drafts, expected_stats, percentile, record
 from ._workers import load_searcher, load_writer, memorize_writer
@@ -278,3 +281,57 @@ def test_sixteen_searchers_and_two_writers_for_sixty_seconds(mem: Memory, db_url
     }
     print(figures)
     record("load", **figures)
+
+
+def test_racing_inserts_of_one_entity_or_edge_never_raise(mem: Memory, db_url: str) -> None:
+    """Writers that insert the same entity (or edge) at the same instant: the row has a second
+    unique key (canonical name; source, relationship, target), and a conflict on it must end in
+    "already there", not a unique violation. Many rounds, so the race window is hit."""
+    ds = mem.dataset("race")
+    threads, rounds = 6, 150
+    eng = dbe.make_engine(db_url)
+    barrier = threading.Barrier(threads)
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        for r in range(rounds):
+            planner = Planner(ds.id)
+            ent = planner._entity(EntityDraft(name=f"Racer {r}"), [])
+            other = planner._entity(EntityDraft(name=f"Rival {r}"), [])
+            planner._edge(ent, "same_entity_as", other, f"Racer {r} = Rival {r}")
+            nodes = [n.params(ds.id) for n in planner.plan.nodes.values()]
+            edges = [
+                {
+                    "dataset_id": ds.id,
+                    "id": e.id,
+                    "src": e.src,
+                    "relationship": e.relationship,
+                    "dst": e.dst,
+                    "edge_text": e.edge_text,
+                    "text_hash": e.text_hash,
+                    "recorded_at": None,
+                }
+                for e in planner.plan.edges.values()
+            ]
+            try:
+                barrier.wait(timeout=30)
+                with dbe.transaction(eng, ds.id) as conn:
+                    conn.execute(q("node_upsert"), nodes)
+                    conn.execute(q("edge_upsert"), edges)
+            except BaseException as exc:
+                errors.append(exc)
+
+    pool = [threading.Thread(target=worker) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join(timeout=120)
+    eng.dispose()
+    assert [repr(e) for e in errors] == []
+    with psycopg.connect(libpq_url(db_url)) as conn:
+        counts = conn.execute(
+            "SELECT (SELECT count(*) FROM memflow.node WHERE dataset_id = %s AND kind = 'Entity'),"
+            " (SELECT count(*) FROM memflow.edge WHERE dataset_id = %s)",
+            (ds.id, ds.id),
+        ).fetchone()
+    assert counts == (2 * rounds, rounds)
