@@ -78,6 +78,18 @@ class EdgeRow:
     def text_hash(self) -> bytes:
         return text_hash(self.edge_text)
 
+    def params(self, dataset_id: uuid.UUID) -> dict[str, Any]:
+        return {
+            "dataset_id": dataset_id,
+            "id": self.id,
+            "src": self.src,
+            "relationship": self.relationship,
+            "dst": self.dst,
+            "edge_text": self.edge_text,
+            "text_hash": self.text_hash,
+            "recorded_at": self.recorded_at,
+        }
+
 
 @dataclass
 class EmbedRow:

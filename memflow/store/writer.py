@@ -305,22 +305,7 @@ class Writer:
         self.fault("after_nodes")
         edges = sorted(plan.edges.values(), key=lambda e: e.id)
         if edges:
-            conn.execute(
-                q("edge_upsert"),
-                [
-                    {
-                        "dataset_id": ds,
-                        "id": e.id,
-                        "src": e.src,
-                        "relationship": e.relationship,
-                        "dst": e.dst,
-                        "edge_text": e.edge_text,
-                        "text_hash": e.text_hash,
-                        "recorded_at": e.recorded_at,
-                    }
-                    for e in edges
-                ],
-            )
+            conn.execute(q("edge_upsert"), [e.params(ds) for e in edges])
             conn.execute(
                 q("edge_source_insert"),
                 [{"dataset_id": ds, "edge_id": e.id, "document_id": doc.id} for e in edges],

@@ -300,19 +300,7 @@ def test_racing_inserts_of_one_entity_or_edge_never_raise(mem: Memory, db_url: s
             other = planner._entity(EntityDraft(name=f"Rival {r}"), [])
             planner._edge(ent, "same_entity_as", other, f"Racer {r} = Rival {r}")
             nodes = [n.params(ds.id) for n in planner.plan.nodes.values()]
-            edges = [
-                {
-                    "dataset_id": ds.id,
-                    "id": e.id,
-                    "src": e.src,
-                    "relationship": e.relationship,
-                    "dst": e.dst,
-                    "edge_text": e.edge_text,
-                    "text_hash": e.text_hash,
-                    "recorded_at": None,
-                }
-                for e in planner.plan.edges.values()
-            ]
+            edges = [e.params(ds.id) for e in planner.plan.edges.values()]
             try:
                 barrier.wait(timeout=30)
                 with dbe.transaction(eng, ds.id) as conn:
