@@ -32,6 +32,7 @@ from memflow.ingest.progress import ProgressCallback
 from memflow.ingest.report import MemorizeReport
 from memflow.ingest.route import RouteSettings
 from memflow.memory import open_store
+from memflow.recall import multi
 from memflow.recall.budget import honour_budget
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.search import SearchPlan, finish_search, plan_search, search_body
@@ -155,6 +156,36 @@ class AsyncMemory:
 
     async def datasets(self) -> list[DatasetInfo]:
         return await self._sql(list_datasets)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        datasets: Sequence[str],
+        top_k: int | None = None,
+        mode: SearchMode | None = None,
+        display: DisplayMode | None = None,
+        budget_tokens: int | None = None,
+        now: datetime | None = None,
+        config: RecallConfig | None = None,
+        as_of: datetime | None = None,
+        include_history: bool = False,
+    ) -> SearchResponse:
+        """As :meth:`memflow.Memory.search`: one ranked list over several datasets."""
+        names = multi.dataset_names(datasets)
+        mine = self.embedder.name
+        rows = await self._sql(
+            lambda conn: [resolve_dataset(conn, n, mine, create=False) for n in names]
+        )
+        multi.check_one_embedder([(r.name, r.embedder) for r in rows], mine)
+        targets = [multi.Target(r.name, r.id) for r in rows]
+        plan = await self.cpu.run(
+            plan_search, self.embedder, query, top_k=top_k, mode=mode, display=display,
+            budget_tokens=budget_tokens, now=now, config=config, as_of=as_of,
+            include_history=include_history,
+        )  # fmt: skip
+        fetched = await aio.run_tx(self.engine, multi.fetch_tx(targets, plan), self.cpu)
+        return await self.cpu.run(multi.finish, targets, plan, fetched, config)
 
 
 class AsyncDataset:

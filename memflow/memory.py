@@ -18,6 +18,7 @@ from memflow.context import FaultHook, StoreContext
 from memflow.db import engine as dbe
 from memflow.db.queries import q
 from memflow.db.replicas import ReadRouter
+from memflow.db.steps import run_tx
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
 from memflow.errors import (
@@ -32,9 +33,10 @@ from memflow.ingest.pipeline import ProgressFn, Source, memorize
 from memflow.ingest.progress import ProgressCallback
 from memflow.ingest.report import MemorizeReport
 from memflow.ingest.route import RouteSettings
+from memflow.recall import multi
 from memflow.recall.budget import honour_budget
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-from memflow.recall.search import search
+from memflow.recall.search import plan_search, search
 from memflow.recall.types import SearchResponse
 from memflow.store.datasets import DatasetInfo as DatasetInfo
 from memflow.store.datasets import (
@@ -198,6 +200,36 @@ class Memory:
 
     def datasets(self) -> list[DatasetInfo]:
         return self.reads.run(dataset_infos)
+
+    def search(
+        self,
+        query: str,
+        *,
+        datasets: Sequence[str],
+        top_k: int | None = None,
+        mode: SearchMode | None = None,
+        display: DisplayMode | None = None,
+        budget_tokens: int | None = None,
+        now: datetime | None = None,
+        config: RecallConfig | None = None,
+        as_of: datetime | None = None,
+        include_history: bool = False,
+    ) -> SearchResponse:
+        """One ranked list over several ``datasets`` (each result and context unit carries its
+        ``dataset``); the other keywords as :meth:`Dataset.search`. The query is embedded once,
+        so the datasets must share this store's embedder (else EmbedderMismatch). One read
+        transaction, bound to one listed dataset at a time (:mod:`memflow.recall.multi`)."""
+        names = multi.dataset_names(datasets)
+        found = [self.dataset(name, create=False) for name in names]
+        multi.check_one_embedder([(d.name, d._embedder_name) for d in found], self.embedder.name)
+        targets = [multi.Target(d.name, d.id) for d in found]
+        plan = plan_search(
+            self.embedder, query, top_k=top_k, mode=mode, display=display,
+            budget_tokens=budget_tokens, now=now, config=config, as_of=as_of,
+            include_history=include_history,
+        )  # fmt: skip
+        fetched = self.reads.run(lambda engine: run_tx(engine, multi.fetch_tx(targets, plan)))
+        return multi.finish(targets, plan, fetched, config)
 
     def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
         """Delete a dataset and everything in it; returns False if it did not exist (or, with

@@ -204,6 +204,8 @@ class SearchResult(_Frozen):
     citations: list[Citation] = Field(default_factory=list)
     procedure_id: UUID | None = None  # kind == "procedure"
     steps: list[str] = Field(default_factory=list)  # kind == "procedure": the steps, in order
+    # Memory.search(datasets=[...]): the dataset the result is from (None: Dataset.search).
+    dataset: str | None = None
 
 
 class ContextUnit(_Frozen):
@@ -224,6 +226,8 @@ class ContextUnit(_Frozen):
     recorded_at: datetime | None = None
     invalid_at: datetime | None = None
     superseded_by: UUID | None = None
+    # Memory.search(datasets=[...]): the dataset the unit is from (None: Dataset.search).
+    dataset: str | None = None
 
 
 # How a replaced fact's text is marked in a context (memflow.recall.temporal): "<text> [superseded,

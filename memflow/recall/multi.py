@@ -1,0 +1,244 @@
+"""One search over several datasets: the query embedded once, each dataset searched by the
+one-dataset pipeline (:func:`memflow.recall.search.search_body`) in one read transaction, and
+the results merged into one ranked list, each carrying its dataset.
+
+Isolation. Row-level security shows a statement the rows of the dataset the transaction is bound
+to (``memflow.dataset_id``, read by ``memflow.current_dataset()`` in every policy). The
+transaction starts bound to none; before each dataset's search it is re-bound to that dataset
+(``bind_dataset``: ``set_config(..., true)``, local to the transaction), and every statement of
+that search also passes the dataset's id. So at every moment exactly one dataset of the list is
+bound, no statement can read two, and no dataset outside the list is ever bound. The policies
+stay one-dataset: no migration, and the psql view of a dataset is unchanged.
+
+Ranking. A score is a cost on the raw cosine-distance scale of the one embedder all the datasets
+share (the bonuses are shares of a dataset's spread and never take a score below its best raw
+distance), so results are merged on the score itself. Per-dataset normalisation (min-max, ranks)
+would give every dataset's best result the same score: a dataset holding only weak matches would
+tie with the one holding the answer. Equal scores (to 1e-9) go to the dataset listed first, then
+to its own rank. The context is the datasets' contexts merged in the same order (each dataset's
+own order kept) and packed again into the budget by :func:`memflow.recall.render.pack_indexes`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection
+
+from memflow.db.queries import q
+from memflow.db.steps import Body, Tx
+from memflow.errors import EmbedderMismatch, InvalidInput
+from memflow.recall.budget import honour_budget
+from memflow.recall.config import RecallConfig
+from memflow.recall.render import GROUP_SEPARATOR, SUMMARY_SEPARATOR, pack_indexes
+from memflow.recall.search import SearchPlan, finish_search, search_body
+from memflow.recall.types import ContextUnit, SearchResponse, SearchResult
+from memflow.store.datasets import check_same_embedder, validate_dataset_name
+from memflow.text.tokens import token_counter
+
+# How one dataset's summary/detail context joins its result contexts, by mode.
+_RESULT_SEPARATOR = {"episodic": SUMMARY_SEPARATOR, "procedural": "\n\n"}
+
+
+@dataclass(frozen=True)
+class Target:
+    """One dataset of a search: its name (what results carry) and id (what binds)."""
+
+    name: str
+    dataset_id: uuid.UUID
+
+
+def dataset_names(datasets: Sequence[str]) -> list[str]:
+    """The names to search, each once, in the order given; InvalidInput for none."""
+    if isinstance(datasets, str):
+        raise InvalidInput(
+            f"datasets must be a list of names, not the string {datasets!r}: "
+            f"pass datasets=[{datasets!r}]"
+        )
+    names = list(dict.fromkeys(validate_dataset_name(n) for n in datasets))
+    if not names:
+        raise InvalidInput("no datasets given: pass at least one name, e.g. datasets=['notes']")
+    return names
+
+
+def check_one_embedder(recorded: Sequence[tuple[str, str | None]], mine: str) -> None:
+    """Refuse datasets written with different embedders (the query is embedded once), or with
+    another than this store's; a dataset that records none holds no vectors yet."""
+    models = {name: emb for name, emb in recorded if emb is not None}
+    if len(set(models.values())) > 1:
+        listing = ", ".join(f"{name!r} ({emb})" for name, emb in models.items())
+        raise EmbedderMismatch(
+            f"the datasets {listing} hold vectors of different embedders, and one search embeds "
+            "the query once: search them in separate calls, each with its dataset's embedder"
+        )
+    for name, emb in models.items():
+        check_same_embedder(name, emb, mine)
+
+
+def _bind(conn: Connection, dataset_id: uuid.UUID) -> None:
+    conn.execute(q("bind_dataset"), {"dataset_id": str(dataset_id)})
+
+
+def fetch_body(targets: Sequence[Target], plan: SearchPlan) -> Body[list[tuple[SearchPlan, Any]]]:
+    """The read transaction: each dataset's search body under its own binding. Each dataset
+    gets a copy of ``plan`` (its own timings; the query vector is shared)."""
+    out: list[tuple[SearchPlan, Any]] = []
+    for target in targets:
+        ds = target.dataset_id
+        yield lambda conn, ds=ds: _bind(conn, ds)  # type: ignore[misc]
+        mine = dataclasses.replace(plan, timings=dict(plan.timings))
+        out.append((mine, (yield from search_body(ds, mine))))
+    return out
+
+
+def fetch_tx(targets: Sequence[Target], plan: SearchPlan) -> Tx[list[tuple[SearchPlan, Any]]]:
+    """:func:`fetch_body` as one transaction, bound to no dataset until its first step."""
+    return Tx(lambda: fetch_body(targets, plan))
+
+
+def finish(
+    targets: Sequence[Target],
+    plan: SearchPlan,
+    fetched: Sequence[tuple[SearchPlan, Any]],
+    config: RecallConfig | None = None,
+) -> SearchResponse:
+    """The pure stages: each dataset's response (:func:`finish_search`), merged, budgeted."""
+    responses = [finish_search(mine, got) for mine, got in fetched]
+    merged = merge([t.name for t in targets], responses, plan)
+    return honour_budget(merged, plan.budget_tokens, config)
+
+
+# ------------------------------------------------------------------------------------- merging
+
+
+def _tagged(name: str, resp: SearchResponse) -> SearchResponse:
+    return resp.model_copy(
+        update={
+            "results": [r.model_copy(update={"dataset": name}) for r in resp.results],
+            "context_units": [u.model_copy(update={"dataset": name}) for u in resp.context_units],
+        }
+    )
+
+
+@dataclass
+class _Block:
+    """A piece of one dataset's context (an episode group, a unit line, a result context)."""
+
+    key: float
+    source: int  # index of the dataset in the list
+    pos: int
+    text: str
+    units: list[ContextUnit]
+
+
+def _unit_blocks(i: int, resp: SearchResponse) -> list[_Block]:
+    """A ``highly_related`` context cut into its episode groups (episodic) or unit lines
+    (baselines), each keyed by its episode's score; a block of no listed episode takes the key
+    before it, so each dataset keeps its own order in the merge."""
+    units = resp.context_units
+    if resp.mode == "episodic":
+        parts = resp.context.split(GROUP_SEPARATOR) if resp.context else []
+        order = list(dict.fromkeys(u.episode_id for u in units))
+        grouped = [[u for u in units if u.episode_id == e] for e in order]
+    else:
+        parts = resp.context.split("\n") if resp.context else []
+        order, grouped = [u.episode_id for u in units], [[u] for u in units]
+    if len(parts) != len(order):  # a unit's text holds the separator: keep the context whole
+        parts, order, grouped = [resp.context], [None], [list(units)]
+    scores = {r.episode_id: r.score for r in resp.results}
+    key = resp.results[0].score if resp.results else math.inf
+    blocks = []
+    for pos, (text, episode, members) in enumerate(zip(parts, order, grouped, strict=True)):
+        key = max(key, scores.get(episode, key)) if episode is not None else key
+        blocks.append(_Block(key, i, pos, text, members))
+    return blocks
+
+
+def _result_blocks(
+    results: Sequence[SearchResult], responses: Sequence[SearchResponse], names: Sequence[str]
+) -> list[_Block]:
+    """Summary and detail: the merged results' own contexts, in rank order."""
+    blocks = []
+    for r in results:
+        i = names.index(r.dataset or "")
+        units = [u for u in responses[i].context_units if u.episode_id == r.episode_id]
+        if r.context:
+            blocks.append(_Block(r.score, i, r.rank, r.context, units))
+    return blocks
+
+
+def merge(
+    names: Sequence[str], responses: Sequence[SearchResponse], plan: SearchPlan
+) -> SearchResponse:
+    """One response from the datasets' responses (in the order of ``names``): results ranked
+    by score, the contexts merged and packed into the budget (see the module docstring)."""
+    tagged = [_tagged(n, r) for n, r in zip(names, responses, strict=True)]
+    if len(tagged) == 1:
+        return tagged[0]
+    t = time.perf_counter()
+    ranked = sorted(
+        ((r, i) for i, resp in enumerate(tagged) for r in resp.results),
+        key=lambda ri: (round(ri[0].score, 9), ri[1], ri[0].rank),
+    )
+    results = [
+        r.model_copy(update={"rank": n}) for n, (r, _) in enumerate(ranked[: plan.top_k], start=1)
+    ]
+    mode, display = plan.mode, plan.display
+    if display == "highly_related" and mode != "procedural":
+        blocks = sorted(
+            (b for i, resp in enumerate(tagged) for b in _unit_blocks(i, resp)),
+            key=lambda b: (round(b.key, 9), b.source, b.pos),
+        )
+        budget: int | None = plan.budget_tokens or plan.cfg.budget_tokens
+        separator = GROUP_SEPARATOR if mode == "episodic" else "\n"
+    else:
+        blocks = _result_blocks(results, tagged, names)
+        budget, separator = plan.budget_tokens, _RESULT_SEPARATOR.get(mode, "\n")
+    if budget is not None:
+        counter = token_counter(plan.cfg.token_counter)
+        items = [(n, counter(b.text), 0) for n, b in enumerate(blocks)]
+        blocks = [blocks[n] for n in pack_indexes(items, budget)]
+    timings = _timings(tagged, plan)
+    timings["merge"] = round((time.perf_counter() - t) * 1000, 3)
+    timings["total"] = round(sum(v for k, v in timings.items() if k != "total"), 3)
+    return SearchResponse(
+        query=tagged[0].query,
+        mode=mode,
+        display=display,
+        results=results,
+        timings_ms=timings,
+        context=separator.join(b.text for b in blocks),
+        context_units=[u for b in blocks for u in b.units],
+        preprocessed=tagged[0].preprocessed,
+        notes=list(
+            dict.fromkeys(f"{n}: {x}" for n, r in zip(names, tagged, strict=True) for x in r.notes)
+        ),
+        token_counter=plan.cfg.token_counter,
+    )
+
+
+def _timings(responses: Sequence[SearchResponse], plan: SearchPlan) -> dict[str, float]:
+    """Each stage's time summed over the datasets; the query was preprocessed and embedded once."""
+    out: dict[str, float] = {}
+    for resp in responses:
+        for k, v in resp.timings_ms.items():
+            out[k] = round(out.get(k, 0.0) + v, 3)
+    out.update({k: v for k, v in plan.timings.items() if k in ("preprocess", "embed")})
+    return out
+
+
+__all__ = [
+    "Target",
+    "check_one_embedder",
+    "dataset_names",
+    "fetch_body",
+    "fetch_tx",
+    "finish",
+    "merge",
+]
