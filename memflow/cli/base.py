@@ -15,7 +15,15 @@ Handler = Callable[[argparse.Namespace], Any]
 COMMANDS: dict[str, Handler] = {}
 
 
-def common_options(p: argparse.ArgumentParser, *, dataset: bool = True) -> None:
+def default_dataset() -> str:
+    return os.environ.get("MEMFLOW_DATASET", "default")
+
+
+def common_options(
+    p: argparse.ArgumentParser, *, dataset: bool = True, several: bool = False
+) -> None:
+    """The options every command takes; ``several``: --dataset may be repeated (a list, None
+    when not given: :func:`default_dataset`)."""
     g = p.add_argument_group("common options")
     g.add_argument("--json", action="store_true", help="print machine-readable JSON")
     g.add_argument(
@@ -37,8 +45,11 @@ def common_options(p: argparse.ArgumentParser, *, dataset: bool = True) -> None:
         g.add_argument(
             "--dataset",
             "-d",
-            default=os.environ.get("MEMFLOW_DATASET", "default"),
-            help="dataset name (default: MEMFLOW_DATASET or 'default')",
+            action="append" if several else "store",
+            default=None if several else default_dataset(),
+            help="dataset name"
+            + ("; repeat it to search several datasets at once" if several else "")
+            + " (default: MEMFLOW_DATASET or 'default')",
         )
 
 
@@ -55,7 +66,8 @@ def open_memory(args: argparse.Namespace, **kwargs: Any) -> Memory:
     written with, else the default."""
     embedder = args.embedder
     if embedder is None and not os.environ.get("MEMFLOW_EMBEDDER") and "dataset" in args:
-        embedder = Memory.recorded_embedder(args.database_url, args.dataset, home=args.home)
+        name = args.dataset[0] if isinstance(args.dataset, list) else args.dataset
+        embedder = Memory.recorded_embedder(args.database_url, name, home=args.home)
     return Memory.open(args.database_url, home=args.home, embedder=embedder, **kwargs)
 
 
@@ -107,6 +119,7 @@ __all__ = [
     "command",
     "common_options",
     "counts_text",
+    "default_dataset",
     "emit",
     "open_memory",
     "plural",

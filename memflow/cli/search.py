@@ -7,7 +7,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from memflow.cli.base import command, emit, open_memory
+from memflow.cli.base import command, default_dataset, emit, open_memory
 from memflow.errors import InvalidInput
 from memflow.recall.config import DISPLAY_MODES, SEARCH_MODES, RecallConfig
 from memflow.recall.types import SearchResponse, SearchResult
@@ -19,9 +19,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         help="search a dataset: episodes with the cheapest chain of evidence",
         description="Embed the query once, run ANN over every embedded field in one SQL round trip, "
         "project the hits into the graph and rank episodes by bundle scoring. No LLM is called. "
-        "A result's score is a cost: lower is better (--json: score_meaning says what it counts).",
+        "A result's score is a cost: lower is better (--json: score_meaning says what it counts). "
+        "Several --dataset flags search those datasets together: one ranked list, each result "
+        "with its dataset (they must share one embedder).",
     )
-    common(p)
+    common(p, several=True)
     p.add_argument("query", help="the question or keywords")
     defaults = RecallConfig()  # the one source of search defaults
     p.add_argument(
@@ -84,8 +86,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     p.set_defaults(handler="procedures")
 
 
+def _title(result: SearchResult) -> str:
+    """``rank. name``, with ``[dataset]`` when the search covered several."""
+    return f"{result.rank}. " + (f"[{result.dataset}] " if result.dataset else "") + result.name
+
+
 def explain_lines(result: SearchResult) -> list[str]:
-    lines = [f"{result.rank}. {result.name}  score={result.score:.3f}  via {result.best_path}"]
+    lines = [f"{_title(result)}  score={result.score:.3f}  via {result.best_path}"]
     for step in result.path:
         if step.kind == "node":
             hit = (
@@ -116,9 +123,12 @@ def human(resp: SearchResponse, explain: bool, budget: int | None = None) -> str
         out.append(f"timings (ms): {timing}")
         return "\n".join(out)
     if resp.display == "highly_related":
-        return resp.context
+        if not any(r.dataset for r in resp.results):
+            return resp.context
+        listed = [f"{_title(r)}  (score {r.score:.3f})" for r in resp.results]
+        return "\n".join([resp.context, "", "results:", *listed])
     blocks = [
-        f"{r.rank}. {r.name}  (score {r.score:.3f}, via {r.best_path})"
+        f"{_title(r)}  (score {r.score:.3f}, via {r.best_path})"
         + (f"\n{r.context}" if r.context or budget is None else "  [context over the budget]")
         for r in resp.results
     ]
@@ -158,18 +168,21 @@ def _procedures(args: argparse.Namespace) -> None:
 @command("search")
 def _search(args: argparse.Namespace) -> None:
     now = iso_time(args.now, "--now", utc=False)
+    names = list(dict.fromkeys(args.dataset or [default_dataset()]))
+    options: dict[str, Any] = {
+        "top_k": args.top_k,
+        "mode": args.mode,
+        "display": args.display,
+        "budget_tokens": args.budget_tokens,
+        "now": now,
+        "as_of": iso_time(args.as_of, "--as-of"),
+        "include_history": args.history,
+    }
     with open_memory(args) as mem:
-        ds = mem.dataset(args.dataset, create=False)
-        resp = ds.search(
-            args.query,
-            top_k=args.top_k,
-            mode=args.mode,
-            display=args.display,
-            budget_tokens=args.budget_tokens,
-            now=now,
-            as_of=iso_time(args.as_of, "--as-of"),
-            include_history=args.history,
-        )
+        if len(names) == 1:  # one dataset: its own search, results without a dataset name
+            resp = mem.dataset(names[0], create=False).search(args.query, **options)
+        else:
+            resp = mem.search(args.query, datasets=names, **options)
     payload = resp.model_dump(mode="json")
     emit(args, payload, human(resp, args.explain, args.budget_tokens))
     if not args.json and not args.explain:  # --explain and --json carry the notes themselves
