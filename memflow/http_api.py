@@ -2,7 +2,8 @@
 ``/openapi.json``).
 
 Auth: ``MEMFLOW_API_KEYS`` holds ``{"<key>": ["dataset", ...] or ["*"]}``; requests carry
-``Authorization: Bearer <key>`` (401 without a valid key, 403 for a dataset the key may not use).
+``Authorization: Bearer <key>`` (401 without a valid key, 403 for a dataset the key may not use;
+``POST /v1/search`` over several datasets: 403 unless the key may use all of them).
 Every error is ``{"error": {"type": ..., "message": ...}}`` with its status code.
 """
 
@@ -25,7 +26,7 @@ from memflow.errors import (
     NotFound,
 )
 from memflow.recall.config import SearchMode
-from memflow.service import AGENT_DISPLAY, ContentTypeChoice, PayloadTooLarge, Service
+from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Limits, PayloadTooLarge, Service
 
 try:
     from fastapi import Depends, FastAPI, Request
@@ -168,6 +169,12 @@ class SearchBody(BaseModel):
     now: str | None = Field(default=None, description="ISO 8601 time for relative dates")
 
 
+class SearchDatasetsBody(SearchBody):
+    datasets: list[str] = Field(
+        min_length=1, max_length=Limits.max_datasets, description="the datasets to search together"
+    )
+
+
 class ErrorDetail(BaseModel):
     type: str
     message: str
@@ -268,6 +275,20 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
         """Search (the same JSON as `memflow search --json`); `context` is what to read."""
         resp = service.search_response(name, **body.model_dump())
         # One pass from the model to bytes (model_dump + dump_json would walk it twice).
+        return Response(resp.model_dump_json(), media_type="application/json")
+
+    @app.post("/v1/search", tags=["memory"], responses=_JSON)
+    def search_datasets(
+        body: SearchDatasetsBody, names: frozenset[str] | None = Depends(allowed)
+    ) -> Response:
+        """Search several datasets at once: one ranked list, each result with its `dataset`.
+        403 unless the key may use every dataset asked for (nothing is searched then)."""
+        denied = [] if names is None else [d for d in body.datasets if d not in names]
+        if denied:
+            listed = ", ".join(repr(d) for d in denied)
+            raise ApiError(403, "Forbidden", f"this API key may not use the datasets {listed}")
+        args = body.model_dump(exclude={"datasets"})
+        resp = service.search_datasets_response(body.datasets, **args)
         return Response(resp.model_dump_json(), media_type="application/json")
 
     @app.delete("/v1/datasets/{name}/documents/{document_id}", tags=["memory"], responses=_JSON)

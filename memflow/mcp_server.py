@@ -1,8 +1,9 @@
 """``memflow mcp``: memflow as a Model Context Protocol server (the official ``mcp`` SDK).
 
-Tools: memorize, search, forget, list_datasets, stats, get_episode; resource template
-``memflow://{dataset}/episodes/{episode_id}``. With a fixed dataset the tools take no dataset
-argument and every call is bound to it. A memflow error becomes an MCP tool error carrying its
+Tools: memorize, search, search_datasets (several datasets at once), forget, list_datasets,
+stats, get_episode; resource template ``memflow://{dataset}/episodes/{episode_id}``. With a fixed
+dataset the tools take no dataset argument, every call is bound to it and search_datasets is not
+offered. A memflow error becomes an MCP tool error carrying its
 one-line message (``Error executing tool search: NotFound: no dataset named ...``).
 """
 
@@ -18,7 +19,7 @@ from pydantic import Field
 
 from memflow.errors import MemflowError
 from memflow.recall.config import SearchMode
-from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Service
+from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Limits, Service
 
 try:
     from mcp.server import MCPServer
@@ -150,6 +151,34 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             now=now,
         )
 
+    def search_datasets(
+        datasets: Annotated[
+            list[str],
+            Field(
+                min_length=1,
+                max_length=Limits.max_datasets,
+                description="the datasets to search together",
+            ),
+        ],
+        query: Query,
+        top_k: TopK = 10,
+        mode: Mode = "episodic",
+        display: Display = AGENT_DISPLAY,
+        budget_tokens: Budget = None,
+        now: IsoTime = None,
+    ) -> dict[str, Any]:
+        """Search several datasets at once: one ranked list, each result with its "dataset";
+        read the "context" field as for search."""
+        return service.search_datasets_response(
+            datasets,
+            query,
+            top_k=top_k,
+            mode=mode,
+            display=display,
+            budget_tokens=budget_tokens,
+            now=now,
+        ).model_dump(mode="json")
+
     def forget(
         dataset: DatasetName,
         document_id: Annotated[
@@ -188,6 +217,8 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         (stats, read_only),
         (get_episode, read_only),
     ]
+    if dataset is None:  # a server fixed to one dataset searches that one only
+        tools.insert(2, (search_datasets, read_only))
     for fn, annotations in tools:
         fixed: dict[str, Any] = {}
         params = inspect.signature(fn).parameters

@@ -45,6 +45,7 @@ class Limits:
     max_top_k: int = 100
     max_budget_tokens: int = 20_000
     max_query_chars: int = 4_000
+    max_datasets: int = 20  # in one search over several datasets
 
 
 def dataset_json(d: DatasetInfo) -> dict[str, Any]:
@@ -229,6 +230,45 @@ class Service:
     ) -> SearchResponse:
         """:meth:`search` before its conversion to JSON-able dicts (the HTTP API serialises the
         model to bytes in one pass)."""
+        self._check_search(query, top_k, budget_tokens)
+        return self._dataset(dataset).search(
+            query,
+            top_k=top_k,
+            mode=mode,
+            display=display,
+            budget_tokens=budget_tokens,
+            now=parse_time(now, "now"),
+        )
+
+    def search_datasets_response(
+        self,
+        datasets: Sequence[str],
+        query: str,
+        *,
+        top_k: int = 10,
+        mode: SearchMode = "episodic",
+        display: DisplayMode = AGENT_DISPLAY,
+        budget_tokens: int | None = None,
+        now: str | datetime | None = None,
+    ) -> SearchResponse:
+        """One search over several datasets (:meth:`memflow.Memory.search`): each result
+        carries its ``dataset``. The caller checks the datasets may be used, before this."""
+        self._check_search(query, top_k, budget_tokens)
+        if isinstance(datasets, str) or len(datasets) > self.limits.max_datasets:
+            raise InvalidInput(
+                f"datasets must be a list of at most {self.limits.max_datasets} names"
+            )
+        return self.memory.search(
+            query,
+            datasets=datasets,
+            top_k=top_k,
+            mode=mode,
+            display=display,
+            budget_tokens=budget_tokens,
+            now=parse_time(now, "now"),
+        )
+
+    def _check_search(self, query: str, top_k: int, budget_tokens: int | None) -> None:
         lim = self.limits
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("the query is empty: pass the question or keywords to search for")
@@ -239,14 +279,6 @@ class Service:
         _between(top_k, 1, lim.max_top_k, "top_k")
         if budget_tokens is not None:
             _between(budget_tokens, 1, lim.max_budget_tokens, "budget_tokens")
-        return self._dataset(dataset).search(
-            query,
-            top_k=top_k,
-            mode=mode,
-            display=display,
-            budget_tokens=budget_tokens,
-            now=parse_time(now, "now"),
-        )
 
     def forget(
         self, dataset: str, *, document_id: str | None = None, episode_id: str | None = None

@@ -38,7 +38,7 @@ def test_stdio_lists_memorizes_finds_and_reports_errors(module_db: str, tmp_path
     async def session() -> None:
         async with Client(params) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == TOOLS
+            assert set(tools) == TOOLS | {"search_datasets"}  # not offered when locked
             search_schema = tools["search"].input_schema
             assert {"dataset", "query", "top_k", "display", "budget_tokens"} <= set(
                 search_schema["properties"]
