@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 
 from memflow import Memory
 from memflow.cli.search import human
 from memflow.embed.factory import make_embedder
 
+from ..conftest import REPO
 from .test_cli_foundation import js, run
 
 QUERY = "Who replaced the oven thermostat in the bakery?"
@@ -43,3 +48,17 @@ def test_two_dataset_flags_one_list_with_datasets(db_url: str) -> None:
     # One dataset keeps today's output: no dataset in the text.
     one = run(db_url, "search", QUERY, "--dataset", "kitchen", "--display", "summary").stdout
     assert "1. Oven repair" in one and "[kitchen]" not in one
+
+
+def test_readme_several_datasets_example_runs(db_url: str) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## Several datasets in one search")
+    section = readme[start : readme.index("\n## ", start + 1)]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    env = {**os.environ, "MEMFLOW_DATABASE_URL": db_url, "MEMFLOW_EMBEDDER": "hash"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "1 work Deploy freeze"
+    assert "2 home 搬家" in out.stdout
