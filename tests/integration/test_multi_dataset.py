@@ -10,11 +10,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, text
 
 from memflow import AsyncMemory, EmbedderMismatch, InvalidInput, Memory, NotFound
+from memflow.db import engine as dbe
+from memflow.db.steps import advance
 from memflow.embed.hash import HashEmbedder
+from memflow.recall import multi
 from memflow.recall.render import count_tokens
+from memflow.recall.search import plan_search
 
 PLANTING = "When were the tomatoes planted along the south fence?"
 OVEN = "Who replaced the oven thermostat in the bakery?"
@@ -170,6 +174,33 @@ def test_the_transaction_binds_only_the_listed_datasets_one_at_a_time(store: Mem
     assert checked >= 6  # recall, validity, projection ... of each dataset
     assert set(bindings) == {ids["garden"], ids["kitchen"]}
     assert bindings[0] == ids["garden"] and bindings[-1] == ids["kitchen"]
+
+
+def test_at_every_step_row_level_security_shows_exactly_one_listed_dataset(store: Memory) -> None:
+    """The read transaction run step by step: after each step a statement with no dataset filter
+    of its own sees, through row-level security alone, the rows of one listed dataset."""
+    ids = {name: store.dataset(name).id for name in ("garden", "kitchen")}
+    targets = [multi.Target(name, ds) for name, ds in ids.items()]
+    plan = plan_search(store.embedder, PLANTING, display="highly_related")
+    visible_sets: list[set[Any]] = []
+    with dbe.transaction(store.engine) as conn:
+        assert conn.execute(text("SELECT current_user")).scalar() == "memflow_app"
+
+        def visible() -> set[Any]:
+            rows = conn.execute(text("SELECT DISTINCT dataset_id FROM memflow.node"))
+            return set(rows.scalars())
+
+        assert visible() == set()  # bound to nothing yet: nothing
+        body, value = multi.fetch_body(targets, plan), None
+        while True:
+            done, out = advance(body, value, None)
+            if done:
+                break
+            value = out(conn)
+            visible_sets.append(visible())
+    assert len(visible_sets) >= 8 and all(len(v) == 1 for v in visible_sets)
+    assert set().union(*visible_sets) == set(ids.values())
+    assert len(out) == 2 and all(hits for _, (hits, *_) in out)  # both searched, both found
 
 
 def test_datasets_of_different_embedders_are_refused_with_what_to_do(
