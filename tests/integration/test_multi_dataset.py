@@ -119,6 +119,16 @@ def test_the_best_match_ranks_first_whichever_dataset_it_is_in(store: Memory) ->
     assert _names(first) == _names(resp)  # the order of the list breaks ties only
 
 
+def test_an_episode_scores_the_same_alone_and_among_others(store: Memory) -> None:
+    """Why the lists merge on raw scores: a cost is the episode's own evidence distance, not a
+    rank within its dataset (bonuses, shares of a dataset's spread, are the only coupling)."""
+    store.dataset("house").add_episodes(KITCHEN + GARDEN)
+    alone = store.dataset("kitchen").search(OVEN).results[0]
+    among = store.dataset("house").search(OVEN).results[0]
+    assert (alone.name, among.name) == ("Oven repair", "Oven repair")
+    assert alone.score == among.score
+
+
 def test_highly_related_context_merges_both_within_the_budget(store: Memory) -> None:
     both = PLANTING + " " + OVEN
     resp = store.search(
