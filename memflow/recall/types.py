@@ -204,6 +204,9 @@ class SearchResult(_Frozen):
     citations: list[Citation] = Field(default_factory=list)
     procedure_id: UUID | None = None  # kind == "procedure"
     steps: list[str] = Field(default_factory=list)  # kind == "procedure": the steps, in order
+    # Revision 0006: the scope and metadata of the first document the result cites.
+    scope: dict[str, str] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class ContextUnit(_Frozen):
