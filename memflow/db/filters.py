@@ -169,7 +169,7 @@ class _Compiler:
             if op == "in":
                 if not isinstance(value, list | tuple) or not value:
                     raise InvalidInput(f"'in' on {key!r} takes a non-empty list, got {value!r}")
-                values = json.dumps([_scalar(key, v) for v in value])
+                values = "[" + ", ".join(_scalar(key, v) for v in value) + "]"
                 parts.append(
                     _coalesce(
                         f"(jsonb_exists(d.metadata, {k}) AND CAST({self.bind(values)} AS jsonb)"
