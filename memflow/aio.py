@@ -213,10 +213,16 @@ class AsyncDataset:
     async def add_episode(self, draft: EpisodeDraft | dict[str, Any]) -> WriteResult:
         return await self.add_episodes([draft])
 
-    async def add_episodes(self, drafts: Sequence[EpisodeDraft | dict[str, Any]]) -> WriteResult:
+    async def add_episodes(
+        self,
+        drafts: Sequence[EpisodeDraft | dict[str, Any]],
+        *,
+        scope: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> WriteResult:
         """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
         ctx = await self.context()
-        doc, plan = await self._cpu(draft_document, ctx.dataset_id, drafts)
+        doc, plan = await self._cpu(draft_document, ctx.dataset_id, drafts, scope, metadata)
         writer = Writer(ctx.engine, ctx.embedder, fault=ctx.fault)
         return await aio.run_op(
             self.memory.engine, writer.write_op(ctx.dataset_id, doc, plan), self.memory.cpu
@@ -233,6 +239,8 @@ class AsyncDataset:
         budget_tokens: int | None = None,
         now: datetime | None = None,
         config: RecallConfig | None = None,
+        scope: dict[str, str] | None = None,
+        where: dict[str, Any] | None = None,
     ) -> SearchResponse:
         """As :meth:`memflow.Dataset.search`."""
         ctx = await self.context()
@@ -246,6 +254,8 @@ class AsyncDataset:
             budget_tokens=budget_tokens,
             now=now,
             config=config,
+            scope=scope,
+            where=where,
         )
         fetched = await aio.run_tx(
             self.memory.engine, Tx(lambda: search_body(ctx.dataset_id, plan)), self.memory.cpu
@@ -266,6 +276,8 @@ class AsyncDataset:
         raise_on_error: bool | None = None,
         options: MemorizeOptions | None = None,
         on_progress: ProgressCallback | None = None,
+        scope: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> MemorizeReport:
         """As :meth:`memflow.Dataset.memorize`; each document is written in one transaction
         (cancelling the call leaves the document being written out entirely). ``progress`` and
@@ -276,6 +288,8 @@ class AsyncDataset:
             reference_time=reference_time,
             routing=routing,
             raise_on_error=raise_on_error,
+            scope=scope,
+            metadata=metadata,
         )
         ctx = await self.context()
         items = await self._cpu(

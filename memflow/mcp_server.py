@@ -64,6 +64,10 @@ IsoTime = Annotated[
     str | None,
     Field(description="ISO 8601 time, e.g. 2024-05-08 or 2024-05-08T13:56:00Z"),
 ]
+Scope = Annotated[
+    dict[str, str] | None,
+    Field(description='whose memory: any of {"user": .., "agent": .., "session": ..}'),
+]
 
 
 def _tool_error(exc: MemflowError) -> ToolError:
@@ -122,11 +126,22 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             str | None,
             Field(description="ISO 8601 time that relative dates ('yesterday') refer to"),
         ] = None,
+        scope: Scope = None,
+        metadata: Annotated[
+            dict[str, Any] | None,
+            Field(description="a JSON object stored with it, for search's where filter"),
+        ] = None,
     ) -> dict[str, Any]:
         """Remember a text (or a file the server may read). Returns the per-document report:
         status written/skipped (same content again)/failed, counts and episode_ids."""
         return service.memorize(
-            dataset, text=text, path=path, content_type=content_type, reference_time=reference_time
+            dataset,
+            text=text,
+            path=path,
+            content_type=content_type,
+            reference_time=reference_time,
+            scope=scope,
+            metadata=metadata,
         )
 
     def search(
@@ -137,6 +152,15 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         display: Display = AGENT_DISPLAY,
         budget_tokens: Budget = None,
         now: IsoTime = None,
+        scope: Scope = None,
+        where: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description='only memories whose metadata passes this filter: {"k": v}, '
+                '{"k": {"in": [..]}}, {"k": {"not": v}}, {"k": {"gte": .., "lt": ..}}, '
+                '{"k": {"exists": true}}, {"and": [..]}, {"or": [..]}'
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Search the memory. Read the "context" field: the stored facts most related to the
         query, with their dates. "results" lists the ranked episodes with their ids."""
@@ -148,6 +172,8 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             display=display,
             budget_tokens=budget_tokens,
             now=now,
+            scope=scope,
+            where=where,
         )
 
     def forget(

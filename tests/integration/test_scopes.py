@@ -167,3 +167,25 @@ def test_bad_scopes_are_rejected_naming_the_key(mem: Memory, scope: Any, needle:
         ds.search("anything", scope=scope)
     with pytest.raises(InvalidInput, match=needle):
         ds.add_episodes([{"name": "n", "summary": "s"}], scope=scope)
+
+
+def test_the_async_door_takes_the_same_scopes(db_url: str) -> None:
+    import asyncio
+
+    from memflow import AsyncMemory
+    from memflow.embed.hash import HashEmbedder
+
+    async def go() -> None:
+        async with AsyncMemory.open(db_url, embedder=HashEmbedder(384)) as mem:
+            ds = mem.dataset("team")
+            a = await ds.memorize(ALICE, scope={"user": "alice"}, metadata={"kind": "work"})
+            await ds.memorize(BOB, scope={"user": "bob"})
+            await ds.add_episodes([{"name": "n", "summary": "Pixel"}], scope={"user": "carl"})
+            resp = await ds.search("Jonas Brandt cat Pixel", scope={"user": "alice"})
+            assert _documents(resp) == {a.documents[0].id}
+            resp = await ds.search("Jonas Brandt cat Pixel", where={"kind": {"exists": False}})
+            assert resp.results and a.documents[0].id not in _documents(resp)
+            with pytest.raises(InvalidInput, match="'bogus'"):
+                await ds.search("x", where={"kind": {"bogus": 1}})
+
+    asyncio.run(go())
