@@ -189,3 +189,19 @@ def test_the_async_door_takes_the_same_scopes(db_url: str) -> None:
                 await ds.search("x", where={"kind": {"bogus": 1}})
 
     asyncio.run(go())
+
+
+def test_import_and_procedures_respect_scopes(mem: Memory, db_url: str) -> None:
+    from tests.support.runbooks import RUNBOOK_EN
+
+    ds = mem.dataset("ops")
+    drafts = [[{"name": "Kiln check", "summary": "Ines checks the kiln every Monday."}]]
+    [imported] = ds.import_episodes(drafts, scope={"agent": "potter"}, metadata={"room": 4})
+    stored = rows(db_url, "SELECT scope, metadata FROM memflow.document WHERE id = %s",
+                  imported.document_id)  # fmt: skip
+    assert stored == [({"agent": "potter"}, {"room": 4})]
+    ds.memorize(RUNBOOK_EN, content_type="markdown", extractor="rules", scope={"user": "sre"})
+    query = "How do we roll back a release?"
+    assert ds.search(query, mode="procedural", scope={"user": "sre"}).results
+    assert ds.search(query, mode="procedural", scope={"user": "intern"}).results == []
+    assert ds.search(query, mode="procedural", where={"room": 4}).results == []
