@@ -21,6 +21,7 @@ Run: ``python -m benchmarks.scale [--sizes 10k,100k,1M] [--quick] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import threading
 import time
@@ -36,9 +37,10 @@ from benchmarks import common, synth
 from memflow.config import libpq_url
 from memflow.context import StoreContext
 from memflow.db import engine as dbe
+from memflow.db.filters import SearchFilter, search_filter
 from memflow.db.queries import raw
 from memflow.embed.base import Matrix, Vector
-from memflow.recall import sqlrecall
+from memflow.recall import sqlrecall, visibility
 from memflow.recall.config import RecallConfig
 from memflow.recall.pipeline import episode_hits, hit_ids_for_projection, respond, score_hits
 from memflow.recall.preprocess import preprocess
@@ -90,9 +92,11 @@ def _ms(t: float) -> float:
 
 
 def search_exact(
-    engine: Engine, ds: uuid.UUID, qvec: Vector, query: str, cfg: RecallConfig
-) -> tuple[SearchResponse, dict[str, int]]:
-    """memflow's pipeline with exact recall (the baseline); same stages as search().
+    engine: Engine, ds: uuid.UUID, qvec: Vector, query: str, cfg: RecallConfig,
+    flt: SearchFilter | None = None,
+) -> tuple[SearchResponse, dict[str, int]]:  # fmt: skip
+    """memflow's pipeline with exact recall (the baseline); same stages as search(), with the
+    same scope / where filter when ``flt`` is given (the exact filtered scan).
     Also returns the size of the projected subgraph (nodes per kind, edges)."""
     timings: dict[str, float] = {}
     pq = preprocess(query, None, cfg.timezone)
@@ -100,7 +104,9 @@ def search_exact(
     with dbe.transaction(engine) as conn:
         t = time.perf_counter()
         sqlrecall.bind(conn, ds, max(cfg.ef_search, k))
-        rows = conn.execute(text(exact_recall_sql()), {"dataset_id": ds, "q": qvec, "k": k}).all()
+        visible = visibility.resolve(conn, ds, flt)
+        rows = conn.execute(text(exact_recall_sql()),
+                            {"dataset_id": ds, "q": qvec, "k": k, **visibility.params(visible)}).all()  # fmt: skip
         hits = [Hit(collection=r.collection, node_id=r.node_id, text=r.text, distance=float(r.distance),
                     edge_text_hash=bytes(r.text_hash) if r.text_hash is not None else None)
                 for r in rows]  # fmt: skip
@@ -109,7 +115,7 @@ def search_exact(
         scored = score_hits(hits, pq, cfg)
         seeds = hit_ids_for_projection(scored, cfg, pq, top_k=cfg.top_k)
         graph = sqlrecall.project(
-            conn, ds, seeds, cfg, leaves=episode_hits(scored), with_sources=False
+            conn, ds, seeds, cfg, leaves=episode_hits(scored), with_sources=False, visible=visible
         )
         timings["projection_sql"] = _ms(t)
     resp = respond(hits, graph, pq, cfg, top_k=cfg.top_k, timings_ms=timings)
@@ -131,18 +137,25 @@ def _episodes(resp: SearchResponse) -> list[uuid.UUID]:
     return [r.episode_id for r in resp.results[:10]]
 
 
-def recall_plan(engine: Engine, ds: uuid.UUID, qvec: Vector, cfg: RecallConfig) -> list[str]:
-    """How the planner reads each recall branch (index or scan lines of EXPLAIN)."""
+def recall_plan(
+    engine: Engine, ds: uuid.UUID, qvec: Vector, cfg: RecallConfig, flt: SearchFilter | None = None
+) -> list[str]:
+    """How the planner reads each recall branch (index or scan lines of EXPLAIN; filtered: with
+    the filter lines, the bound id arrays cut short)."""
     with dbe.transaction(engine) as conn:
         sqlrecall.bind(conn, ds, max(cfg.ef_search, cfg.wide_search_top_k))
+        visible = visibility.resolve(conn, ds, flt)
         lines = conn.execute(
             text("EXPLAIN (COSTS OFF) " + raw("recall")),
-            {"dataset_id": ds, "q": qvec, "k": cfg.wide_search_top_k},
+            {"dataset_id": ds, "q": qvec, "k": cfg.wide_search_top_k, **visibility.params(visible)},
         ).scalars()
+        keep = ("Scan", "Filter", "Index Cond") if flt else ("Scan",)
         return [
-            re.sub(r"\s+", " ", ln.strip().lstrip("-> "))
+            re.sub(r"'\{[^}]{60,}\}'", "'{...}'", re.sub(r"\s+", " ", ln.strip().lstrip("-> ")))[
+                :240
+            ]
             for ln in lines
-            if "Scan" in ln and "Subquery" not in ln
+            if any(w in ln for w in keep) and "Subquery" not in ln and "One-Time" not in ln
         ]
 
 
@@ -196,6 +209,53 @@ def compare(engine: Engine, emb: LookupEmbedder, queries: list[tuple[str, synth.
         "exact_recall_sql_p50_ms": common.percentiles(exact_recall)["p50"],
         "projected_mean": {k: round(float(np.mean(v)), 1) for k, v in projected.items()},
     }  # fmt: skip
+
+
+def compare_filtered(engine: Engine, emb: LookupEmbedder, gen: synth.Generator,
+                     queries: list[tuple[str, synth.Query]], cfg: RecallConfig) -> dict[str, Any]:  # fmt: skip
+    """Filtered search (each filter keeps ~1 % of the dataset) against the exact filtered scan:
+    ``own_user``: scope = the user of the query's source episode (a user searching their own
+    memories); ``bucket``: where = {"bucket": 7} for every query (a metadata filter unrelated to
+    the query, the hard case for an index scan). Every result must carry the filter's value."""
+    out: dict[str, Any] = {}
+    variants: dict[str, Any] = {
+        "own_user": lambda q: ({"user": gen.episode_user[q.source_episode]}, None),
+        "bucket": lambda q: (None, {"bucket": 7}),
+    }
+    for name, make in variants.items():
+        ann: list[float] = []
+        exact: list[float] = []
+        filter_sql: list[float] = []
+        overlaps: list[float] = []
+        leaks = found = 0
+        for qtext, qry in queries:
+            scope, where = make(qry)
+            flt = search_filter(scope, where)
+            a = search(StoreContext(engine, emb, qry.dataset_id), qtext, top_k=cfg.top_k,
+                       config=cfg, scope=scope, where=where)  # fmt: skip
+            e, _ = search_exact(engine, qry.dataset_id, qry.vector, qtext, cfg, flt)
+            ann.append(latency(a))
+            exact.append(latency(e))
+            filter_sql.append(float(a.timings_ms.get("filter_sql", 0.0)))
+            top_a, top_e = _episodes(a), _episodes(e)
+            overlaps.append(len(set(top_a) & set(top_e)) / max(1, len(top_e)))
+            found += qry.source_episode in top_a
+            for r in a.results:
+                tags = r.scope if scope else r.metadata
+                leaks += any(tags.get(k) != v for k, v in (scope or where).items())
+        pa, pe = common.percentiles(ann), common.percentiles(exact)
+        scope, where = make(queries[0][1])
+        out[name] = {
+            "queries": len(queries), "filter": {"scope": scope, "where": where},
+            "p50_ms": pa["p50"], "p95_ms": pa["p95"], "exact_p50_ms": pe["p50"],
+            "filter_sql_p50_ms": common.percentiles(filter_sql)["p50"],
+            "overlap@10": round(float(np.mean(overlaps)), 4) if overlaps else None,
+            "source_episode@10": round(found / max(1, len(queries)), 4),
+            "results_outside_the_filter": leaks,
+            "plan": recall_plan(engine, queries[0][1].dataset_id, queries[0][1].vector, cfg,
+                                search_filter(scope, where)),
+        }  # fmt: skip
+    return out
 
 
 def concurrency(engine: Engine, emb: LookupEmbedder, queries: list[tuple[str, synth.Query]],
@@ -275,6 +335,10 @@ def run_size(
                 search_exact(engine, qry.dataset_id, qry.vector, qtext, cfg)
             result = compare(engine, emb, large, cfg)
             result["plan"] = recall_plan(engine, large[0][1].dataset_id, large[0][1].vector, cfg)
+            if not args.no_filtered:
+                result["filtered"] = compare_filtered(engine, emb, gen, large, cfg)
+                for f in result["filtered"].values():
+                    f["p50_vs_unfiltered"] = round(f["p50_ms"] / result["p50_ms"], 2)
             if small:
                 s = compare(engine, emb, small, cfg)
                 s["plan"] = recall_plan(engine, small[0][1].dataset_id, small[0][1].vector, cfg)
@@ -310,6 +374,14 @@ def check_targets(res: dict[str, Any]) -> dict[str, bool]:
         "projection + scoring <= half": share is not None
         and share <= TARGETS["projection_scoring_share"],
         "0 errors under 16 clients": bool(c16) and c16.get("errors", 1) == 0,
+        **{
+            f"filtered ({name}): p50 <= 2x unfiltered, overlap@10 >= 0.95, no result outside": (
+                f["p50_vs_unfiltered"] <= 2.0
+                and (f["overlap@10"] or 0) >= TARGETS["overlap@10"]
+                and f["results_outside_the_filter"] == 0
+            )
+            for name, f in res.get("filtered", {}).items()
+        },
     }
 
 
@@ -381,6 +453,23 @@ def markdown(data: dict[str, Any]) -> str:
          data["sizes"][s].get("small_dataset", {}).get("exact_p50_ms"),
          data["sizes"][s].get("small_dataset", {}).get("overlap@10"),
          "; ".join(data["sizes"][s].get("small_dataset", {}).get("plan", [])[:2])] for s in sizes]))  # fmt: skip
+    filtered = [(s, n, f) for s in sizes for n, f in data["sizes"][s].get("filtered", {}).items()]
+    if filtered:
+        out += [
+            "",
+            "## Filtered search (~1 % of the largest dataset) vs the exact filtered scan",
+            "",
+        ]
+        out.append(common.md_table(
+            ["store rows", "filter", "search p50", "p95", "vs unfiltered p50", "filter_sql p50",
+             "exact filtered p50", "overlap@10", "source@10", "results outside the filter"],
+            [[f"{int(s):,}", f"{n}: {json.dumps(f['filter'], ensure_ascii=False)}", f["p50_ms"],
+              f["p95_ms"], f["p50_vs_unfiltered"], f["filter_sql_p50_ms"], f["exact_p50_ms"],
+              f["overlap@10"], f["source_episode@10"], f["results_outside_the_filter"]]
+             for s, n, f in filtered]))  # fmt: skip
+        for s, n, f in filtered:
+            out += ["", f"Plan of the recall statement, {n} ({int(s):,} rows):", "", "```"]
+            out += [*f["plan"], "```"]
     out += ["", "## Concurrent clients (memflow search, largest dataset)", ""]
     crow = []
     for s in sizes:
@@ -437,13 +526,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--maintenance-work-mem", default="4GB")
     ap.add_argument("--maintenance-workers", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="keep the scratch databases")
+    ap.add_argument("--no-filtered", action="store_true", help="skip the filtered searches")
+    ap.add_argument("--name", default="scale", help="results file stem (default scale)")
     ap.add_argument("--note", action="append", default=[], help="a note for the Markdown")
     ap.add_argument(
         "--render-only", action="store_true", help="rewrite scale.md from scale.json (with --note)"
     )
     args = ap.parse_args(argv)
     if args.render_only:
-        return common.render_only(args.out, "scale", args.note, markdown)
+        return common.render_only(args.out, args.name, args.note, markdown)
     args.clients = [int(c) for c in args.clients.split(",")]
     sizes = common.parse_sizes(args.sizes or ("3000" if args.quick else "10k,100k,1M"))
     args.queries = args.queries or (4 if args.quick else 40)
@@ -463,10 +554,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {"sizes": results, "stamp": common.stamp(settings), "method": METHOD,
                             "targets": {s: check_targets(r) for s, r in results.items()},
                             "notes": list(args.note)}  # fmt: skip
-    if plot(results, args.out / "scale.png"):
-        data["plot"] = "scale.png"
-    common.write_json(args.out / "scale.json", data)
-    common.write_text(args.out / "scale.md", markdown(data))
+    if plot(results, args.out / f"{args.name}.png"):
+        data["plot"] = f"{args.name}.png"
+    common.write_json(args.out / f"{args.name}.json", data)
+    common.write_text(args.out / f"{args.name}.md", markdown(data))
     return data
 
 

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg.types.json import Jsonb
 
 from memflow.db.schema import COLLECTIONS
 from memflow.ids import canonical_name, text_hash
@@ -41,7 +42,8 @@ _FACET_TYPES = ("topic", "decision", "plan", "risk", "metric")
 
 TABLE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "document": (("dataset_id", "uuid"), ("id", "uuid"), ("source", "text"), ("title", "text"),
-                 ("content_type", "text"), ("content_hash", "text"), ("reference_time", "timestamptz")),
+                 ("content_type", "text"), ("content_hash", "text"), ("reference_time", "timestamptz"),
+                 ("scope", "jsonb"), ("metadata", "jsonb")),
     "chunk": (("dataset_id", "uuid"), ("id", "uuid"), ("document_id", "uuid"), ("idx", "int4"),
               ("key", "text"), ("text", "text"), ("speaker", "text"), ("ts", "timestamptz")),
     "node": (("dataset_id", "uuid"), ("id", "uuid"), ("kind", "text"), ("name", "text"),
@@ -51,12 +53,27 @@ TABLE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "edge": (("dataset_id", "uuid"), ("id", "uuid"), ("src", "uuid"), ("relationship", "text"),
              ("dst", "uuid"), ("edge_text", "text"), ("text_hash", "bytea"), ("created_at", "timestamptz")),
     "node_chunk": (("dataset_id", "uuid"), ("node_id", "uuid"), ("chunk_id", "uuid")),
+    # Provenance: which document supports each node and edge (scopes and filters read it).
+    "node_source": (("dataset_id", "uuid"), ("node_id", "uuid"), ("document_id", "uuid")),
+    "edge_source": (("dataset_id", "uuid"), ("edge_id", "uuid"), ("document_id", "uuid")),
     **{c.table: ((("dataset_id", "uuid"), ("node_id", "uuid"), ("text_hash", "bytea"),
                   ("text", "text"), ("embedding", "vector")) if c.node_kind else
                  (("dataset_id", "uuid"), ("text_hash", "bytea"), ("text", "text"), ("embedding", "vector")))
        for c in COLLECTIONS},
 }  # fmt: skip
-LOAD_ORDER = ("document", "chunk", "node", "edge", "node_chunk", *(c.table for c in COLLECTIONS))
+LOAD_ORDER = (
+    "document",
+    "chunk",
+    "node",
+    "edge",
+    "node_chunk",
+    "node_source",
+    "edge_source",
+    *(c.table for c in COLLECTIONS),
+)
+# Each episode's document belongs to one of USERS users (scope {"user": "u<n % USERS>"}) and
+# carries metadata {"bucket": n % USERS}: one user or bucket is ~1 % of a dataset.
+USERS = 100
 EMBED_TABLES = tuple(c.table for c in COLLECTIONS)
 
 
@@ -117,6 +134,7 @@ class Generator:
         self.base_time = datetime(2025, 1, 1, tzinfo=UTC)
         # A few stored point vectors per dataset, kept to build queries from.
         self.samples: dict[uuid.UUID, list[tuple[F32, uuid.UUID]]] = {}
+        self.episode_user: dict[uuid.UUID, str] = {}  # sampled episodes' users
 
     def noise(self, n: int, scale: float) -> F32:
         raw = self.rng.standard_normal((n, self.dim)) * (scale / np.sqrt(self.dim))
@@ -158,9 +176,12 @@ class Generator:
         return entities[idx]
 
     def _edge(self, ds: uuid.UUID, batch: Batch, edge_texts: set[bytes], src: uuid.UUID,
-              rel: str, dst: uuid.UUID, txt: str, vec: F32, created: datetime) -> None:  # fmt: skip
+              rel: str, dst: uuid.UUID, txt: str, vec: F32, created: datetime,
+              doc_id: uuid.UUID) -> None:  # fmt: skip
         h = text_hash(txt)
-        batch.rows["edge"].append((ds, uuid.uuid4(), src, rel, dst, txt, h, created))
+        edge_id = uuid.uuid4()
+        batch.rows["edge"].append((ds, edge_id, src, rel, dst, txt, h, created))
+        batch.rows["edge_source"].append((ds, edge_id, doc_id))
         if h not in edge_texts:
             edge_texts.add(h)
             batch.rows["edge_text"].append((ds, h, txt, _unit(vec)))
@@ -177,18 +198,20 @@ class Generator:
         ep_id, doc_id = uuid.uuid4(), uuid.uuid4()
         ep_name = f"{self._words(3).capitalize()} {n}"
         summary = f"{ep_name}: {self._words(14)}."
-        rows["document"].append(
-            (ds, doc_id, f"synth/{n}", ep_name, "dialog", uuid.uuid4().hex, created)
-        )
+        user = f"u{n % USERS}"
+        rows["document"].append((ds, doc_id, f"synth/{n}", ep_name, "dialog", uuid.uuid4().hex,
+                                 created, Jsonb({"user": user}), Jsonb({"bucket": n % USERS})))  # fmt: skip
+        rows["node_source"].append((ds, ep_id, doc_id))
         rows["node"].append((ds, ep_id, "Episode", ep_name, summary, None, None, None, None, None,
                              "open", created, created))  # fmt: skip
         rows["episode_summary"].append((ds, ep_id, text_hash(summary), summary, ep_vec))
         ent_idx = sorted(set(int(i) for i in rng.choice(len(weights), size=5, p=weights)))
         ents = [self._entity(ds, i, batch, entities, created) for i in ent_idx]
         for eid, ename, evec in ents:
+            rows["node_source"].append((ds, eid, doc_id))  # entities are shared across documents
             role = _ROLES[int(rng.integers(len(_ROLES)))]
             self._edge(ds, batch, edge_texts, ep_id, "involves_entity", eid, f"{ename} | {role}",
-                       evec + 0.5 * ep_vec, created)  # fmt: skip
+                       evec + 0.5 * ep_vec, created, doc_id)  # fmt: skip
         chunk_idx = 0
         ep_chunks: list[uuid.UUID] = []
         for fi in range(n_facets):
@@ -197,10 +220,11 @@ class Generator:
             anchor = f"{handle}: {self._words(20)}"
             rows["node"].append((ds, fid, "Facet", handle, None, handle, anchor,
                                  _FACET_TYPES[fi % len(_FACET_TYPES)], None, None, None, None, created))  # fmt: skip
+            rows["node_source"].append((ds, fid, doc_id))
             rows["facet_search_text"].append((ds, fid, text_hash(handle), handle, f_vecs[fi]))
             rows["facet_anchor_text"].append((ds, fid, text_hash(anchor), anchor, a_vecs[fi]))
             self._edge(ds, batch, edge_texts, ep_id, "has_facet", fid, f"{handle}: {anchor[:120]}",
-                       ep_vec + f_vecs[fi], created)  # fmt: skip
+                       ep_vec + f_vecs[fi], created, doc_id)  # fmt: skip
             n_points = int(np.clip(rng.poisson(4), 1, 8))
             p_vecs = _unit(f_vecs[fi] + self.noise(n_points, 0.7))
             for pi in range(n_points):
@@ -216,14 +240,17 @@ class Generator:
                     (ds, pid, text_hash(ptext), ptext, p_vecs[pi])
                 )
                 rows["node_chunk"].append((ds, pid, cid))
+                rows["node_source"].append((ds, pid, doc_id))
                 rows["node_chunk"].append((ds, fid, cid))
                 self._edge(ds, batch, edge_texts, fid, "has_point", pid, f"{handle} -> {ptext}",
-                           f_vecs[fi] + p_vecs[pi], created)  # fmt: skip
+                           f_vecs[fi] + p_vecs[pi], created, doc_id)  # fmt: skip
                 if len(self.samples[ds]) < 400 and rng.random() < 0.2:
                     self.samples[ds].append((p_vecs[pi], ep_id))
+                    self.episode_user[ep_id] = user
             eid, ename, evec = ents[int(rng.integers(len(ents)))]
             self._edge(ds, batch, edge_texts, fid, "involves_entity", eid,
-                       f"{ename} | mentioned (in: {handle[:50]})", evec + f_vecs[fi], created)  # fmt: skip
+                       f"{ename} | mentioned (in: {handle[:50]})", evec + f_vecs[fi], created,
+                       doc_id)  # fmt: skip
         for cid in ep_chunks:
             rows["node_chunk"].append((ds, ep_id, cid))
 
@@ -315,6 +342,7 @@ def load_store(libpq: str, gen: Generator, plans: list[DatasetPlan], *,
             report.index_s[name] = round(time.perf_counter() - t, 2)
         t = time.perf_counter()
         conn.execute("VACUUM (ANALYZE) memflow.node, memflow.edge, memflow.node_chunk, memflow.chunk, "
+                     "memflow.document, memflow.node_source, memflow.edge_source, "
                      + ", ".join(f"memflow.{t}" for t in EMBED_TABLES))  # fmt: skip
         report.vacuum_s = round(time.perf_counter() - t, 2)
     return report

@@ -170,6 +170,8 @@ class AsyncMemory:
         config: RecallConfig | None = None,
         as_of: datetime | None = None,
         include_history: bool = False,
+        scope: dict[str, str] | None = None,
+        where: dict[str, Any] | None = None,
     ) -> SearchResponse:
         """As :meth:`memflow.Memory.search`: one ranked list over several datasets."""
         names = multi.dataset_names(datasets)
@@ -182,7 +184,7 @@ class AsyncMemory:
         plan = await self.cpu.run(
             plan_search, self.embedder, query, top_k=top_k, mode=mode, display=display,
             budget_tokens=budget_tokens, now=now, config=config, as_of=as_of,
-            include_history=include_history,
+            include_history=include_history, scope=scope, where=where,
         )  # fmt: skip
         fetched = await aio.run_tx(self.engine, multi.fetch_tx(targets, plan), self.cpu)
         return await self.cpu.run(multi.finish, targets, plan, fetched, config)
@@ -244,10 +246,16 @@ class AsyncDataset:
     async def add_episode(self, draft: EpisodeDraft | dict[str, Any]) -> WriteResult:
         return await self.add_episodes([draft])
 
-    async def add_episodes(self, drafts: Sequence[EpisodeDraft | dict[str, Any]]) -> WriteResult:
+    async def add_episodes(
+        self,
+        drafts: Sequence[EpisodeDraft | dict[str, Any]],
+        *,
+        scope: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> WriteResult:
         """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
         ctx = await self.context()
-        doc, plan = await self._cpu(draft_document, ctx.dataset_id, drafts)
+        doc, plan = await self._cpu(draft_document, ctx.dataset_id, drafts, scope, metadata)
         writer = Writer(ctx.engine, ctx.embedder, fault=ctx.fault)
         return await aio.run_op(
             self.memory.engine, writer.write_op(ctx.dataset_id, doc, plan), self.memory.cpu
@@ -264,6 +272,8 @@ class AsyncDataset:
         budget_tokens: int | None = None,
         now: datetime | None = None,
         config: RecallConfig | None = None,
+        scope: dict[str, str] | None = None,
+        where: dict[str, Any] | None = None,
     ) -> SearchResponse:
         """As :meth:`memflow.Dataset.search`."""
         ctx = await self.context()
@@ -277,6 +287,8 @@ class AsyncDataset:
             budget_tokens=budget_tokens,
             now=now,
             config=config,
+            scope=scope,
+            where=where,
         )
         fetched = await aio.run_tx(
             self.memory.engine, Tx(lambda: search_body(ctx.dataset_id, plan)), self.memory.cpu
@@ -297,6 +309,8 @@ class AsyncDataset:
         raise_on_error: bool | None = None,
         options: MemorizeOptions | None = None,
         on_progress: ProgressCallback | None = None,
+        scope: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> MemorizeReport:
         """As :meth:`memflow.Dataset.memorize`; each document is written in one transaction
         (cancelling the call leaves the document being written out entirely). ``progress`` and
@@ -307,6 +321,8 @@ class AsyncDataset:
             reference_time=reference_time,
             routing=routing,
             raise_on_error=raise_on_error,
+            scope=scope,
+            metadata=metadata,
         )
         ctx = await self.context()
         items = await self._cpu(

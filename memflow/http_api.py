@@ -157,6 +157,12 @@ class MemorizeBody(BaseModel):
     reference_time: str | None = Field(
         default=None, description="ISO 8601 time that relative dates in the text refer to"
     )
+    scope: dict[str, str] | None = Field(
+        default=None, description='who it belongs to: any of {"user", "agent", "session"}'
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="a JSON object stored on the document (search filters on it)"
+    )
 
 
 class SearchBody(BaseModel):
@@ -167,6 +173,12 @@ class SearchBody(BaseModel):
     display: Literal["highly_related", "summary", "detail"] = AGENT_DISPLAY
     budget_tokens: int | None = Field(default=None, ge=1, le=20_000)
     now: str | None = Field(default=None, description="ISO 8601 time for relative dates")
+    scope: dict[str, str] | None = Field(
+        default=None, description='only memories of this scope, e.g. {"user": "u1"}'
+    )
+    where: dict[str, Any] | None = Field(
+        default=None, description='a metadata filter, e.g. {"project": "atlas"} (see README)'
+    )
 
 
 class SearchDatasetsBody(SearchBody):
@@ -267,6 +279,8 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
                 text=body.text,
                 content_type=body.content_type,
                 reference_time=body.reference_time,
+                scope=body.scope,
+                metadata=body.metadata,
             )
         )
 

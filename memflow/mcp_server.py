@@ -65,6 +65,18 @@ IsoTime = Annotated[
     str | None,
     Field(description="ISO 8601 time, e.g. 2024-05-08 or 2024-05-08T13:56:00Z"),
 ]
+Scope = Annotated[
+    dict[str, str] | None,
+    Field(description='whose memory: any of {"user": .., "agent": .., "session": ..}'),
+]
+Where = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description='only memories whose metadata passes this filter: {"k": v}, '
+        '{"k": {"in": [..]}}, {"k": {"not": v}}, {"k": {"gte": .., "lt": ..}}, '
+        '{"k": {"exists": true}}, {"and": [..]}, {"or": [..]}'
+    ),
+]
 
 
 def _tool_error(exc: MemflowError) -> ToolError:
@@ -123,11 +135,22 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             str | None,
             Field(description="ISO 8601 time that relative dates ('yesterday') refer to"),
         ] = None,
+        scope: Scope = None,
+        metadata: Annotated[
+            dict[str, Any] | None,
+            Field(description="a JSON object stored with it, for search's where filter"),
+        ] = None,
     ) -> dict[str, Any]:
         """Remember a text (or a file the server may read). Returns the per-document report:
         status written/skipped (same content again)/failed, counts and episode_ids."""
         return service.memorize(
-            dataset, text=text, path=path, content_type=content_type, reference_time=reference_time
+            dataset,
+            text=text,
+            path=path,
+            content_type=content_type,
+            reference_time=reference_time,
+            scope=scope,
+            metadata=metadata,
         )
 
     def search(
@@ -138,6 +161,8 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         display: Display = AGENT_DISPLAY,
         budget_tokens: Budget = None,
         now: IsoTime = None,
+        scope: Scope = None,
+        where: Where = None,
     ) -> dict[str, Any]:
         """Search the memory. Read the "context" field: the stored facts most related to the
         query, with their dates. "results" lists the ranked episodes with their ids."""
@@ -149,6 +174,8 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             display=display,
             budget_tokens=budget_tokens,
             now=now,
+            scope=scope,
+            where=where,
         )
 
     def search_datasets(
@@ -166,6 +193,8 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         display: Display = AGENT_DISPLAY,
         budget_tokens: Budget = None,
         now: IsoTime = None,
+        scope: Scope = None,
+        where: Where = None,
     ) -> dict[str, Any]:
         """Search several datasets at once: one ranked list, each result with its "dataset";
         read the "context" field as for search."""
@@ -177,6 +206,8 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             display=display,
             budget_tokens=budget_tokens,
             now=now,
+            scope=scope,
+            where=where,
         ).model_dump(mode="json")
 
     def forget(

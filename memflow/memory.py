@@ -49,9 +49,8 @@ from memflow.store.datasets import (
 )
 from memflow.store.forget import ForgetReport, forget
 from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
-from memflow.store.plan import WritePlan
 from memflow.store.versions import version_procedures
-from memflow.store.writer import DocumentInfo, Writer, WriteResult
+from memflow.store.writer import Writer, WriteResult
 
 if TYPE_CHECKING:
     from memflow.db.embedded import EmbeddedServer
@@ -214,6 +213,8 @@ class Memory:
         config: RecallConfig | None = None,
         as_of: datetime | None = None,
         include_history: bool = False,
+        scope: dict[str, str] | None = None,
+        where: dict[str, Any] | None = None,
     ) -> SearchResponse:
         """One ranked list over several ``datasets`` (each result and context unit carries its
         ``dataset``); the other keywords as :meth:`Dataset.search`. The query is embedded once,
@@ -226,7 +227,7 @@ class Memory:
         plan = plan_search(
             self.embedder, query, top_k=top_k, mode=mode, display=display,
             budget_tokens=budget_tokens, now=now, config=config, as_of=as_of,
-            include_history=include_history,
+            include_history=include_history, scope=scope, where=where,
         )  # fmt: skip
         fetched = self.reads.run(lambda engine: run_tx(engine, multi.fetch_tx(targets, plan)))
         return multi.finish(targets, plan, fetched, config)
@@ -303,10 +304,17 @@ class Dataset:
     def add_episode(self, draft: EpisodeDraft | dict[str, Any]) -> WriteResult:
         return self.add_episodes([draft])
 
-    def add_episodes(self, drafts: Sequence[EpisodeDraft | dict[str, Any]]) -> WriteResult:
-        """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
+    def add_episodes(
+        self,
+        drafts: Sequence[EpisodeDraft | dict[str, Any]],
+        *,
+        scope: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> WriteResult:
+        """Store structured drafts in one transaction; adding the same drafts again is a no-op.
+        ``scope`` and ``metadata``: as for :meth:`memorize`."""
         self._claim_embedder()
-        doc, plan = self._draft_document(drafts)
+        doc, plan = draft_document(self.id, drafts, scope, metadata)
         with self.memory._writing():
             if not plan.procedure_ids:
                 return self._writer().write(self.id, doc, plan)
@@ -322,6 +330,8 @@ class Dataset:
         documents: Sequence[Sequence[EpisodeDraft | dict[str, Any]]],
         *,
         progress: Callable[[int, int], None] | None = None,
+        scope: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> list[WriteResult]:
         """Bulk import: each inner sequence is one document (as for :meth:`add_episodes`), all
         written in one transaction with the vector indexes rebuilt and the foreign keys checked
@@ -333,14 +343,9 @@ class Dataset:
         if not documents:
             raise InvalidInput("no documents given: pass at least one list of EpisodeDrafts")
         self._claim_embedder()
-        items = [self._draft_document(d) for d in documents]
+        items = [draft_document(self.id, d, scope, metadata) for d in documents]
         with self.memory._writing():
             return self._writer().write_bulk(self.id, items, progress)
-
-    def _draft_document(
-        self, drafts: Sequence[EpisodeDraft | dict[str, Any]]
-    ) -> tuple[DocumentInfo, WritePlan]:
-        return draft_document(self.id, drafts)
 
     # -- search ---------------------------------------------------------------------------------
     def search(
@@ -355,6 +360,8 @@ class Dataset:
         config: RecallConfig | None = None,
         as_of: datetime | None = None,
         include_history: bool = False,
+        scope: dict[str, str] | None = None,
+        where: dict[str, Any] | None = None,
     ) -> SearchResponse:
         """Episodes whose evidence chain is cheapest (``mode="episodic"``), or the ``vector`` /
         ``lexical`` baselines. No LLM is called. ``now`` anchors relative dates in the query.
@@ -365,7 +372,10 @@ class Dataset:
 
         ``as_of``: what held at that time, as far as it had been learned by then. Facts replaced
         since rank below current ones and are shown with their validity; ``include_history``
-        also shows what each current fact replaced."""
+        also shows what each current fact replaced.
+
+        ``scope`` (e.g. ``{"user": "u1"}``) and ``where`` (a metadata filter, see
+        :mod:`memflow.db.filters`): only what documents of that scope and metadata support."""
         self.check_embedder()
         resp = self.memory.reads.run(
             lambda engine: search(
@@ -379,6 +389,8 @@ class Dataset:
                 config=config,
                 as_of=as_of,
                 include_history=include_history,
+                scope=scope,
+                where=where,
             )
         )
         return honour_budget(resp, budget_tokens, config)
@@ -397,6 +409,8 @@ class Dataset:
         raise_on_error: bool | None = None,
         options: MemorizeOptions | None = None,
         on_progress: ProgressCallback | None = None,
+        scope: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> MemorizeReport:
         """Memorise files, directories, stdin ("-"), text, bytes or ParsedDocuments.
 
@@ -404,7 +418,8 @@ class Dataset:
         documents them). See :mod:`memflow.ingest.pipeline` for what ``source`` may be and when
         it raises. ``progress`` hears of each finished document; ``on_progress`` receives
         :class:`~memflow.ingest.progress.ProgressEvent`s (documents, embedding batches, writes,
-        with counts and an ETA).
+        with counts and an ETA). ``scope`` ({"user", "agent", "session"}, any subset) and
+        ``metadata`` (a JSON object) are stored on each document for ``search(scope=, where=)``.
         """
         opts = (options or MemorizeOptions()).updated(
             content_type=content_type,
@@ -412,6 +427,8 @@ class Dataset:
             reference_time=reference_time,
             routing=routing,
             raise_on_error=raise_on_error,
+            scope=scope,
+            metadata=metadata,
         )
         self._claim_embedder()
         with self.memory._writing():

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from sqlalchemy import Engine, event
 
 from memflow.db import engine as dbe
+from memflow.db.filters import check_metadata, check_scope
 from memflow.db.queries import q, raw
 from memflow.errors import InvalidInput
 from memflow.ingest.pipeline import max_document_bytes, resolve_inputs
@@ -162,8 +163,12 @@ class Service:
         content_type: str = "auto",
         reference_time: str | datetime | None = None,
         extractor: Literal["auto", "rules", "llm"] = "auto",
+        scope: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Memorise one text (or a file/directory under the read roots) into ``dataset``.
+        """Memorise one text (or a file/directory under the read roots) into ``dataset``, with
+        its ``scope`` and ``metadata`` (memflow.db.filters).
+
 
         The input is parsed before the dataset is created or anything is written, so a request
         that fails validation changes nothing; a document that fails later writes nothing."""
@@ -174,6 +179,7 @@ class Service:
                 f"content_type {content_type!r} is not one of {', '.join(CONTENT_TYPE_CHOICES)}"
             )
         ref = parse_time(reference_time, "reference_time")
+        scope, metadata = check_scope(scope), check_metadata(metadata)
         source: bytes | Path
         if text is not None:
             # Bytes, never str: a str naming an existing file would be read from this disk.
@@ -190,7 +196,12 @@ class Service:
             if item.error is not None:
                 raise item.error
         report = self.memory.dataset(dataset).memorize(
-            source, content_type=content_type, extractor=extractor, reference_time=ref
+            source,
+            content_type=content_type,
+            extractor=extractor,
+            reference_time=ref,
+            scope=scope,
+            metadata=metadata,
         )
         return report.to_json()
 
@@ -205,6 +216,8 @@ class Service:
         display: DisplayMode = AGENT_DISPLAY,
         budget_tokens: int | None = None,
         now: str | datetime | None = None,
+        scope: dict[str, str] | None = None,
+        where: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The same JSON as ``memflow search --json``."""
         return self.search_response(
@@ -215,6 +228,8 @@ class Service:
             display=display,
             budget_tokens=budget_tokens,
             now=now,
+            scope=scope,
+            where=where,
         ).model_dump(mode="json")
 
     def search_response(
@@ -227,6 +242,8 @@ class Service:
         display: DisplayMode = AGENT_DISPLAY,
         budget_tokens: int | None = None,
         now: str | datetime | None = None,
+        scope: dict[str, str] | None = None,
+        where: dict[str, Any] | None = None,
     ) -> SearchResponse:
         """:meth:`search` before its conversion to JSON-able dicts (the HTTP API serialises the
         model to bytes in one pass)."""
@@ -238,6 +255,8 @@ class Service:
             display=display,
             budget_tokens=budget_tokens,
             now=parse_time(now, "now"),
+            scope=scope,
+            where=where,
         )
 
     def search_datasets_response(
@@ -250,6 +269,8 @@ class Service:
         display: DisplayMode = AGENT_DISPLAY,
         budget_tokens: int | None = None,
         now: str | datetime | None = None,
+        scope: dict[str, str] | None = None,
+        where: dict[str, Any] | None = None,
     ) -> SearchResponse:
         """One search over several datasets (:meth:`memflow.Memory.search`): each result
         carries its ``dataset``. The caller checks the datasets may be used, before this."""
@@ -266,6 +287,8 @@ class Service:
             display=display,
             budget_tokens=budget_tokens,
             now=parse_time(now, "now"),
+            scope=scope,
+            where=where,
         )
 
     def _check_search(self, query: str, top_k: int, budget_tokens: int | None) -> None:

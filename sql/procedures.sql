@@ -43,6 +43,7 @@ WITH hits AS (
   (SELECT 'Procedure_summary' AS collection, s.node_id AS procedure_id, s.text,
           s.embedding <=> CAST(:q AS vector) AS distance
      FROM memflow.procedure_summary s WHERE s.dataset_id = :dataset_id
+      AND (NOT :filtered OR s.node_id = ANY(CAST(:visible_nodes AS uuid[])))
     ORDER BY s.embedding <=> CAST(:q AS vector) LIMIT :k)
   UNION ALL
   (SELECT 'Procedure_step_text', k.src, s.text, s.embedding <=> CAST(:q AS vector)
@@ -50,6 +51,7 @@ WITH hits AS (
      JOIN memflow.edge k ON k.dataset_id = s.dataset_id AND k.dst = s.node_id
                         AND k.relationship = 'has_key_point'
     WHERE s.dataset_id = :dataset_id
+      AND (NOT :filtered OR s.node_id = ANY(CAST(:visible_nodes AS uuid[])))
     ORDER BY s.embedding <=> CAST(:q AS vector) LIMIT :k)
   UNION ALL
   (SELECT 'Procedure_context_text', k.src, s.text, s.embedding <=> CAST(:q AS vector)
@@ -57,11 +59,13 @@ WITH hits AS (
      JOIN memflow.edge k ON k.dataset_id = s.dataset_id AND k.dst = s.node_id
                         AND k.relationship = 'has_context_point'
     WHERE s.dataset_id = :dataset_id
+      AND (NOT :filtered OR s.node_id = ANY(CAST(:visible_nodes AS uuid[])))
     ORDER BY s.embedding <=> CAST(:q AS vector) LIMIT :k)
 )
 SELECT h.collection, h.procedure_id, h.text, h.distance
 FROM hits h JOIN memflow.node p ON p.dataset_id = :dataset_id AND p.id = h.procedure_id
-WHERE p.status = 'current';
+WHERE p.status = 'current'
+  AND (NOT :filtered OR p.id = ANY(CAST(:visible_nodes AS uuid[])));
 
 -- name: procedure_details
 -- The given procedures with their steps in order, their episode and the chunks of their steps
@@ -74,6 +78,7 @@ SELECT v.id, v.name, v.summary, v.status, v.version, v.steps, v.context, v.episo
                JOIN memflow.document d ON d.dataset_id = c.dataset_id AND d.id = c.document_id
               WHERE k.dataset_id = v.dataset_id AND k.src = v.id
                 AND k.relationship = 'has_key_point'
+                AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
               ORDER BY c.idx LIMIT 64) AS sources
 FROM memflow.procedures v
 WHERE v.dataset_id = :dataset_id AND v.id = ANY(:ids);

@@ -14,29 +14,37 @@ SELECT set_config('memflow.dataset_id', :dataset_id, true),
 -- name: recall
 -- Wide vector recall: the :k nearest rows of every per-field embedding table, in one round trip.
 -- Each branch orders by the distance to the same query vector so the HNSW index is used.
+-- A filtered search (scope / where: memflow.recall.visibility) keeps only the visible rows in
+-- every branch; unfiltered (:filtered false), the condition folds away at planning.
 (SELECT 'Episode_summary' AS collection, node_id, NULL::bytea AS text_hash, text,
         embedding <=> CAST(:q AS vector) AS distance
    FROM memflow.episode_summary WHERE dataset_id = :dataset_id
+    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
   ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
 UNION ALL
 (SELECT 'Facet_search_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
    FROM memflow.facet_search_text WHERE dataset_id = :dataset_id
+    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
   ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
 UNION ALL
 (SELECT 'Facet_anchor_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
    FROM memflow.facet_anchor_text WHERE dataset_id = :dataset_id
+    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
   ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
 UNION ALL
 (SELECT 'FacetPoint_search_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
    FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id
+    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
   ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
 UNION ALL
 (SELECT 'Entity_name', node_id, NULL, text, embedding <=> CAST(:q AS vector)
    FROM memflow.entity_name WHERE dataset_id = :dataset_id
+    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
   ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
 UNION ALL
 (SELECT 'Edge_text', NULL, text_hash, text, embedding <=> CAST(:q AS vector)
    FROM memflow.edge_text WHERE dataset_id = :dataset_id
+    AND (NOT :filtered OR text_hash = ANY(CAST(:visible_texts AS bytea[])))
   ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k);
 
 -- name: project
@@ -55,11 +63,14 @@ UNION ALL
 -- when :with_sources (evidence units). An Entity carries its degree, the episodes and facets
 -- linking to it (counted up to :degree_cap; above :fanout it is a hub), and every Entity row the
 -- dataset's episode count (computed once): entity specificity.
+-- Filtered (:filtered), seeds, parents and provenance are only the visible nodes and documents:
+-- an entity two scopes share leads only to the episodes the search may see.
 -- Node columns are named after GraphNode's fields (memflow/recall/types.py), read by name.
 WITH RECURSIVE
 seed AS (
   SELECT id, ord, id = ANY(CAST(:leaves AS uuid[])) AS leaf
   FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS s(id, ord)
+  WHERE NOT :filtered OR id = ANY(CAST(:visible_nodes AS uuid[]))
 ),
 walk(node_id, depth, ord, is_episode, src, relationship, dst, edge_text) AS (
   SELECT id, 0, ord, leaf, NULL::uuid, NULL::text, NULL::uuid, NULL::text FROM seed
@@ -72,6 +83,7 @@ walk(node_id, depth, ord, is_episode, src, relationship, dst, edge_text) AS (
     FROM memflow.edge e
     WHERE e.dataset_id = :dataset_id AND e.dst = w.node_id
       AND e.relationship IN ('has_point', 'has_facet', 'involves_entity')
+      AND (NOT :filtered OR e.src = ANY(CAST(:visible_nodes AS uuid[])))
     ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.text_hash, e.src
     LIMIT :fanout
   ) up
@@ -112,6 +124,7 @@ LEFT JOIN LATERAL (
           FROM memflow.node_chunk nc
           JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
          WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
+           AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
            AND (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
          ORDER BY c.idx LIMIT CASE WHEN k.kind = 'Episode' THEN 1 ELSE 64 END) c
   JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
@@ -135,11 +148,13 @@ lvl1 AS (
   SELECT e.src, e.relationship, e.dst, e.edge_text
   FROM memflow.edge e JOIN eps ON e.src = eps.id
   WHERE e.dataset_id = :dataset_id AND e.relationship IN ('has_facet', 'involves_entity')
+    AND (NOT :filtered OR e.dst = ANY(CAST(:visible_nodes AS uuid[])))
 ),
 lvl2 AS (
   SELECT e.src, e.relationship, e.dst, e.edge_text
   FROM memflow.edge e JOIN lvl1 ON e.src = lvl1.dst AND lvl1.relationship = 'has_facet'
   WHERE e.dataset_id = :dataset_id AND e.relationship = 'has_point'
+    AND (NOT :filtered OR e.dst = ANY(CAST(:visible_nodes AS uuid[])))
 ),
 links AS (SELECT * FROM lvl1 UNION ALL SELECT * FROM lvl2)
 SELECT 'node' AS row_type, n.id, n.kind, coalesce(n.name, '') AS name, n.summary, n.search_text,
@@ -180,12 +195,15 @@ LEFT JOIN LATERAL (
           FROM memflow.node_chunk nc
           JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
          WHERE nc.dataset_id = :dataset_id AND nc.node_id = p.id
+           AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
          ORDER BY c.idx LIMIT 64) c
   JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
 ) src ON true
 WHERE hf.dataset_id = :dataset_id AND hf.relationship = 'has_facet'
   AND hf.src = ANY(CAST(:episode_ids AS uuid[]))
-  AND NOT (hp.dst = ANY(CAST(:known AS uuid[])));
+  AND NOT (hp.dst = ANY(CAST(:known AS uuid[])))
+  AND (NOT :filtered OR (hp.dst = ANY(CAST(:visible_nodes AS uuid[]))
+                         AND hf.dst = ANY(CAST(:visible_nodes AS uuid[]))));
 
 -- name: vector_units
 -- Baseline: plain ANN over FacetPoint and Facet texts, each unit with its episode and its
@@ -193,10 +211,12 @@ WHERE hf.dataset_id = :dataset_id AND hf.relationship = 'has_facet'
 WITH hits AS (
   (SELECT 'FacetPoint_search_text' AS collection, node_id, text, embedding <=> CAST(:q AS vector) AS distance
      FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id
+    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
     ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
   UNION ALL
   (SELECT 'Facet_anchor_text', node_id, text, embedding <=> CAST(:q AS vector)
      FROM memflow.facet_anchor_text WHERE dataset_id = :dataset_id AND :include_facets
+      AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
     ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
 )
 SELECT h.collection, h.node_id, h.text, h.distance, ep.id AS episode_id, ep.name AS episode_name,
@@ -211,6 +231,7 @@ LEFT JOIN LATERAL (
           FROM memflow.node_chunk nc
           JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
          WHERE nc.dataset_id = :dataset_id AND nc.node_id = h.node_id
+           AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
          ORDER BY c.idx LIMIT 64) c
   JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
 ) src ON true
@@ -221,6 +242,8 @@ LEFT JOIN LATERAL (
                       AND hf.dst = CASE WHEN h.collection = 'Facet_anchor_text' THEN h.node_id ELSE hp.src END
   JOIN memflow.node n ON n.dataset_id = hf.dataset_id AND n.id = hf.src
   WHERE hp.dataset_id = :dataset_id
+    AND (NOT :filtered OR (n.id = ANY(CAST(:visible_nodes AS uuid[]))
+                           AND hf.dst = ANY(CAST(:visible_nodes AS uuid[]))))
     AND ((h.collection = 'FacetPoint_search_text' AND hp.relationship = 'has_point' AND hp.dst = h.node_id)
       OR (h.collection = 'Facet_anchor_text' AND hp.relationship = 'has_facet' AND hp.dst = h.node_id))
   ORDER BY n.id LIMIT 1
@@ -240,6 +263,7 @@ hits AS (
          greatest(ts_rank_cd(c.tsv, q.tsq, 32), CASE WHEN :trigram THEN similarity(c.text, :raw) ELSE 0 END) AS rank
   FROM memflow.chunk c, q
   WHERE c.dataset_id = :dataset_id
+    AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
     AND (c.tsv @@ q.tsq OR (:trigram AND c.text % :raw))
   ORDER BY rank DESC, c.id
   LIMIT :k
@@ -253,11 +277,13 @@ LEFT JOIN LATERAL (
   SELECT n.id, n.name, n.time_start, n.created_at
   FROM memflow.node_chunk nc JOIN memflow.node n ON n.dataset_id = nc.dataset_id AND n.id = nc.node_id
   WHERE nc.dataset_id = :dataset_id AND nc.chunk_id = h.id AND n.kind = 'Episode'
+    AND (NOT :filtered OR n.id = ANY(CAST(:visible_nodes AS uuid[])))
   ORDER BY n.id LIMIT 1
 ) ep ON true
 LEFT JOIN LATERAL (
   SELECT n.id FROM memflow.node_chunk nc JOIN memflow.node n ON n.dataset_id = nc.dataset_id AND n.id = nc.node_id
   WHERE nc.dataset_id = :dataset_id AND nc.chunk_id = h.id AND n.kind = 'FacetPoint'
+    AND (NOT :filtered OR n.id = ANY(CAST(:visible_nodes AS uuid[])))
   ORDER BY n.id LIMIT 1
 ) pt ON true
 ORDER BY h.rank DESC, h.id;

@@ -83,6 +83,8 @@ RETURNING d.id;
 SELECT id, version, reference_time, created_at FROM memflow.document
 WHERE dataset_id = :dataset_id AND source = :source AND replaced_by IS NULL AND id <> :id
   AND meta @> '{"versioned": true}'
+  -- Revision 0006: a source is versioned within one scope (two users' notes.md are two files).
+  AND scope = (SELECT d.scope FROM memflow.document d WHERE d.dataset_id = :dataset_id AND d.id = :id)
 ORDER BY version DESC, created_at DESC LIMIT 1;
 
 -- name: document_set_version

@@ -12,8 +12,10 @@ WHERE s.dataset_id = :dataset_id AND s.document_id = :id
 ORDER BY n.created_at, s.node_id;
 
 -- name: document_insert
-INSERT INTO memflow.document (dataset_id, id, source, title, content_type, content_hash, reference_time, meta)
-VALUES (:dataset_id, :id, :source, :title, :content_type, :content_hash, :reference_time, CAST(:meta AS jsonb));
+INSERT INTO memflow.document (dataset_id, id, source, title, content_type, content_hash, reference_time, meta,
+                              scope, metadata)
+VALUES (:dataset_id, :id, :source, :title, :content_type, :content_hash, :reference_time, CAST(:meta AS jsonb),
+        CAST(:scope AS jsonb), CAST(:metadata AS jsonb));
 
 -- name: chunk_insert
 INSERT INTO memflow.chunk (dataset_id, id, document_id, idx, key, text, speaker, ts)

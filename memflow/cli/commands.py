@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memflow.cli.base import command, counts_text, emit, open_memory, plural
+from memflow.cli.filters import add_metadata_option, add_scope_option, json_object, scope_of
 from memflow.errors import InvalidInput, NotFound
 
 CommonAdder = Any
@@ -78,6 +79,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
     )
     common(p)
     p.add_argument("file", help="JSON file ('-' for stdin)")
+    add_scope_option(p)
+    add_metadata_option(p)
     p.set_defaults(handler="add_episode")
 
     p = sub.add_parser(
@@ -87,6 +90,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
     )
     common(p)
     p.add_argument("files", nargs="+", help="JSON files, each one draft or a list of drafts")
+    add_scope_option(p)
+    add_metadata_option(p)
     p.set_defaults(handler="import_episodes")
 
     p = sub.add_parser(
@@ -298,7 +303,11 @@ def _add_episode(args: argparse.Namespace) -> None:
     drafts = data if isinstance(data, list) else [data]
     with open_memory(args) as mem:
         ds = mem.dataset(args.dataset)
-        res = ds.add_episodes(drafts)
+        res = ds.add_episodes(
+            drafts,
+            scope=scope_of(args.scope),
+            metadata=json_object(args.metadata, "--metadata"),
+        )
     payload = {
         "document_id": str(res.document_id),
         "status": res.status,
@@ -330,7 +339,12 @@ def _import_episodes(args: argparse.Namespace) -> None:
             sys.stderr.flush()
 
     with open_memory(args) as mem:
-        results = mem.dataset(args.dataset).import_episodes(documents, progress=progress)
+        results = mem.dataset(args.dataset).import_episodes(
+            documents,
+            progress=progress,
+            scope=scope_of(args.scope),
+            metadata=json_object(args.metadata, "--metadata"),
+        )
     payload = [
         {
             "file": path,

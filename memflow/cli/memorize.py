@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory, plural
+from memflow.cli.filters import add_metadata_option, add_scope_option, json_object, scope_of
 from memflow.errors import NotFound
 from memflow.ingest.options import CONTENT_TYPE_CHOICES, EXTRACTOR_CHOICES, MemorizeOptions
 from memflow.ingest.parse import SPEAKER_KEYS, TEXT_EXTENSIONS
@@ -62,6 +63,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         default="auto",
         help="merge into existing episodes (auto: for texts, not for dialog sessions)",
     )
+    add_scope_option(p)
+    add_metadata_option(p)
     add_progress_option(p)
     p.set_defaults(handler="memorize")
 
@@ -132,6 +135,8 @@ def _memorize(args: argparse.Namespace) -> int:
             reference_time=args.reference_time,
             routing=routing,
             raise_on_error=False,
+            scope=scope_of(args.scope),
+            metadata=json_object(args.metadata, "--metadata"),
         )
         try:
             ds, created = mem.dataset(args.dataset, create=False), False

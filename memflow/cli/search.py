@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memflow.cli.base import command, default_dataset, emit, open_memory
+from memflow.cli.filters import add_scope_option, add_where_option, json_object, scope_of
 from memflow.errors import InvalidInput
 from memflow.recall.config import DISPLAY_MODES, SEARCH_MODES, RecallConfig
 from memflow.recall.types import SearchResponse, SearchResult
@@ -67,6 +68,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         action="store_true",
         help="show what each current fact replaced (its earlier versions, with their validity)",
     )
+    add_scope_option(p, search=True)
+    add_where_option(p)
     p.add_argument(
         "--explain", action="store_true", help="print the winning evidence path of each result"
     )
@@ -177,6 +180,8 @@ def _search(args: argparse.Namespace) -> None:
         "now": now,
         "as_of": iso_time(args.as_of, "--as-of"),
         "include_history": args.history,
+        "scope": scope_of(args.scope),
+        "where": json_object(args.where, "--where"),
     }
     with open_memory(args) as mem:
         if len(names) == 1:  # one dataset: its own search, results without a dataset name

@@ -116,6 +116,10 @@ COLUMNS: dict[tuple[str, str], str] = {
     ("document", "previous_id"): "The previous version of this document (memflow.document.id), "
     "if any.",
     ("document", "replaced_by"): "The newer version of this document, if any (NULL: current).",
+    # revision 0006
+    ("document", "scope"): 'Who the document belongs to: {"user", "agent", "session"} (any '
+    "subset; {} = unscoped).",
+    ("document", "metadata"): "The caller's JSON metadata, filtered by search(where=...).",
     ("change_log", "id"): "Change id, unique in the dataset.",
     ("change_log", "node_id"): "The node (memflow.node.id) that changed, if any.",
     ("change_log", "document_id"): "The document (memflow.document.id) that changed or caused "

@@ -60,3 +60,16 @@ def raw(name: str) -> str:
 def q(name: str) -> TextClause:
     """The statement ``name`` as a SQLAlchemy text clause."""
     return text(raw(name))
+
+
+WHERE_MARK = "/*where*/ true"
+
+
+def with_condition(name: str, condition: str) -> TextClause:
+    """The statement ``name`` with its ``/*where*/ true`` replaced by ``condition``: a boolean
+    expression compiled by :mod:`memflow.db.filters`, whose keys and values are all bind
+    parameters (no caller text becomes SQL)."""
+    body = raw(name)
+    if WHERE_MARK not in body:
+        raise ConfigurationError(f"SQL statement {name!r} has no {WHERE_MARK!r} to filter on")
+    return text(body.replace(WHERE_MARK, condition))

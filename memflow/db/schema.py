@@ -171,11 +171,23 @@ def build_metadata(dim: int) -> MetaData:
         Column("version", Integer, nullable=False, server_default=text("1")),
         Column("previous_id", UUID(as_uuid=True)),
         Column("replaced_by", UUID(as_uuid=True)),
+        # Revision 0006: scopes and metadata, inherited by what the document produced through
+        # node_source / edge_source (memflow.recall.visibility).
+        Column("scope", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+        CheckConstraint("jsonb_typeof(scope) = 'object'", name="document_scope_check"),
+        CheckConstraint("jsonb_typeof(metadata) = 'object'", name="document_metadata_check"),
         PrimaryKeyConstraint("dataset_id", "id", name="document_pkey"),
         ForeignKeyConstraint(
             ["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="document_dataset_fk"
         ),
         Index("document_source_idx", "dataset_id", "source"),
+        Index(
+            "document_scope_idx",
+            "scope",
+            postgresql_using="gin",
+            postgresql_ops={"scope": "jsonb_path_ops"},
+        ),
         comment="An input that was memorised (file, conversation, or a set of structured drafts).",
     )
     Table(

@@ -29,7 +29,9 @@ class MemorizeOptions:
     ``raise_on_error``: raise the first error when every input failed (else only report it).
     ``supersede``: how a new fact closes the stored one it replaces (memflow.store.temporal):
     "rules" (no model), "llm" (the chat model decides for close candidates, then the rules),
-    "off", or a configured :class:`memflow.llm.supersede.LlmSuperseder`."""
+    "off", or a configured :class:`memflow.llm.supersede.LlmSuperseder`.
+    ``scope`` ({"user", "agent", "session"}: any subset, non-empty strings) and ``metadata`` (a
+    JSON object): stored on each document; ``search(scope=..., where=...)`` filters on them."""
 
     content_type: str = "auto"
     extractor: ExtractorChoice | Any = "auto"
@@ -37,6 +39,9 @@ class MemorizeOptions:
     routing: RouteSettings | bool | None = None
     raise_on_error: bool = True
     supersede: str | Any = "rules"
+    # Revision 0006: stored on every document written (memflow.db.filters checks them).
+    scope: dict[str, str] | None = None
+    metadata: dict[str, Any] | None = None
 
     def updated(self, **given: Any) -> MemorizeOptions:
         """These options with the ``given`` values that are not None."""

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine
 
 from memflow.context import StoreContext
+from memflow.db.filters import check_metadata, check_scope
 from memflow.db.steps import Body, Op, Tx, run_op, sql_tx
 from memflow.drafts import EpisodeDraft
 from memflow.embed.cache import CachingEmbedder
@@ -263,6 +264,8 @@ class Memorizer:
         self.extractor = self._make_extractor(opts.extractor)
         self.router = self._make_router()
         self.supersede = opts.supersede
+        self.scope = check_scope(opts.scope)
+        self.metadata = check_metadata(opts.metadata)
         self._decide = make_decider(opts.supersede, self._llm_client, self.engine)
 
     # -- setup ----------------------------------------------------------------------------------
@@ -375,7 +378,7 @@ class Memorizer:
             return self._failed(report, err, started), err
         doc = item.doc
         ds = self.ctx.dataset_id
-        doc_id = report.id = document_id(ds, item.content_hash)
+        doc_id = report.id = document_id(ds, item.content_hash, self.scope, self.metadata)
         report.content_type = doc.content_type
         usage_before = self._usage()
         try:
@@ -409,6 +412,8 @@ class Memorizer:
                     **({"versioned": True} if item.versioned else {}),
                 },
                 session_times={s.index: s.started_at for s in doc.sessions if s.started_at},
+                scope=self.scope,
+                metadata=self.metadata,
             )
             writer = Writer(
                 self.engine,

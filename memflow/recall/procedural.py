@@ -17,10 +17,12 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from memflow.db.filters import SearchFilter
 from memflow.db.queries import q
-from memflow.recall import sqlrecall
+from memflow.recall import sqlrecall, visibility
 from memflow.recall.config import DisplayMode, RecallConfig
 from memflow.recall.types import PathStep, SearchResponse, SearchResult, citations
+from memflow.recall.visibility import Visible
 
 # What a hit in each collection adds to its distance (the summary is the procedure itself).
 HIT_COST = {
@@ -75,11 +77,21 @@ def procedure_context(name: str, version: int, steps: Sequence[str]) -> str:
 
 
 def recall_procedures(
-    conn: Connection, dataset_id: uuid.UUID, qvec: Any, k: int, top_k: int, *, start_rank: int = 1
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    qvec: Any,
+    k: int,
+    top_k: int,
+    *,
+    start_rank: int = 1,
+    visible: Visible | None = None,
 ) -> list[SearchResult]:
     """The ``top_k`` best current procedures for the query vector, as results (the connection
     is bound to the dataset)."""
-    rows = conn.execute(q("procedure_recall"), {"dataset_id": dataset_id, "q": qvec, "k": k}).all()
+    seen = visibility.params(visible)
+    rows = conn.execute(
+        q("procedure_recall"), {"dataset_id": dataset_id, "q": qvec, "k": k, **seen}
+    ).all()
     hits = rank(rows)[:top_k]
     if not hits:
         return []
@@ -87,7 +99,7 @@ def recall_procedures(
         r.id: r
         for r in conn.execute(
             q("procedure_details"),
-            {"dataset_id": dataset_id, "ids": [h.procedure_id for h in hits]},
+            {"dataset_id": dataset_id, "ids": [h.procedure_id for h in hits], **seen},
         )
     }
     out: list[SearchResult] = []
@@ -122,12 +134,16 @@ def recall_procedures(
 
 
 def how_to_procedures(
-    conn: Connection, dataset_id: uuid.UUID, qvec: Any, cfg: RecallConfig
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    qvec: Any,
+    cfg: RecallConfig,
+    visible: Visible | None = None,
 ) -> list[SearchResult]:
     """The best current procedure for a how-to query (the extra SQL step of an episodic search
     that :func:`with_how_to_procedure` then weighs against the episodes)."""
     sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, cfg.wide_search_top_k))
-    return recall_procedures(conn, dataset_id, qvec, cfg.wide_search_top_k, 1)
+    return recall_procedures(conn, dataset_id, qvec, cfg.wide_search_top_k, 1, visible=visible)
 
 
 def with_how_to_procedure(
@@ -162,11 +178,18 @@ def with_how_to_procedure(
 
 
 def procedures_step(
-    conn: Connection, dataset_id: uuid.UUID, qvec: Any, cfg: RecallConfig, top_k: int
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    qvec: Any,
+    cfg: RecallConfig,
+    top_k: int,
+    flt: SearchFilter | None = None,
 ) -> list[SearchResult]:
-    """The SQL of ``mode="procedural"``: current procedures, best first, steps in order."""
+    """The SQL of ``mode="procedural"``: current procedures, best first, steps in order (only
+    those ``flt``'s scope and where may see)."""
     sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, cfg.wide_search_top_k))
-    return recall_procedures(conn, dataset_id, qvec, cfg.wide_search_top_k, top_k)
+    visible = visibility.resolve(conn, dataset_id, flt)
+    return recall_procedures(conn, dataset_id, qvec, cfg.wide_search_top_k, top_k, visible=visible)
 
 
 def procedural_response(

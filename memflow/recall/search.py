@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memflow.context import StoreContext
+from memflow.db.filters import SearchFilter, search_filter
 from memflow.db.steps import Body, Tx, run_tx
 from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
-from memflow.recall import procedural, sqlrecall, temporal
+from memflow.recall import procedural, sqlrecall, temporal, visibility
 from memflow.recall.config import (
     DISPLAY_MODES,
     SEARCH_MODES,
@@ -32,6 +33,7 @@ from memflow.recall.pipeline import (
 )
 from memflow.recall.preprocess import PreprocessedQuery, preprocess
 from memflow.recall.render import pack_indexes
+from memflow.recall.tags import bare_episodes, document_ids, with_tags
 from memflow.recall.types import (
     Citation,
     ContextUnit,
@@ -43,6 +45,7 @@ from memflow.recall.types import (
     citations,
 )
 from memflow.recall.unitrules import QueryRules
+from memflow.recall.visibility import Visible, document_tags, episode_documents
 from memflow.text.tokens import TokenCounter, token_counter
 
 
@@ -66,6 +69,7 @@ class SearchPlan:
     qvec: Any = None
     as_of: datetime | None = None
     include_history: bool = False
+    filter: SearchFilter | None = None  # scope and where (memflow.db.filters); None: everything
 
 
 def plan_search(
@@ -80,8 +84,11 @@ def plan_search(
     config: RecallConfig | None = None,
     as_of: datetime | None = None,
     include_history: bool = False,
+    scope: dict[str, str] | None = None,
+    where: dict[str, Any] | None = None,
 ) -> SearchPlan:
-    """Check the arguments, preprocess the query and embed it (CPU only, no database)."""
+    """Check the arguments, preprocess the query and embed it (CPU only, no database).
+    ``scope`` and ``where``: memflow.db.filters (checked here, before any SQL)."""
     cfg = config or RecallConfig()
     top_k = cfg.top_k if top_k is None else top_k
     mode = cfg.mode if mode is None else mode
@@ -94,6 +101,7 @@ def plan_search(
         raise InvalidInput(f"top_k must be at least 1, got {top_k}")
     if budget_tokens is not None and budget_tokens < 1:
         raise InvalidInput(f"budget_tokens must be at least 1, got {budget_tokens}")
+    flt = search_filter(scope, where)
     query = query.replace("\x00", "")
     timings: dict[str, float] = {}
     t = time.perf_counter()
@@ -102,7 +110,7 @@ def plan_search(
     if as_of is not None and as_of.tzinfo is None:
         as_of = as_of.replace(tzinfo=UTC)
     plan = SearchPlan(query, mode, shown, top_k, budget_tokens, cfg, pq, timings)
-    plan.as_of, plan.include_history = as_of, include_history
+    plan.as_of, plan.include_history, plan.filter = as_of, include_history, flt
     if mode != "lexical":
         t = time.perf_counter()
         plan.qvec = embedder.embed_query(pq.vector_query)
@@ -111,7 +119,35 @@ def plan_search(
 
 
 def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Any]:
-    """The transaction of a search: what :func:`finish_search` turns into the response."""
+    """The transaction of a search: what :func:`finish_search` turns into the response (with
+    the scope and metadata of the documents it cites)."""
+    visible = (yield from _visible(dataset_id, plan)) if plan.mode == "episodic" else None
+    fetched = yield from _search_rows(dataset_id, plan, visible)
+    # Episodes written from drafts have no chunks, so no citations: their source documents
+    # (those the filter lets through) give their scope and metadata.
+    bare = bare_episodes(fetched)
+    allowed = None if visible is None else visible.documents
+    by_node = (
+        (yield lambda conn: episode_documents(conn, dataset_id, bare, allowed)) if bare else {}
+    )
+    ids = sorted({*document_ids(fetched), *(d for docs in by_node.values() for d in docs)})
+    tags = (yield lambda conn: document_tags(conn, dataset_id, ids)) if ids else {}
+    return fetched, (tags, by_node)
+
+
+def _visible(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Visible | None]:
+    """A filtered search's visible rows (memflow.recall.visibility); None without a filter."""
+    if plan.filter is None:
+        return None
+    flt, ef = plan.filter, plan.cfg.ef_search
+    t = time.perf_counter()
+    yield lambda conn: sqlrecall.bind(conn, dataset_id, ef)
+    visible: Visible = yield lambda conn: visibility.resolve(conn, dataset_id, flt)
+    plan.timings["filter_sql"] = _ms(t)
+    return visible
+
+
+def _search_rows(dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None) -> Body[Any]:
     if plan.mode == "episodic":
         hits, graph, scored = yield from retrieve_body(
             dataset_id,
@@ -123,22 +159,30 @@ def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Any]:
             timings=plan.timings,
             as_of=plan.as_of,
             include_history=plan.include_history,
+            visible=visible,
         )
         how_to = None
         if plan.cfg.how_to_procedure_max_score > 0 and procedural.asks_how(plan.query):
             t = time.perf_counter()
             qvec, cfg = plan.qvec, plan.cfg
-            how_to = yield lambda conn: procedural.how_to_procedures(conn, dataset_id, qvec, cfg)
+            how_to = yield lambda conn: procedural.how_to_procedures(
+                conn, dataset_id, qvec, cfg, visible
+            )
             plan.timings["procedures_sql"] = _ms(t)
         return hits, graph, scored, how_to
     if plan.mode == "procedural":
-        qvec, cfg, k = plan.qvec, plan.cfg, plan.top_k
-        return (yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k))
+        qvec, cfg, k, flt = plan.qvec, plan.cfg, plan.top_k, plan.filter
+        return (yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k, flt))
     return (yield from _baseline_units(dataset_id, plan))
 
 
 def finish_search(plan: SearchPlan, fetched: Any) -> SearchResponse:
     """The pure stages after the SQL (scoring, rendering), CPU only."""
+    rows, (tags, by_node) = fetched
+    return with_tags(_finish(plan, rows), tags, by_node)
+
+
+def _finish(plan: SearchPlan, fetched: Any) -> SearchResponse:
     if plan.mode == "procedural":
         pre = plan.pq.model_dump(mode="json")
         return procedural.procedural_response(
@@ -182,10 +226,13 @@ def search(
     config: RecallConfig | None = None,
     as_of: datetime | None = None,
     include_history: bool = False,
+    scope: dict[str, str] | None = None,
+    where: dict[str, Any] | None = None,
 ) -> SearchResponse:
     """``top_k``, ``mode`` and ``display`` default to ``config``'s (``RecallConfig()``);
     ``budget_tokens`` to ``config.budget_tokens`` for ``highly_related``, else no budget.
-    ``as_of`` and ``include_history``: :mod:`memflow.recall.temporal` (episodic mode)."""
+    ``as_of`` and ``include_history``: :mod:`memflow.recall.temporal` (episodic mode).
+    ``scope`` and ``where``: only what documents of that scope and metadata support."""
     plan = plan_search(
         ctx.embedder,
         query,
@@ -197,6 +244,8 @@ def search(
         config=config,
         as_of=as_of,
         include_history=include_history,
+        scope=scope,
+        where=where,
     )
     fetched = run_tx(ctx.engine, Tx(lambda: search_body(ctx.dataset_id, plan)))
     return finish_search(plan, fetched)
@@ -235,13 +284,14 @@ def retrieve_body(
     timings: dict[str, float],
     as_of: datetime | None = None,
     include_history: bool = False,
+    visible: Visible | None = None,
 ) -> Body[tuple[list[Hit], Subgraph, ScoredHits]]:
     """:func:`retrieve` as a transaction body: the SQL steps, and the scoring between them.
     Validity (:mod:`memflow.recall.temporal`) adjusts the hits and marks the graph."""
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
     t = time.perf_counter()
     yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
-    hits: list[Hit] = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k)
+    hits: list[Hit] = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k, visible)
     timings["recall_sql"] = _ms(t)
     t = time.perf_counter()
     node_ids = [h.node_id for h in hits if h.node_id is not None]
@@ -265,6 +315,7 @@ def retrieve_body(
         cfg,
         leaves=episode_hits(scored),
         with_sources=display == "highly_related",
+        visible=visible,
     )
     if validity is not None:
         projected = graph
@@ -281,10 +332,12 @@ def retrieve_body(
         chosen = [b.episode_id for b in best]
         shown = graph
         if display == "detail":
-            graph = yield lambda conn: sqlrecall.expand(conn, dataset_id, chosen, shown, cfg)
+            graph = yield lambda conn: sqlrecall.expand(
+                conn, dataset_id, chosen, shown, cfg, visible
+            )
         else:
             graph = yield lambda conn: sqlrecall.expand_points(
-                conn, dataset_id, qvec, chosen, shown
+                conn, dataset_id, qvec, chosen, shown, visible
             )
         if validity is not None:
             expanded = graph
@@ -347,7 +400,12 @@ class _Unit:
 
 
 def _vector_units(
-    conn: Any, dataset_id: uuid.UUID, qvec: Any, k: int, include_facets: bool
+    conn: Any,
+    dataset_id: uuid.UUID,
+    qvec: Any,
+    k: int,
+    include_facets: bool,
+    visible: Visible | None,
 ) -> list[_Unit]:
     return [
         _Unit(
@@ -363,11 +421,15 @@ def _vector_units(
             citations=citations(r.sources or []),
             speaker=r.speaker,
         )
-        for r in sqlrecall.vector_units(conn, dataset_id, qvec, k, include_facets=include_facets)
+        for r in sqlrecall.vector_units(
+            conn, dataset_id, qvec, k, include_facets=include_facets, visible=visible
+        )
     ]
 
 
-def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list[_Unit]:
+def _lexical_units(
+    conn: Any, dataset_id: uuid.UUID, query: str, k: int, visible: Visible | None
+) -> list[_Unit]:
     return [
         _Unit(
             node_id=r.point_id,
@@ -383,7 +445,7 @@ def _lexical_units(conn: Any, dataset_id: uuid.UUID, query: str, k: int) -> list
                 Citation(document_id=r.document_id, source=r.document_source, key=r.key, ts=r.ts)
             ],
         )
-        for r in sqlrecall.lexical_units(conn, dataset_id, query, k)
+        for r in sqlrecall.lexical_units(conn, dataset_id, query, k, visible)
     ]
 
 
@@ -404,16 +466,19 @@ def _baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]
     """The ``vector`` and ``lexical`` modes' transaction: ranked units."""
     cfg, mode, query = plan.cfg, plan.mode, plan.query
     k = _baseline_k(plan)
+    visible = yield from _visible(dataset_id, plan)
     t = time.perf_counter()
     yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
     units: list[_Unit]
     if mode == "vector":
-        units = yield lambda conn: _vector_units(conn, dataset_id, plan.qvec, k, cfg.vector_facets)
+        units = yield lambda conn: _vector_units(
+            conn, dataset_id, plan.qvec, k, cfg.vector_facets, visible
+        )
         if cfg.vector_unit_rules:  # the episodic mode's query-aware unit rules, for comparison
             rules = QueryRules.build(query, (u.speaker for u in units))
             units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
     else:
-        units = yield lambda conn: _lexical_units(conn, dataset_id, query, k)
+        units = yield lambda conn: _lexical_units(conn, dataset_id, query, k, visible)
     plan.timings["recall_sql"] = _ms(t)
     return units
 

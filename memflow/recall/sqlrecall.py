@@ -19,6 +19,7 @@ from memflow.db.rows import column_index, columns
 from memflow.embed.base import Vector
 from memflow.recall.config import RecallConfig
 from memflow.recall.types import GraphEdge, GraphNode, Hit, Subgraph
+from memflow.recall.visibility import Visible, params
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
@@ -36,8 +37,12 @@ def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
     conn.execute(q("bind_search"), {"dataset_id": str(dataset_id), "ef_search": str(ef_search)})
 
 
-def recall(conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int) -> list[Hit]:
-    result = conn.execute(q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k})
+def recall(
+    conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int, visible: Visible | None = None
+) -> list[Hit]:
+    result = conn.execute(
+        q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k, **params(visible)}
+    )
     hit = columns(list(result.keys()), "collection", "node_id", "text_hash", "text", "distance")
     return [
         Hit(
@@ -60,6 +65,7 @@ def project(
     *,
     leaves: Collection[uuid.UUID] = (),
     with_sources: bool = True,
+    visible: Visible | None = None,
 ) -> Subgraph:
     """The subgraph above the hit ``ids`` (see ``project`` in sql/recall.sql). ``leaves`` are
     hits known to be Episodes (nothing above them); ``with_sources=False`` skips the chunk keys,
@@ -76,6 +82,7 @@ def project(
             "max_nodes": config.max_projection_nodes,
             "with_sources": with_sources,
             "degree_cap": config.entity_degree_cap,
+            **params(visible),
         },
     )
     return _subgraph(list(result.keys()), result, config, Subgraph())
@@ -87,11 +94,14 @@ def expand(
     episode_ids: list[uuid.UUID],
     graph: Subgraph,
     config: RecallConfig,
+    visible: Visible | None = None,
 ) -> Subgraph:
     """``graph`` plus the facets, points and entities of ``episode_ids`` (detail display)."""
     if not episode_ids:
         return graph
-    result = conn.execute(q("expand"), {"dataset_id": dataset_id, "episode_ids": episode_ids})
+    result = conn.execute(
+        q("expand"), {"dataset_id": dataset_id, "episode_ids": episode_ids, **params(visible)}
+    )
     keys, rows = list(result.keys()), result.all()
     known = {(e.src, e.relationship, e.dst) for e in graph.edges}
     fresh = [
@@ -142,6 +152,7 @@ def expand_points(
     qvec: Vector,
     episode_ids: Sequence[uuid.UUID],
     graph: Subgraph,
+    visible: Visible | None = None,
 ) -> Subgraph:
     """``graph`` plus the FacetPoints of ``episode_ids`` it lacks, with their exact distances in
     ``unit_distances`` (the highly_related context only; see ``expand_points`` in
@@ -151,7 +162,13 @@ def expand_points(
     known = [n.id for n in graph.nodes.values() if n.kind == "FacetPoint"]
     result = conn.execute(
         q("expand_points"),
-        {"dataset_id": dataset_id, "q": qvec, "episode_ids": list(episode_ids), "known": known},
+        {
+            "dataset_id": dataset_id,
+            "q": qvec,
+            "episode_ids": list(episode_ids),
+            "known": known,
+            **params(visible),
+        },
     )
     keys = list(result.keys())
     node, extra = columns(keys, *_NODE_COLUMNS), columns(keys, *_EXPAND_COLUMNS)
@@ -172,12 +189,24 @@ def expand_points(
 
 
 def vector_units(
-    conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int, *, include_facets: bool = True
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    qvec: Vector,
+    k: int,
+    *,
+    include_facets: bool = True,
+    visible: Visible | None = None,
 ) -> list[Any]:
     return list(
         conn.execute(
             q("vector_units"),
-            {"dataset_id": dataset_id, "q": qvec, "k": k, "include_facets": include_facets},
+            {
+                "dataset_id": dataset_id,
+                "q": qvec,
+                "k": k,
+                "include_facets": include_facets,
+                **params(visible),
+            },
         ).all()
     )
 
@@ -192,7 +221,9 @@ def tsquery_for(query: str) -> str:
     return " | ".join(f"'{w}'" for w in seen)
 
 
-def lexical_units(conn: Connection, dataset_id: uuid.UUID, query: str, k: int) -> list[Any]:
+def lexical_units(
+    conn: Connection, dataset_id: uuid.UUID, query: str, k: int, visible: Visible | None = None
+) -> list[Any]:
     tsq = tsquery_for(query)
     trigram = bool(_CJK.search(query))
     if not tsq and not trigram:
@@ -206,6 +237,7 @@ def lexical_units(conn: Connection, dataset_id: uuid.UUID, query: str, k: int) -
                 "raw": query,
                 "trigram": trigram,
                 "k": k,
+                **params(visible),
             },
         ).all()
     )

@@ -206,6 +206,9 @@ class SearchResult(_Frozen):
     steps: list[str] = Field(default_factory=list)  # kind == "procedure": the steps, in order
     # Memory.search(datasets=[...]): the dataset the result is from (None: Dataset.search).
     dataset: str | None = None
+    # Revision 0006: the scope and metadata of the first document the result cites.
+    scope: dict[str, str] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class ContextUnit(_Frozen):

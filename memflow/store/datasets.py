@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Row
 
 from memflow.db import engine as dbe
+from memflow.db.filters import check_metadata, check_scope
 from memflow.db.queries import q
 from memflow.drafts import EpisodeDraft
 from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
@@ -98,9 +99,14 @@ def check_same_embedder(dataset: str, stored: str, mine: str) -> None:
 
 
 def draft_document(
-    dataset_id: uuid.UUID, drafts: Sequence[EpisodeDraft | dict[str, Any]]
+    dataset_id: uuid.UUID,
+    drafts: Sequence[EpisodeDraft | dict[str, Any]],
+    scope: dict[str, str] | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> tuple[DocumentInfo, WritePlan]:
-    """The document and write plan of structured drafts (what ``add_episodes`` writes)."""
+    """The document and write plan of structured drafts (what ``add_episodes`` writes), with
+    its scope and metadata (checked by memflow.db.filters)."""
+    scope, metadata = check_scope(scope), check_metadata(metadata)
     parsed = [as_draft(d) for d in drafts]
     if not parsed:
         raise InvalidInput("no episode drafts given: pass at least one EpisodeDraft")
@@ -115,12 +121,14 @@ def draft_document(
     payload = json.dumps(dumped, sort_keys=True, ensure_ascii=False)
     chash = content_hash(payload)
     doc = DocumentInfo(
-        id=document_id(dataset_id, chash),
+        id=document_id(dataset_id, chash, scope, metadata),
         source="add_episode",
         title=parsed[0].name,
         content_type="draft",
         content_hash=chash,
         reference_time=None,
+        scope=scope,
+        metadata=metadata,
     )
     return doc, plan_drafts(dataset_id, parsed)
 

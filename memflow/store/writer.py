@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -15,6 +15,7 @@ from sqlalchemy import Connection, Engine
 
 from memflow.context import FaultHook
 from memflow.db.engine import run_with_retry, transaction
+from memflow.db.filters import tags_json
 from memflow.db.queries import q
 from memflow.db.schema import COLLECTION_BY_NAME
 from memflow.db.steps import Body, Op, Tx, run_op, sql_tx
@@ -51,6 +52,9 @@ class DocumentInfo:
     # Revision 0004: session start times (a message is learned when it is said) and who writes.
     session_times: dict[int, datetime] = field(default_factory=dict)
     actor: str | None = None
+    # Revision 0006: who the document belongs to and the caller's metadata (memflow.db.filters).
+    scope: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -63,7 +67,16 @@ class WriteResult:
     episode_ids: list[uuid.UUID] = field(default_factory=list)
 
 
-def document_id(dataset_id: uuid.UUID, content_hash: str) -> uuid.UUID:
+def document_id(
+    dataset_id: uuid.UUID,
+    content_hash: str,
+    scope: Mapping[str, str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> uuid.UUID:
+    """The id of a document: its content, and its scope and metadata when it has any (the same
+    text memorised for two users is two documents; their nodes are shared by content)."""
+    if scope or metadata:
+        return make_id(dataset_id, "document", content_hash, tags_json(scope or {}, metadata or {}))
     return make_id(dataset_id, "document", content_hash)
 
 
@@ -263,6 +276,8 @@ class Writer:
                 "content_hash": doc.content_hash,
                 "reference_time": doc.reference_time,
                 "meta": json.dumps(doc.meta),
+                "scope": json.dumps(doc.scope),
+                "metadata": json.dumps(doc.metadata),
             },
         )
         chunk_ids: dict[str, uuid.UUID] = {}

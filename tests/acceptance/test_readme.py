@@ -96,3 +96,15 @@ def test_readme_psql_section_runs_as_a_plain_role(db_url: str, seed_drafts: list
             )
             conn.execute(f"DROP OWNED BY {role}")
             conn.execute(f"DROP ROLE {role}")
+
+
+def test_readme_scopes_example_runs(db_url: str) -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Scopes and filters") : text.index("## Inspect it with psql")]
+    [block] = re.findall(r"```python\n(.*?)```", section, re.S)
+    env = {**os.environ, "MEMFLOW_DATABASE_URL": db_url, "MEMFLOW_EMBEDDER": "hash"}
+    out = subprocess.run(
+        [sys.executable, "-c", block], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "lena travel 1"

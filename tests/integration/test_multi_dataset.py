@@ -254,3 +254,25 @@ def test_async_twin_gives_the_same_list(store: Memory, db_url: str) -> None:
     assert _names(got) == _names(expected)
     assert [r.score for r in got.results] == [r.score for r in expected.results]
     assert got.context == expected.context
+
+
+def test_scope_and_where_apply_in_every_listed_dataset(store: Memory) -> None:
+    """The filter travels in the search plan, so each dataset's search honours it: another
+    user's better match in either dataset never shows, and each result carries its scope."""
+    store.dataset("garden").add_episodes(ATTIC[:1], scope={"user": "u2"}, metadata={"k": 2})
+    store.dataset("kitchen").add_episodes(ATTIC[1:], scope={"user": "u2"}, metadata={"k": 2})
+    store.dataset("kitchen").add_episodes(
+        [dict(KITCHEN[0], name="Oven again", summary="Oven thermostat checked by Bruno.")],
+        scope={"user": "u1"},
+        metadata={"k": 1},
+    )
+    both = ["garden", "kitchen"]
+    everyone = _names(store.search(OVEN, datasets=both, display="summary"))
+    assert ("kitchen", "Attic copy 1") in everyone  # unfiltered, u2's copy is the best match
+    mine = store.search(OVEN, datasets=both, display="summary", scope={"user": "u1"})
+    assert _names(mine) == [("kitchen", "Oven again")]
+    assert mine.results[0].scope == {"user": "u1"} and mine.results[0].metadata == {"k": 1}
+    theirs = store.search(PLANTING, datasets=both, display="summary", where={"k": {"gte": 2}})
+    assert sorted(_names(theirs)) == [("garden", "Attic copy 0"), ("kitchen", "Attic copy 1")]
+    with pytest.raises(InvalidInput, match="nope"):
+        store.search(OVEN, datasets=both, where={"k": {"nope": 1}})

@@ -93,11 +93,12 @@ TABLES = (
 )  # fmt: skip
 
 
-# Columns revision 0004 added: a downgrade below it drops them (and an upgrade backfills them),
+# Columns revisions 0004 and 0006 added: a downgrade below them drops them (an upgrade backfills them),
 # so row comparisons across that step leave them out.
 REVISION_0004_COLUMNS = frozenset(
     {"valid_at", "recorded_at", "invalid_at", "superseded_by", "version", "previous_id",
-     "replaced_by"}
+     "replaced_by",
+     "scope", "metadata"}  # revision 0006's document columns (backfilled '{}')
 )  # fmt: skip
 
 

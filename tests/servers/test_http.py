@@ -149,3 +149,36 @@ def test_bad_requests_get_json_errors_and_change_nothing(api: httpx.Client, modu
     error_of(api.get(f"{url}/episodes/{'0' * 32}", headers=h), 404)
     error_of(api.get("/v2/anything", headers=h), 404)
     assert row_counts(module_db) == before
+
+
+def test_scopes_and_filters_over_http(api: httpx.Client) -> None:
+    h = auth(ADMIN)
+    for user, text in (
+        ("ana", "Ana keeps the spare office keys in the blue drawer."),
+        ("ben", "Ben lost the spare office keys at the station."),
+    ):
+        body = {"text": text, "scope": {"user": user}, "metadata": {"floor": 3}}
+        wrote = api.post("/v1/datasets/scoped/memorize", json=body, headers=h)
+        assert wrote.status_code == 200, wrote.text
+    query = {"query": "Where are the spare office keys?", "display": "summary"}
+    for user in ("ana", "ben"):
+        found = api.post(
+            "/v1/datasets/scoped/search",
+            json={**query, "scope": {"user": user}, "where": {"floor": {"gte": 3}}},
+            headers=h,
+        ).json()
+        assert found["results"] and {r["scope"]["user"] for r in found["results"]} == {user}
+        assert all(r["metadata"] == {"floor": 3} for r in found["results"])
+    none = api.post(
+        "/v1/datasets/scoped/search", json={**query, "where": {"floor": {"lt": 3}}}, headers=h
+    ).json()
+    assert none["results"] == []
+    err = error_of(
+        api.post(
+            "/v1/datasets/scoped/search",
+            json={**query, "scope": {"team": "x"}},
+            headers=h,
+        ),
+        400,
+    )
+    assert err["type"] == "InvalidInput" and "'team'" in err["message"]

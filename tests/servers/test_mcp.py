@@ -87,6 +87,27 @@ def test_stdio_lists_memorizes_finds_and_reports_errors(module_db: str, tmp_path
             assert [d["name"] for d in names] == ["notes"]
             assert payload(await client.call_tool("stats", {"dataset": "notes"}))["documents"] == 2
 
+            # Scopes and metadata filters (issue 17): one user's note never answers the other.
+            for user, text in (("u1", "Kai waters the ferns on Fridays."),
+                               ("u2", "Kai sold the ferns to a neighbour.")):  # fmt: skip
+                args = {"dataset": "notes", "text": text, "scope": {"user": user},
+                        "metadata": {"owner": user}}  # fmt: skip
+                assert (
+                    payload(await client.call_tool("memorize", args))["documents"][0]["status"]
+                    == "written"
+                )
+            query = {"dataset": "notes", "query": "What happened to Kai's ferns?",
+                     "display": "summary"}  # fmt: skip
+            mine = payload(await client.call_tool("search", {**query, "scope": {"user": "u2"}}))
+            assert mine["results"] and {r["scope"]["user"] for r in mine["results"]} == {"u2"}
+            where = {**query, "where": {"owner": {"in": ["u1"]}}}
+            theirs = payload(await client.call_tool("search", where))
+            assert theirs["results"] and {r["metadata"]["owner"] for r in theirs["results"]} == {
+                "u1"
+            }
+            bad = await client.call_tool("search", {**query, "where": {"owner": {"like": "u"}}})
+            assert "InvalidInput: unknown filter operator 'like' on 'owner'" in error_text(bad)
+
     anyio.run(session)
 
 
