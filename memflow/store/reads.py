@@ -1,0 +1,94 @@
+"""Reads of one dataset, written once for the sync and the async API.
+
+Each is a step (:mod:`memflow.db.steps`): a function of a ``Connection`` inside a transaction
+bound to the dataset, doing database work only. :class:`memflow.memory.Dataset` runs them on the
+server it reads from, :class:`memflow.aio.AsyncDataset` on its async engine. What needs the CPU
+first (embedding a type label) is a separate function the caller runs before the step.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import Connection
+
+from memflow.db.queries import q
+from memflow.embed.base import Embedder
+from memflow.errors import NotFound
+from memflow.ids import canonical_name
+
+
+def dataset_stats(conn: Connection, dataset_id: uuid.UUID) -> dict[str, int]:
+    row = conn.execute(q("dataset_stats"), {"dataset_id": dataset_id}).one()
+    return {k: int(v) for k, v in row._mapping.items()}
+
+
+def episode_list(conn: Connection, dataset_id: uuid.UUID, limit: int) -> list[dict[str, Any]]:
+    rows = conn.execute(q("episode_list"), {"dataset_id": dataset_id, "limit": limit}).all()
+    return [dict(r._mapping) for r in rows]
+
+
+def procedure_list(
+    conn: Connection, dataset_id: uuid.UUID, *, all_versions: bool, limit: int
+) -> list[dict[str, Any]]:
+    params = {"dataset_id": dataset_id, "all_versions": all_versions, "limit": limit}
+    return [dict(r._mapping) for r in conn.execute(q("procedure_list"), params).all()]
+
+
+def entity_type_params(
+    embedder: Embedder, dataset_id: uuid.UUID, label: str, *, max_distance: float, limit: int
+) -> dict[str, Any]:
+    """The parameters of :func:`entities_of_type` (CPU: embeds ``label``)."""
+    from memflow.ingest.entity_types import type_name
+
+    return {
+        "dataset_id": dataset_id,
+        "q": embedder.embed_query(label),
+        "key": canonical_name(type_name(label)),
+        "max_distance": max_distance,
+        "limit": limit,
+    }
+
+
+def entities_of_type(conn: Connection, params: dict[str, Any]) -> list[dict[str, Any]]:
+    return [dict(r._mapping) for r in conn.execute(q("entities_of_type"), params).all()]
+
+
+def chunk(
+    conn: Connection, dataset_id: uuid.UUID, dataset: str, document_id: uuid.UUID, key: str
+) -> dict[str, Any]:
+    """The message or section ``key`` of a document (NotFound when there is none)."""
+    params = {"dataset_id": dataset_id, "document_id": document_id, "key": key}
+    row = conn.execute(q("chunk_get"), params).first()
+    if row is None:
+        raise NotFound(
+            f"no chunk {key!r} of document {document_id} in dataset {dataset!r}: use the "
+            "document_id and key of a search's citations"
+        )
+    return dict(row._mapping)
+
+
+def episode_tree(
+    conn: Connection, dataset_id: uuid.UUID, dataset: str, episode_id: uuid.UUID
+) -> list[dict[str, Any]]:
+    """The rows of an episode's tree (NotFound when the dataset has no such episode)."""
+    params = {"dataset_id": dataset_id, "episode_id": episode_id}
+    rows = conn.execute(q("episode_tree"), params).all()
+    if not rows:
+        raise NotFound(
+            f"no episode {episode_id} in dataset {dataset!r}: list them with "
+            f"`memflow show --dataset {dataset}`"
+        )
+    return [dict(r._mapping) for r in rows]
+
+
+__all__ = [
+    "chunk",
+    "dataset_stats",
+    "entities_of_type",
+    "entity_type_params",
+    "episode_list",
+    "episode_tree",
+    "procedure_list",
+]
