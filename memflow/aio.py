@@ -33,7 +33,7 @@ from memflow.db.queries import q
 from memflow.db.steps import Op, Tx
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
-from memflow.ids import as_uuid
+from memflow.ingest.entity_types import entity_type_params
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import Memorizer, ProgressFn, Source, outcome, resolve_inputs
 from memflow.ingest.progress import ProgressCallback
@@ -64,6 +64,7 @@ from memflow.store.history import (
     document_versions,
     history_op,
 )
+from memflow.store.reads import as_uuid
 from memflow.store.writer import Writer, WriteResult
 
 if TYPE_CHECKING:
@@ -409,7 +410,7 @@ class AsyncDataset:
         """As :meth:`memflow.Dataset.entities_of_type` (the label is embedded in the CPU pool)."""
         ctx = await self.context()
         params = await self._cpu(
-            reads.entity_type_params,
+            entity_type_params,
             ctx.embedder,
             ctx.dataset_id,
             label,

@@ -12,18 +12,6 @@ _PUNCT = re.compile(r"[，,。.；;：:()（）\[\]【】<>《》\"'“”‘’
 _WS = re.compile(r"\s+")
 
 
-def as_uuid(value: uuid.UUID | str) -> uuid.UUID:
-    """An id given as a UUID or its text (InvalidInput otherwise)."""
-    from memflow.errors import InvalidInput
-
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise InvalidInput(f"{value!r} is not an id: pass the UUID printed by memflow") from None
-
-
 def canonical_name(name: str) -> str:
     """NFKC, casefold, punctuation removed, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", name).casefold()

@@ -26,7 +26,7 @@ from memflow.errors import (
     MemflowError,
     NotFound,
 )
-from memflow.ids import as_uuid as _as_uuid
+from memflow.ingest.entity_types import entity_type_params
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source, memorize
 from memflow.ingest.progress import ProgressCallback
@@ -52,6 +52,7 @@ from memflow.store.datasets import (
 from memflow.store.forget import ForgetReport, forget
 from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
 from memflow.store.plan import WritePlan
+from memflow.store.reads import as_uuid as _as_uuid
 from memflow.store.writer import DocumentInfo, Writer, WriteResult
 
 if TYPE_CHECKING:
@@ -422,7 +423,7 @@ class Dataset:
         """Entities whose type (EntityType, linked by is_a) is ``label`` or embeds within
         ``max_distance`` of it ("customers", "客户" find entities typed customer): ``id``,
         ``name``, ``entity_type``, ``description``, ``type``, ``distance``."""
-        params = reads.entity_type_params(
+        params = entity_type_params(
             self.memory.embedder, self.id, label, max_distance=max_distance, limit=limit
         )
         return self._read(lambda c: reads.entities_of_type(c, params))

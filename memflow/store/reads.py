@@ -3,7 +3,8 @@
 Each is a step (:mod:`memflow.db.steps`): a function of a ``Connection`` inside a transaction
 bound to the dataset, doing database work only. :class:`memflow.memory.Dataset` runs them on the
 server it reads from, :class:`memflow.aio.AsyncDataset` on its async engine. What needs the CPU
-first (embedding a type label) is a separate function the caller runs before the step.
+first (embedding a type label: :func:`memflow.ingest.entity_types.entity_type_params`) the
+caller runs before the step.
 """
 
 from __future__ import annotations
@@ -14,9 +15,17 @@ from typing import Any
 from sqlalchemy import Connection
 
 from memflow.db.queries import q
-from memflow.embed.base import Embedder
-from memflow.errors import NotFound
-from memflow.ids import canonical_name
+from memflow.errors import InvalidInput, NotFound
+
+
+def as_uuid(value: uuid.UUID | str) -> uuid.UUID:
+    """An id given as a UUID or its text (InvalidInput otherwise)."""
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise InvalidInput(f"{value!r} is not an id: pass the UUID printed by memflow") from None
 
 
 def dataset_stats(conn: Connection, dataset_id: uuid.UUID) -> dict[str, int]:
@@ -34,21 +43,6 @@ def procedure_list(
 ) -> list[dict[str, Any]]:
     params = {"dataset_id": dataset_id, "all_versions": all_versions, "limit": limit}
     return [dict(r._mapping) for r in conn.execute(q("procedure_list"), params).all()]
-
-
-def entity_type_params(
-    embedder: Embedder, dataset_id: uuid.UUID, label: str, *, max_distance: float, limit: int
-) -> dict[str, Any]:
-    """The parameters of :func:`entities_of_type` (CPU: embeds ``label``)."""
-    from memflow.ingest.entity_types import type_name
-
-    return {
-        "dataset_id": dataset_id,
-        "q": embedder.embed_query(label),
-        "key": canonical_name(type_name(label)),
-        "max_distance": max_distance,
-        "limit": limit,
-    }
 
 
 def entities_of_type(conn: Connection, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -84,10 +78,10 @@ def episode_tree(
 
 
 __all__ = [
+    "as_uuid",
     "chunk",
     "dataset_stats",
     "entities_of_type",
-    "entity_type_params",
     "episode_list",
     "episode_tree",
     "procedure_list",
