@@ -18,14 +18,18 @@ from memflow.db.queries import q
 from memflow.errors import InvalidInput, NotFound
 
 
-def as_uuid(value: uuid.UUID | str) -> uuid.UUID:
-    """An id given as a UUID or its text (InvalidInput otherwise)."""
+def as_uuid(value: uuid.UUID | str, what: str | None = None) -> uuid.UUID:
+    """An id given as a UUID or its text (InvalidInput otherwise; ``what``: "document"...)."""
     if isinstance(value, uuid.UUID):
         return value
     try:
         return uuid.UUID(str(value))
     except ValueError:
-        raise InvalidInput(f"{value!r} is not an id: pass the UUID printed by memflow") from None
+        if what is None:
+            raise InvalidInput(
+                f"{value!r} is not an id: pass the UUID printed by memflow"
+            ) from None
+        raise InvalidInput(f"{value!r} is not a {what} id: pass the UUID memflow printed") from None
 
 
 def dataset_stats(conn: Connection, dataset_id: uuid.UUID) -> dict[str, int]:
