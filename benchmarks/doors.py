@@ -94,11 +94,15 @@ def _ms(start: float) -> float:
 
 
 def _cpu_ms(pid: int) -> float:
-    """CPU time (user + system) process ``pid`` has used so far, ms."""
-    import psutil
-
-    t = psutil.Process(pid).cpu_times()
-    return (t.user + t.system) * 1000
+    """CPU time process ``pid``'s live threads have used so far, ms, to the nanosecond (the
+    scheduler's own account, /proc/<pid>/task/*/schedstat; psutil's counts 10 ms clock ticks)."""
+    total = 0
+    for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        try:
+            total += int(stat.read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that just ended
+    return total / 1e6
 
 
 def _server_timing(header: str | None) -> dict[str, float]:
