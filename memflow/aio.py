@@ -5,6 +5,13 @@ Same arguments, same results, same errors as :class:`~memflow.memory.Memory`. Th
 sync API's own, split by :mod:`memflow.db.steps`: SQL on SQLAlchemy's async engine (psycopg's
 async driver, :mod:`memflow.db.aio`), embedding and scoring in a bounded pool of worker threads,
 so many searches share one event loop and none blocks it.
+
+Every public method of ``Memory`` and ``Dataset`` has its twin here, with the same parameters,
+awaited (``tests/unit/test_async_parity.py`` keeps it so). The exceptions: ``aclose()`` for
+``close()``; ``AsyncMemory.open`` takes ``url`` (not ``database_url``) and ``cpu_workers``, and no
+read replicas; ``AsyncDataset.context()`` is awaited where ``Dataset.context`` is a property; an
+``AsyncDataset`` is looked up (created unless ``create=False``) by its first awaited call, so its
+``id`` is known only after one.
 """
 
 from __future__ import annotations
@@ -23,29 +30,42 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from memflow.context import FaultHook, StoreContext
 from memflow.db import aio
 from memflow.db.queries import q
-from memflow.db.steps import Tx
+from memflow.db.steps import Op, Tx
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
+from memflow.ingest.entity_types import entity_type_params
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import Memorizer, ProgressFn, Source, outcome, resolve_inputs
 from memflow.ingest.progress import ProgressCallback
 from memflow.ingest.report import MemorizeReport
 from memflow.ingest.route import RouteSettings
-from memflow.memory import open_store
+from memflow.memory import Memory, open_store
 from memflow.recall import multi
 from memflow.recall.budget import honour_budget
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.search import SearchPlan, finish_search, plan_search, search_body
 from memflow.recall.types import SearchResponse
+from memflow.store import reads
 from memflow.store.datasets import (
     DatasetInfo,
     check_same_embedder,
     draft_document,
+    draft_documents,
+    drop_dataset_op,
     list_datasets,
     resolve_dataset,
     validate_dataset_name,
+    write_drafts_op,
 )
 from memflow.store.forget import ForgetReport, forget_op
+from memflow.store.history import (
+    DocumentVersion,
+    HistoryEntry,
+    correct_op,
+    document_versions,
+    history_op,
+)
+from memflow.store.reads import as_uuid
 from memflow.store.writer import Writer, WriteResult
 
 if TYPE_CHECKING:
@@ -189,6 +209,20 @@ class AsyncMemory:
         fetched = await aio.run_tx(self.engine, multi.fetch_tx(targets, plan), self.cpu)
         return await self.cpu.run(multi.finish, targets, plan, fetched, config)
 
+    async def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
+        """As :meth:`memflow.Memory.drop_dataset`. ``AsyncDataset`` objects of it still held
+        fail on their next call."""
+        op = drop_dataset_op(name, only_if_empty=only_if_empty)
+        return await aio.run_op(self.engine, op, self.cpu)
+
+    @staticmethod
+    async def recorded_embedder(
+        database_url: str | None, dataset: str, *, home: str | Path | None = None
+    ) -> str | None:
+        """As :meth:`memflow.Memory.recorded_embedder` (a one-off lookup before a store is
+        opened: it runs the sync one in a thread)."""
+        return await asyncio.to_thread(Memory.recorded_embedder, database_url, dataset, home=home)
+
 
 class AsyncDataset:
     """One tenant of an :class:`AsyncMemory`. Every read and write is scoped to it."""
@@ -239,8 +273,23 @@ class AsyncDataset:
             check_same_embedder(self.name, row.embedder, mine)
         self._id = row.id
 
+    async def check_embedder(self) -> None:
+        """As :meth:`memflow.Dataset.check_embedder` (EmbedderMismatch); it is also the first
+        lookup of the dataset (which creates it unless ``create=False``)."""
+        await self.context()
+
     async def _cpu(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await self.memory.cpu.run(fn, *args, **kwargs)
+
+    async def _read(self, fn: Callable[[Connection, uuid.UUID], T]) -> T:
+        """``fn`` (a step of :mod:`memflow.store.reads`) in one transaction bound to this dataset."""
+        ds = (await self.context()).dataset_id
+        return await self.memory._sql(lambda conn: fn(conn, ds), ds)
+
+    async def _op(self, op: Callable[[StoreContext], Op[T]]) -> T:
+        """The operation ``op`` makes of this dataset's context, on the async engine."""
+        ctx = await self.context()
+        return await aio.run_op(self.memory.engine, op(ctx), self.memory.cpu)
 
     # -- structured memory in -------------------------------------------------------------------
     async def add_episode(self, draft: EpisodeDraft | dict[str, Any]) -> WriteResult:
@@ -256,9 +305,24 @@ class AsyncDataset:
         """Store structured drafts in one transaction; adding the same drafts again is a no-op."""
         ctx = await self.context()
         doc, plan = await self._cpu(draft_document, ctx.dataset_id, drafts, scope, metadata)
-        writer = Writer(ctx.engine, ctx.embedder, fault=ctx.fault)
-        return await aio.run_op(
-            self.memory.engine, writer.write_op(ctx.dataset_id, doc, plan), self.memory.cpu
+        return await self._op(lambda c: write_drafts_op(c, doc, plan))
+
+    async def import_episodes(
+        self,
+        documents: Sequence[Sequence[EpisodeDraft | dict[str, Any]]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        scope: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> list[WriteResult]:
+        """As :meth:`memflow.Dataset.import_episodes`: all documents in one transaction, or none
+        (``progress`` is called on the event loop's thread, inside that transaction)."""
+        ctx = await self.context()
+        items = await self._cpu(draft_documents, ctx.dataset_id, documents, scope, metadata)
+        return await self._op(
+            lambda c: Writer(c.engine, c.embedder, fault=c.fault).write_bulk_op(
+                c.dataset_id, items, progress
+            )
         )
 
     # -- search ---------------------------------------------------------------------------------
@@ -272,6 +336,8 @@ class AsyncDataset:
         budget_tokens: int | None = None,
         now: datetime | None = None,
         config: RecallConfig | None = None,
+        as_of: datetime | None = None,
+        include_history: bool = False,
         scope: dict[str, str] | None = None,
         where: dict[str, Any] | None = None,
     ) -> SearchResponse:
@@ -287,6 +353,8 @@ class AsyncDataset:
             budget_tokens=budget_tokens,
             now=now,
             config=config,
+            as_of=as_of,
+            include_history=include_history,
             scope=scope,
             where=where,
         )
@@ -353,14 +421,61 @@ class AsyncDataset:
         op = forget_op(ctx, document_id=document_id, episode_id=episode_id)
         return await aio.run_op(self.memory.engine, op, self.memory.cpu)
 
-    # -- inspection ------------------------------------------------------------------------------
+    # -- facts that change (memflow.store.history) ----------------------------------------------
+    async def correct(
+        self, point_id: uuid.UUID | str, text: str, *, actor: str | None = None
+    ) -> uuid.UUID:
+        """As :meth:`memflow.Dataset.correct`."""
+        pid = as_uuid(point_id)
+        return await self._op(lambda c: correct_op(c, pid, text, actor=actor))
+
+    async def history(self, node_id: uuid.UUID | str) -> list[HistoryEntry]:
+        """As :meth:`memflow.Dataset.history`."""
+        nid = as_uuid(node_id)
+        return await self._op(lambda c: history_op(c.dataset_id, nid))
+
+    async def documents(self) -> list[DocumentVersion]:
+        """As :meth:`memflow.Dataset.documents`."""
+        return await self._read(document_versions)
+
+    # -- inspection (memflow.store.reads) --------------------------------------------------------
     async def stats(self) -> dict[str, int]:
-        ctx = await self.context()
-        ds = ctx.dataset_id
-        row = await self.memory._sql(
-            lambda conn: conn.execute(q("dataset_stats"), {"dataset_id": ds}).one(), ds
+        return await self._read(reads.dataset_stats)
+
+    async def episodes(self, limit: int = 1000) -> list[dict[str, Any]]:
+        return await self._read(lambda c, ds: reads.episode_list(c, ds, limit))
+
+    async def procedures(
+        self, *, all_versions: bool = False, limit: int = 1000
+    ) -> list[dict[str, Any]]:
+        """As :meth:`memflow.Dataset.procedures`."""
+        return await self._read(
+            lambda c, ds: reads.procedure_list(c, ds, all_versions=all_versions, limit=limit)
         )
-        return {k: int(v) for k, v in row._mapping.items()}
+
+    async def entities_of_type(
+        self, label: str, *, max_distance: float = 0.12, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """As :meth:`memflow.Dataset.entities_of_type` (the label is embedded in the CPU pool)."""
+        ctx = await self.context()
+        params = await self._cpu(
+            entity_type_params,
+            ctx.embedder,
+            ctx.dataset_id,
+            label,
+            max_distance=max_distance,
+            limit=limit,
+        )
+        return await self._read(lambda c, _ds: reads.entities_of_type(c, params))
+
+    async def chunk(self, document_id: uuid.UUID | str, key: str) -> dict[str, Any]:
+        """As :meth:`memflow.Dataset.chunk`."""
+        doc = as_uuid(document_id)
+        return await self._read(lambda c, ds: reads.chunk(c, ds, self.name, doc, key))
+
+    async def episode_tree(self, episode_id: uuid.UUID | str) -> list[dict[str, Any]]:
+        eid = as_uuid(episode_id)
+        return await self._read(lambda c, ds: reads.episode_tree(c, ds, self.name, eid))
 
 
 def _respond(plan: SearchPlan, fetched: Any, config: RecallConfig | None) -> SearchResponse:

@@ -279,8 +279,16 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
 
 
 def streamable_http_app(server: MCPServer, *, host: str, max_body: int) -> Any:
-    """The Starlette app serving ``server`` over streamable HTTP at ``/mcp``."""
-    return server.streamable_http_app(json_response=True, host=host, max_request_body_size=max_body)
+    """The Starlette app serving ``server`` over streamable HTTP at ``/mcp``. A body over
+    ``max_body`` gets 413 with a JSON-RPC error (the SDK's own refusal is plain text)."""
+    from memflow.asgi import BodyLimit
+
+    app = server.streamable_http_app(json_response=True, host=host, max_request_body_size=max_body)
+    return BodyLimit(app, max_body, _too_large)
+
+
+def _too_large(message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
 
 
 __all__ = ["build_server", "streamable_http_app"]

@@ -18,16 +18,15 @@ from memflow.context import FaultHook, StoreContext
 from memflow.db import engine as dbe
 from memflow.db.queries import q
 from memflow.db.replicas import ReadRouter
-from memflow.db.steps import run_tx
+from memflow.db.steps import run_op, run_tx
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
 from memflow.errors import (
     DatabaseError,
-    InvalidInput,
     MemflowError,
     NotFound,
 )
-from memflow.ids import canonical_name
+from memflow.ingest.entity_types import entity_type_params
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
 from memflow.ingest.pipeline import ProgressFn, Source, memorize
 from memflow.ingest.progress import ProgressCallback
@@ -38,6 +37,7 @@ from memflow.recall.budget import honour_budget
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.search import plan_search, search
 from memflow.recall.types import SearchResponse
+from memflow.store import reads
 from memflow.store.datasets import DatasetInfo as DatasetInfo
 from memflow.store.datasets import (
     check_same_embedder,
@@ -45,11 +45,14 @@ from memflow.store.datasets import (
     dataset_row,
     dataset_uuid,
     draft_document,
+    draft_documents,
+    drop_dataset_op,
     validate_dataset_name,
+    write_drafts_op,
 )
 from memflow.store.forget import ForgetReport, forget
 from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
-from memflow.store.versions import version_procedures
+from memflow.store.reads import as_uuid as _as_uuid
 from memflow.store.writer import Writer, WriteResult
 
 if TYPE_CHECKING:
@@ -235,17 +238,8 @@ class Memory:
     def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
         """Delete a dataset and everything in it; returns False if it did not exist (or, with
         ``only_if_empty``, if it holds a document)."""
-        validate_dataset_name(name)
-        row = dataset_row(self.engine, name)
-        if row is None:
-            return False
-        with self._writing(), dbe.transaction(self.engine, row.id) as conn:
-            if only_if_empty:
-                counts = conn.execute(q("dataset_counts"), {"dataset_id": row.id}).one()
-                if counts.documents or counts.episodes:
-                    return False
-            conn.execute(q("dataset_drop"), {"dataset_id": row.id})
-        return True
+        with self._writing():
+            return run_op(self.engine, drop_dataset_op(name, only_if_empty=only_if_empty))
 
 
 class Dataset:
@@ -316,14 +310,7 @@ class Dataset:
         self._claim_embedder()
         doc, plan = draft_document(self.id, drafts, scope, metadata)
         with self.memory._writing():
-            if not plan.procedure_ids:
-                return self._writer().write(self.id, doc, plan)
-            with dbe.transaction(self.memory.engine, self.id) as conn:
-                settle = version_procedures(conn, self.id, plan)
-            writer = Writer(
-                self.memory.engine, self.memory.embedder, fault=self.memory.fault, after_rows=settle
-            )
-            return writer.write(self.id, doc, plan)
+            return run_op(self.memory.engine, write_drafts_op(self.context, doc, plan))
 
     def import_episodes(
         self,
@@ -340,10 +327,8 @@ class Dataset:
         Several times faster than :meth:`add_episodes` per document for initial loads, but other
         sessions wait until it commits and the index rebuild covers the whole store: use it when
         the batch is large next to what is stored. Needs the login role that owns the schema."""
-        if not documents:
-            raise InvalidInput("no documents given: pass at least one list of EpisodeDrafts")
+        items = draft_documents(self.id, documents, scope, metadata)
         self._claim_embedder()
-        items = [draft_document(self.id, d, scope, metadata) for d in documents]
         with self.memory._writing():
             return self._writer().write_bulk(self.id, items, progress)
 
@@ -467,21 +452,18 @@ class Dataset:
 
     # -- inspection ------------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
-        row = self._read(lambda c: c.execute(q("dataset_stats"), {"dataset_id": self.id}).one())
-        return {k: int(v) for k, v in row._mapping.items()}
+        return self._read(lambda c: reads.dataset_stats(c, self.id))
 
     def episodes(self, limit: int = 1000) -> list[dict[str, Any]]:
-        params = {"dataset_id": self.id, "limit": limit}
-        rows = self._read(lambda c: c.execute(q("episode_list"), params).all())
-        return [dict(r._mapping) for r in rows]
+        return self._read(lambda c: reads.episode_list(c, self.id, limit))
 
     def procedures(self, *, all_versions: bool = False, limit: int = 1000) -> list[dict[str, Any]]:
         """The dataset's procedures (current ones, or every version): ``id``, ``name``,
         ``summary``, ``status``, ``version``, ``steps`` (in order), ``context``, ``episode_id``,
         ``superseded_by``, ``created_at``."""
-        params = {"dataset_id": self.id, "all_versions": all_versions, "limit": limit}
-        rows = self._read(lambda c: c.execute(q("procedure_list"), params).all())
-        return [dict(r._mapping) for r in rows]
+        return self._read(
+            lambda c: reads.procedure_list(c, self.id, all_versions=all_versions, limit=limit)
+        )
 
     def entities_of_type(
         self, label: str, *, max_distance: float = 0.12, limit: int = 100
@@ -489,43 +471,21 @@ class Dataset:
         """Entities whose type (EntityType, linked by is_a) is ``label`` or embeds within
         ``max_distance`` of it ("customers", "客户" find entities typed customer): ``id``,
         ``name``, ``entity_type``, ``description``, ``type``, ``distance``."""
-        from memflow.ingest.entity_types import type_name
-
-        qvec = self.context.embedder.embed_query(label)
-        params = {
-            "dataset_id": self.id,
-            "q": qvec,
-            "key": canonical_name(type_name(label)),
-            "max_distance": max_distance,
-            "limit": limit,
-        }
-        rows = self._read(lambda c: c.execute(q("entities_of_type"), params).all())
-        return [dict(r._mapping) for r in rows]
+        params = entity_type_params(
+            self.memory.embedder, self.id, label, max_distance=max_distance, limit=limit
+        )
+        return self._read(lambda c: reads.entities_of_type(c, params))
 
     def chunk(self, document_id: uuid.UUID | str, key: str) -> dict[str, Any]:
         """The message or section ``key`` of document ``document_id``: what a search's
         ``Citation`` points at (``document_id``, ``source``, ``key``, ``idx``, ``text``,
         ``speaker``, ``ts``)."""
         doc = _as_uuid(document_id)
-        params = {"dataset_id": self.id, "document_id": doc, "key": key}
-        row = self._read(lambda c: c.execute(q("chunk_get"), params).first())
-        if row is None:
-            raise NotFound(
-                f"no chunk {key!r} of document {doc} in dataset {self.name!r}: use the "
-                "document_id and key of a search's citations"
-            )
-        return dict(row._mapping)
+        return self._read(lambda c: reads.chunk(c, self.id, self.name, doc, key))
 
     def episode_tree(self, episode_id: uuid.UUID | str) -> list[dict[str, Any]]:
         eid = _as_uuid(episode_id)
-        params = {"dataset_id": self.id, "episode_id": eid}
-        rows = self._read(lambda c: c.execute(q("episode_tree"), params).all())
-        if not rows:
-            raise NotFound(
-                f"no episode {eid} in dataset {self.name!r}: list them with "
-                f"`memflow show --dataset {self.name}`"
-            )
-        return [dict(r._mapping) for r in rows]
+        return self._read(lambda c: reads.episode_tree(c, self.id, self.name, eid))
 
 
 def _locate(database_url: str | None, home: str | Path | None) -> tuple[str, EmbeddedServer | None]:
@@ -561,12 +521,3 @@ def open_store(
     finally:
         admin.dispose()
     return url, emb, server
-
-
-def _as_uuid(value: uuid.UUID | str) -> uuid.UUID:
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise InvalidInput(f"{value!r} is not an id: pass the UUID printed by memflow") from None

@@ -15,6 +15,7 @@ from memflow.errors import ConfigurationError
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SERVER_EXTRA = "pip install 'memflow[server]'"
 DEFAULT_STATEMENT_TIMEOUT = 30.0
+KEEP_ALIVE_S = 75  # idle seconds before the server closes a keep-alive connection (as nginx)
 # A JSON body may escape the text it carries (\uXXXX): allow twice the document cap plus room
 # for the other fields; the text itself is then held to MEMFLOW_MAX_DOCUMENT_BYTES.
 _BODY_SLACK = 64 * 1024
@@ -106,7 +107,10 @@ def _uvicorn(app: Any, host: str, port: int) -> None:
         host=host,
         port=port,
         log_level="warning",
-        timeout_keep_alive=5,
+        access_log=False,  # a log record per request costs CPU even when filtered out
+        # An agent calls between model turns, seconds apart: keep its connection open rather
+        # than pay a new one per call (uvicorn's default closes it after 5 s idle).
+        timeout_keep_alive=KEEP_ALIVE_S,
         timeout_graceful_shutdown=10,
     )
 

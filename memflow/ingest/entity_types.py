@@ -5,9 +5,13 @@ only next to a name the extractor already found; anything else stays untyped."""
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterable
+from typing import Any
 
 from memflow.drafts import EntityDraft, EpisodeDraft
+from memflow.embed.base import Embedder
+from memflow.ids import canonical_name
 from memflow.text.document import Chunk
 
 # label as written -> the type name stored (one EntityType per name)
@@ -80,4 +84,18 @@ def type_name(label: str) -> str:
     return _LABELS.get(text.lower() if text.isascii() else text, text)
 
 
-__all__ = ["entity_labels", "type_name", "with_entity_types"]
+def entity_type_params(
+    embedder: Embedder, dataset_id: uuid.UUID, label: str, *, max_distance: float, limit: int
+) -> dict[str, Any]:
+    """The parameters of :func:`memflow.store.reads.entities_of_type` for entities typed
+    ``label`` (CPU: embeds it)."""
+    return {
+        "dataset_id": dataset_id,
+        "q": embedder.embed_query(label),
+        "key": canonical_name(type_name(label)),
+        "max_distance": max_distance,
+        "limit": limit,
+    }
+
+
+__all__ = ["entity_labels", "entity_type_params", "type_name", "with_entity_types"]

@@ -13,14 +13,17 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Row
 
+from memflow.context import StoreContext
 from memflow.db import engine as dbe
 from memflow.db.filters import check_metadata, check_scope
 from memflow.db.queries import q
+from memflow.db.steps import Op, sql_tx
 from memflow.drafts import EpisodeDraft
 from memflow.errors import DatabaseError, EmbedderMismatch, InvalidInput, NotFound
 from memflow.ids import content_hash
 from memflow.store.plan import WritePlan, plan_drafts
-from memflow.store.writer import DocumentInfo, document_id
+from memflow.store.versions import version_procedures
+from memflow.store.writer import DocumentInfo, Writer, WriteResult, document_id
 
 _DATASET_NS = uuid.UUID("2b0f3a4e-8d1c-4f57-9a55-6d656d666c6f")
 
@@ -131,6 +134,50 @@ def draft_document(
         metadata=metadata,
     )
     return doc, plan_drafts(dataset_id, parsed)
+
+
+def draft_documents(
+    dataset_id: uuid.UUID,
+    documents: Sequence[Sequence[EpisodeDraft | dict[str, Any]]],
+    scope: dict[str, str] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> list[tuple[DocumentInfo, WritePlan]]:
+    """The documents and plans of a bulk import (``import_episodes``): one per inner sequence,
+    each with ``scope`` and ``metadata``."""
+    if not documents:
+        raise InvalidInput("no documents given: pass at least one list of EpisodeDrafts")
+    return [draft_document(dataset_id, d, scope, metadata) for d in documents]
+
+
+def write_drafts_op(ctx: StoreContext, doc: DocumentInfo, plan: WritePlan) -> Op[WriteResult]:
+    """Write the document of structured drafts (``add_episodes``): a procedure in it becomes
+    the next version of its key (:mod:`memflow.store.versions`)."""
+    ds = ctx.dataset_id
+    settle = None
+    if plan.procedure_ids:
+        settle = yield sql_tx(lambda conn: version_procedures(conn, ds, plan), ds)
+    writer = Writer(ctx.engine, ctx.embedder, fault=ctx.fault, after_rows=settle)
+    return (yield from writer.write_op(ds, doc, plan))
+
+
+def drop_dataset_op(name: str, *, only_if_empty: bool = False) -> Op[bool]:
+    """Delete dataset ``name`` and everything in it: False if there is none (or, with
+    ``only_if_empty``, if it holds a document or an episode)."""
+    validate_dataset_name(name)
+    row = yield sql_tx(lambda conn: conn.execute(q("dataset_get"), {"name": name}).first())
+    if row is None:
+        return False
+
+    def drop(conn: Connection) -> bool:
+        if only_if_empty:
+            counts = conn.execute(q("dataset_counts"), {"dataset_id": row.id}).one()
+            if counts.documents or counts.episodes:
+                return False
+        conn.execute(q("dataset_drop"), {"dataset_id": row.id})
+        return True
+
+    dropped: bool = yield sql_tx(drop, row.id)
+    return dropped
 
 
 def as_draft(d: EpisodeDraft | dict[str, Any]) -> EpisodeDraft:

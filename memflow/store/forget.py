@@ -35,6 +35,7 @@ from memflow.store.merge import (
     load_episodes,
     props_without_merge,
 )
+from memflow.store.reads import as_uuid
 from memflow.store.temporal import revive_after_forget
 from memflow.store.versions import restore_current
 
@@ -67,15 +68,6 @@ _KIND_FIELD = {
     "Entity": "entities",
     "Procedure": "procedures",
 }
-
-
-def _as_uuid(value: uuid.UUID | str, what: str) -> uuid.UUID:
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise InvalidInput(f"{value!r} is not a {what} id: pass the UUID memflow printed") from None
 
 
 def _count_kinds(report: ForgetReport, rows: Iterable[Any]) -> None:
@@ -288,8 +280,8 @@ def forget_op(
     if (document_id is None) == (episode_id is None):
         raise InvalidInput("forget needs exactly one of document_id=... or episode_id=...")
     ds = ctx.dataset_id
-    doc = _as_uuid(document_id, "document") if document_id is not None else None
-    ep = _as_uuid(episode_id, "episode") if episode_id is not None else None
+    doc = as_uuid(document_id, "document") if document_id is not None else None
+    ep = as_uuid(episode_id, "episode") if episode_id is not None else None
     known: dict[str, Any] = {}
     embedder: Embedder = ctx.embedder if embed_inside else _Known(ctx.embedder, known)
 

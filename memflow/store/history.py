@@ -7,10 +7,12 @@ import uuid
 from datetime import UTC, datetime
 
 from pydantic import BaseModel
+from sqlalchemy import Connection
 
 from memflow.context import StoreContext
 from memflow.db.engine import transaction
 from memflow.db.queries import q
+from memflow.db.steps import Op, run_op, sql_tx
 from memflow.errors import InvalidInput, NotFound
 from memflow.ids import content_hash, make_id, normalise_text
 from memflow.store.plan import EdgeRow, EmbedRow, NodeRow, WritePlan
@@ -51,10 +53,15 @@ class DocumentVersion(BaseModel):
 
 def history(ctx: StoreContext, node_id: uuid.UUID) -> list[HistoryEntry]:
     """Every version of the fact ``node_id`` belongs to, oldest first."""
-    ds = ctx.dataset_id
-    with transaction(ctx.engine, ds) as conn:
-        rows = conn.execute(q("history_chain"), {"dataset_id": ds, "id": node_id}).all()
-    rows = [r for r in rows if r.kind is not None]
+    return run_op(ctx.engine, history_op(ctx.dataset_id, node_id))
+
+
+def history_op(ds: uuid.UUID, node_id: uuid.UUID) -> Op[list[HistoryEntry]]:
+    """:func:`history` as an operation (:mod:`memflow.db.steps`)."""
+    chain = yield sql_tx(
+        lambda conn: conn.execute(q("history_chain"), {"dataset_id": ds, "id": node_id}).all(), ds
+    )
+    rows = [r for r in chain if r.kind is not None]
     if not rows:
         raise NotFound(
             f"no node {node_id} in this dataset: use a node id from a search's --json output "
@@ -82,12 +89,20 @@ def correct(
 ) -> uuid.UUID:
     """Write ``text`` as the new version of FacetPoint ``point_id`` (same facet) and close the old
     one (reason ``correction``). Returns the new point's id."""
+    return run_op(ctx.engine, correct_op(ctx, point_id, text, actor=actor))
+
+
+def correct_op(
+    ctx: StoreContext, point_id: uuid.UUID, text: str, *, actor: str | None = None
+) -> Op[uuid.UUID]:
+    """:func:`correct` as an operation: the lookup, then the new version's write."""
     text = (text or "").replace("\x00", "").strip()
     if not text:
         raise InvalidInput("the correction is empty: pass the text the fact should now say")
     ds = ctx.dataset_id
-    with transaction(ctx.engine, ds) as conn:
-        old = conn.execute(q("node_get"), {"dataset_id": ds, "id": point_id}).first()
+    old = yield sql_tx(
+        lambda conn: conn.execute(q("node_get"), {"dataset_id": ds, "id": point_id}).first(), ds
+    )
     if old is None or old.kind != "FacetPoint":
         raise NotFound(
             f"no FacetPoint {point_id} in this dataset: correct a point id from a search "
@@ -121,16 +136,29 @@ def correct(
         meta={"corrects": str(point_id)},
         actor=actor,
     )
-    Writer(ctx.engine, ctx.embedder, fault=ctx.fault).write(ds, doc, plan)
+    yield from Writer(ctx.engine, ctx.embedder, fault=ctx.fault).write_op(ds, doc, plan)
     return new_id
 
 
 def documents(ctx: StoreContext) -> list[DocumentVersion]:
     """The dataset's documents with their source, version and status, by source and version."""
-    ds = ctx.dataset_id
-    with transaction(ctx.engine, ds) as conn:
-        rows = conn.execute(q("document_list"), {"dataset_id": ds}).all()
+    with transaction(ctx.engine, ctx.dataset_id) as conn:
+        return document_versions(conn, ctx.dataset_id)
+
+
+def document_versions(conn: Connection, ds: uuid.UUID) -> list[DocumentVersion]:
+    """:func:`documents` as a step (:mod:`memflow.db.steps`)."""
+    rows = conn.execute(q("document_list"), {"dataset_id": ds}).all()
     return [DocumentVersion(**dict(r._mapping)) for r in rows]
 
 
-__all__ = ["DocumentVersion", "HistoryEntry", "correct", "documents", "history"]
+__all__ = [
+    "DocumentVersion",
+    "HistoryEntry",
+    "correct",
+    "correct_op",
+    "document_versions",
+    "documents",
+    "history",
+    "history_op",
+]

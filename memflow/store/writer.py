@@ -14,7 +14,6 @@ import numpy as np
 from sqlalchemy import Connection, Engine
 
 from memflow.context import FaultHook
-from memflow.db.engine import run_with_retry, transaction
 from memflow.db.filters import tags_json
 from memflow.db.queries import q
 from memflow.db.schema import COLLECTION_BY_NAME
@@ -223,13 +222,22 @@ class Writer:
 
         Other sessions wait while it runs, and the index rebuild covers every row of the store,
         so it pays off for initial imports and batches that are large next to the store."""
-        started = time.perf_counter()
-        vectors, missing = self.compute_vectors(dataset_id, *(plan for _, plan in items))
+        return run_op(self.engine, self.write_bulk_op(dataset_id, items, progress))
 
-        def attempt() -> list[WriteResult]:
+    def write_bulk_op(
+        self,
+        dataset_id: uuid.UUID,
+        items: Sequence[tuple[DocumentInfo, WritePlan]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Op[list[WriteResult]]:
+        """:meth:`write_bulk` as an operation: the embeddings, then one transaction."""
+        started = time.perf_counter()
+        vectors, missing = yield from self.vectors_op(dataset_id, *(plan for _, plan in items))
+
+        def rows(conn: Connection) -> list[WriteResult]:
             out: list[WriteResult] = []
             new = set(missing)  # texts not stored yet: counted for the first document using them
-            with transaction(self.engine, dataset_id) as conn, deferred_maintenance(conn):
+            with deferred_maintenance(conn):
                 self.fault("before_write")
                 seen: set[uuid.UUID] = set()
                 for i, (doc, plan) in enumerate(items):
@@ -251,7 +259,7 @@ class Writer:
                 self.fault("before_commit")
             return out
 
-        results = run_with_retry(attempt)
+        results: list[WriteResult] = yield sql_tx(rows, dataset_id, retry=True)
         elapsed = time.perf_counter() - started
         for r in results:
             r.seconds = elapsed

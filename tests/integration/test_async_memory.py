@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import Future
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import pytest
@@ -90,6 +92,10 @@ class AsyncDoor:
 
     def datasets(self) -> Any:
         return self.loop.run(self.mem.datasets())
+
+    def __getattr__(self, attr: str) -> Callable[..., Any]:
+        fn = getattr(self.mem, attr)  # drop_dataset, recorded_embedder: coroutine functions
+        return lambda *a, **k: self.loop.run(fn(*a, **k))
 
 
 @pytest.fixture(params=["sync", "async"])
@@ -276,3 +282,143 @@ def test_a_memorize_cancelled_mid_write_leaves_nothing(db_url: str) -> None:
 
     report = asyncio.run(main())
     assert report.documents[0].status == "written"
+
+
+def _runbook(steps: list[str]) -> dict[str, Any]:
+    return {
+        "name": "Kiln firing day",
+        "summary": "Koji wrote down how the studio fires the kiln.",
+        "facets": [
+            {
+                "search_text": "The kiln cools for twelve hours before anyone opens it.",
+                "points": [{"search_text": "The kiln cools for twelve hours before opening."}],
+                "entities": [{"name": "Clayworks Supply", "types": ["supplier"]}],
+            }
+        ],
+        "procedures": [{"name": "Firing the kiln", "steps": [{"text": t} for t in steps]}],
+    }
+
+
+def _timeless(value: Any) -> Any:
+    """``value`` without times (the two runs write at different moments)."""
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if not isinstance(v, datetime)}
+    if isinstance(value, list | tuple):
+        return [_timeless(v) for v in value]
+    if hasattr(value, "model_dump"):
+        return _timeless(value.model_dump())
+    if hasattr(value, "__dataclass_fields__"):
+        return _timeless({k: getattr(value, k) for k in value.__dataclass_fields__})
+    return value
+
+
+def _tour(door: Any, db_url: str) -> list[Any]:
+    """Every method of the Dataset and Memory APIs, checked; returns what each call gave."""
+    seen: list[Any] = []
+    ds = door.dataset("tour")
+    ds.check_embedder()
+    assert door.recorded_embedder(db_url, "tour") == "hash:384"
+
+    first = ds.add_episodes([_runbook(["Load the shelves", "Heat to 1000 degrees"])])
+    second = ds.add_episode(_runbook(["Load the shelves", "Heat to 1260 degrees", "Cool"]))
+    assert (first.status, second.status) == ("written", "written")
+    versions = {(p["version"], p["status"]) for p in ds.procedures(all_versions=True)}
+    assert versions == {(1, "superseded"), (2, "current")}  # the second supersedes the first
+    assert [p["version"] for p in ds.procedures()] == [2]
+    seen += [first.counts, second.counts, ds.procedures(all_versions=True)]
+
+    bulk = ds.import_episodes(
+        [
+            [{"name": "Glaze order", "summary": "Ines ordered celadon glaze."}],
+            [{"name": "库存", "summary": "周晓岚清点了釉料库存。"}],
+            [{"name": "Glaze order", "summary": "Ines ordered celadon glaze."}],
+        ]
+    )
+    assert [r.status for r in bulk] == ["written", "written", "skipped"]
+    with pytest.raises(InvalidInput):
+        ds.import_episodes([])
+    seen += [[(r.document_id, r.status, r.counts) for r in bulk]]
+
+    chat = ds.memorize(json.dumps(CHAT), content_type="conversation").documents[0]
+    resp = ds.search("how hot does the new kiln get?", display="highly_related")
+    cite = next(c for u in resp.context_units for c in u.citations if c.document_id == chat.id)
+    piece = ds.chunk(str(cite.document_id), cite.key)
+    assert piece["text"] in resp.context and piece["document_id"] == chat.id
+    with pytest.raises(NotFound):
+        ds.chunk(chat.id, "no-such-key")
+    seen += [resp.model_dump(exclude={"timings_ms"}), piece]
+
+    episodes = ds.episodes()
+    assert {"Kiln firing day", "Glaze order", "库存"} <= {e["name"] for e in episodes}
+    assert len(ds.episodes(limit=2)) == 2
+    kiln = next(e for e in episodes if e["name"] == "Kiln firing day")
+    tree = ds.episode_tree(str(kiln["id"]))
+    assert tree[0]["kind"] == "Episode" and any("twelve hours" in r["tree"] for r in tree)
+    with pytest.raises(NotFound):
+        ds.episode_tree(uuid.uuid4())
+    with pytest.raises(InvalidInput):
+        ds.episode_tree("not-an-id")
+    seen += [episodes, tree]
+
+    assert [e["name"] for e in ds.entities_of_type("supplier")] == ["Clayworks Supply"]
+    assert ds.entities_of_type("weather") == []
+
+    found = ds.search("the kiln cools for twelve hours before opening", top_k=5).results
+    points = [r.best_point_id for r in found if r.best_point_id is not None]
+    point = next(p for p in points if "twelve hours" in ds.history(p)[-1].text)
+    new = ds.correct(point, "The kiln cools for sixteen hours before opening.", actor="koji")
+    old, current = ds.history(new)
+    assert (old.node_id, old.reason, old.actor, current.node_id) == (
+        point,
+        "correction",
+        "koji",
+        new,
+    )
+    assert current.current and not old.current
+    with pytest.raises(InvalidInput):
+        ds.correct(point, "   ")
+    with pytest.raises(NotFound):
+        ds.history(uuid.uuid4())
+    seen += [old, current]
+
+    fixed = "the kiln cools for sixteen hours before opening"
+    now = ds.search(fixed, display="highly_related", include_history=True)
+    assert "sixteen hours" in now.context and "[replaces: The kiln cools for twelve" in now.context
+    before = ds.search(fixed, as_of=datetime(2000, 1, 1, tzinfo=UTC))
+    assert "sixteen" not in before.context  # nothing had been learned by then
+    seen += [now.model_dump(exclude={"timings_ms"}), before.model_dump(exclude={"timings_ms"})]
+
+    docs = ds.documents()
+    assert sorted(d.source for d in docs).count("add_episode") == 4 and len(docs) == 6
+    stats = ds.stats()
+    assert stats["documents"] == 6 and stats["episodes"] >= 4
+    correction = {"id", "created_at"}  # a correction's document id includes its time
+    seen += [[d.model_dump(exclude=correction if d.source == "correct" else set()) for d in docs]]
+    seen += [stats, door.datasets()]
+
+    assert door.drop_dataset("tour", only_if_empty=True) is False  # it holds documents
+    assert door.drop_dataset("tour") is True
+    assert door.drop_dataset("tour") is False
+    assert door.recorded_embedder(db_url, "tour") is None
+    with pytest.raises(InvalidInput):
+        door.drop_dataset("")
+    with pytest.raises(NotFound):
+        door.dataset("tour", create=False).episodes()
+    return seen
+
+
+def test_every_method_gives_the_same_results_through_both_apis(db_url: str) -> None:
+    """The whole API (every method of Dataset and Memory, and its async twin) on the same
+    inputs: the same results, ids included (ids follow content), the same errors."""
+    with Memory.open(db_url, embedder=HashEmbedder(384)) as mem:
+        expected = _timeless(_tour(mem, db_url))
+    loop = Loop()
+    amem = loop.run(AsyncMemory.open(db_url, embedder=HashEmbedder(384)))
+    try:
+        got = _timeless(_tour(AsyncDoor(loop, amem), db_url))
+    finally:
+        loop.run(amem.aclose())
+        loop.stop()
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected, strict=True):
+        assert a == b

@@ -72,6 +72,8 @@ def test_memorize_search_delete_round_trip(api: httpx.Client, module_db: str) ->
     assert found.status_code == 200, found.text
     body = found.json()
     assert "Dario owns the rollback plan" in body["context"]
+    app, cpu = (float(p.split("dur=")[1]) for p in found.headers["server-timing"].split(","))
+    assert cpu > 0 and 0 < app < found.elapsed.total_seconds() * 1000  # the server's own share
     # The same JSON as the CLI's `memflow search --json` on the same store.
     cli = subprocess.run(
         memflow_cmd(module_db, "search", query["query"], "-d", "alpha", "--display", "summary",
@@ -114,6 +116,15 @@ def test_keys_bind_requests_to_their_datasets(api: httpx.Client, module_db: str)
 
     ok = api.post("/v1/datasets/beta/memorize", json={"text": NOTE}, headers=auth(ADMIN))
     assert ok.status_code == 200
+    # Every route under another dataset: 403, whatever the rest of the request says.
+    doc = ok.json()["documents"][0]
+    before = row_counts(module_db)
+    beta = "/v1/datasets/beta"
+    error_of(api.get(f"{beta}/stats", headers=auth(KEY_A)), 403)
+    error_of(api.get(f"{beta}/episodes/{doc['episode_ids'][0]}", headers=auth(KEY_A)), 403)
+    error_of(api.delete(f"{beta}/documents/{doc['id']}", headers=auth(KEY_A)), 403)
+    error_of(api.delete(f"{beta}/episodes/{doc['episode_ids'][0]}", headers=auth(KEY_A)), 403)
+    assert row_counts(module_db) == before
     names_a = {d["name"] for d in api.get("/v1/datasets", headers=auth(KEY_A)).json()["datasets"]}
     names_all = {d["name"] for d in api.get("/v1/datasets", headers=auth(ADMIN)).json()["datasets"]}
     assert "beta" in names_all and "beta" not in names_a
@@ -145,6 +156,10 @@ def test_bad_requests_get_json_errors_and_change_nothing(api: httpx.Client, modu
     error_of(api.post(f"{url}/search", json={"query": ""}, headers=h), 422)
     missing = api.post("/v1/datasets/nowhere/search", json={"query": "x"}, headers=h)
     assert error_of(missing, 404)["type"] == "NotFound"
+    error_of(api.post(f"{url}/search", content=b'["query"]', headers=h), 422)
+    error_of(api.post(f"{url}/search", content=b'{"query": "x"', headers=h), 422)
+    error_of(api.delete(f"{url}/documents/not-an-id", headers=h), 400)
+    error_of(api.delete(f"{url}/episodes/{'0' * 32}", headers=h), 404)
     error_of(api.get(f"{url}/episodes/not-an-id", headers=h), 400)
     error_of(api.get(f"{url}/episodes/{'0' * 32}", headers=h), 404)
     error_of(api.get("/v2/anything", headers=h), 404)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -152,3 +153,38 @@ def test_http_transport_with_a_locked_dataset(locked_url: str, module_db: str) -
             assert "top_k" in error_text(too_many)
 
     anyio.run(session)
+
+
+def test_http_transport_refuses_oversized_and_malformed_requests(
+    locked_url: str, module_db: str
+) -> None:
+    """Below the SDK: raw POSTs to /mcp get 4xx JSON answers and write nothing."""
+    before = row_counts(module_db)
+    head = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with httpx.Client(timeout=60) as http:
+        huge = (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "'
+            + (
+                b"y" * (9 * 2**20)  # over the body cap (twice the 4 MiB document cap)
+            )
+            + b'"}}'
+        )
+        for body, statuses in (
+            (huge, {413}),
+            (b"{not json", {400}),
+            (b'{"jsonrpc": "2.0", "id": 1}', {400}),
+        ):
+            resp = http.post(locked_url, content=body, headers=head)
+            assert resp.status_code in statuses, (resp.status_code, resp.text[:200])
+            assert resp.headers["content-type"].startswith("application/json"), resp.headers
+            assert "error" in resp.json()
+    assert row_counts(module_db) == before
+
+    async def session() -> None:
+        async with Client(locked_url) as client:
+            cap = "x " * 2_200_000  # over the 4 MiB document cap, under the body cap
+            too_big = await client.call_tool("memorize", {"text": cap})
+            assert "PayloadTooLarge" in error_text(too_big)
+
+    anyio.run(session)
+    assert row_counts(module_db) == before

@@ -24,7 +24,8 @@ LAYERS: list[set[str]] = [
     {"store", "llm"},  # the write path and forget / the LLM client, extractor and router
     {"ingest", "recall"},  # memorize / search
     {"memory"},  # the facade: Memory, Dataset
-    {"service", "aio"},  # argument checks and JSON shapes of the doors / the async API
+    {"service", "aio", "asgi"},  # argument checks and JSON shapes of the doors / the async API /
+    # ASGI plumbing of the HTTP doors
     {"http_api", "mcp_server"},  # the front doors agents use (memflow serve, memflow mcp)
     {"memflow"},  # the public API
     {"cli"},  # the command line
