@@ -21,16 +21,19 @@ SELECT ARRAY(SELECT id FROM docs) AS documents,
               WHERE s.dataset_id = :dataset_id AND s.document_id IN (SELECT id FROM docs))
          AS edge_texts;
 
--- name: document_tags
--- The scope and metadata of the given documents (a search result's provenance).
-SELECT id, scope, metadata FROM memflow.document
-WHERE dataset_id = :dataset_id AND id = ANY(CAST(:ids AS uuid[]));
-
--- name: episodes_source_documents
--- The source documents of the given episodes, oldest first (results without citations: drafts);
--- :allowed (NULL: any) restricts them to those a filtered search may see.
-SELECT s.node_id, s.document_id FROM memflow.node_source s
-JOIN memflow.document d ON d.dataset_id = s.dataset_id AND d.id = s.document_id
-WHERE s.dataset_id = :dataset_id AND s.node_id = ANY(CAST(:ids AS uuid[]))
-  AND (CAST(:allowed AS uuid[]) IS NULL OR s.document_id = ANY(CAST(:allowed AS uuid[])))
-ORDER BY s.node_id, d.created_at, d.id;
+-- name: result_documents
+-- A search's last statement: the scope and metadata of the documents its results cite (:ids),
+-- and of the source documents of its episodes without citations (:episodes, written from drafts:
+-- no chunks), those listed in :allowed only when it is given (a filtered search). One row per
+-- document and episode it supports (episode_id NULL: cited only), each episode's oldest first.
+WITH sourced AS (
+  SELECT s.node_id, s.document_id FROM memflow.node_source s
+  WHERE s.dataset_id = :dataset_id AND s.node_id = ANY(CAST(:episodes AS uuid[]))
+    AND (CAST(:allowed AS uuid[]) IS NULL OR s.document_id = ANY(CAST(:allowed AS uuid[])))
+)
+SELECT d.id, d.scope, d.metadata, e.node_id AS episode_id
+FROM memflow.document d
+LEFT JOIN sourced e ON e.document_id = d.id
+WHERE d.dataset_id = :dataset_id
+  AND (d.id = ANY(CAST(:ids AS uuid[])) OR d.id IN (SELECT document_id FROM sourced))
+ORDER BY e.node_id, d.created_at, d.id;

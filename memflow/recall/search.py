@@ -45,7 +45,7 @@ from memflow.recall.types import (
     citations,
 )
 from memflow.recall.unitrules import QueryRules
-from memflow.recall.visibility import Visible, document_tags, episode_documents
+from memflow.recall.visibility import Visible, result_documents
 from memflow.text.tokens import TokenCounter, token_counter
 
 
@@ -125,13 +125,13 @@ def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Any]:
     fetched = yield from _search_rows(dataset_id, plan, visible)
     # Episodes written from drafts have no chunks, so no citations: their source documents
     # (those the filter lets through) give their scope and metadata.
-    bare = bare_episodes(fetched)
+    cited, bare = document_ids(fetched), bare_episodes(fetched)
     allowed = None if visible is None else visible.documents
-    by_node = (
-        (yield lambda conn: episode_documents(conn, dataset_id, bare, allowed)) if bare else {}
+    tags, by_node = (
+        (yield lambda conn: result_documents(conn, dataset_id, cited, bare, allowed))
+        if cited or bare
+        else ({}, {})
     )
-    ids = sorted({*document_ids(fetched), *(d for docs in by_node.values() for d in docs)})
-    tags = (yield lambda conn: document_tags(conn, dataset_id, ids)) if ids else {}
     return fetched, (tags, by_node)
 
 

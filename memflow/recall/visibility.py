@@ -66,27 +66,29 @@ def resolve(conn: Connection, dataset_id: uuid.UUID, flt: SearchFilter | None) -
     )
 
 
-def document_tags(
-    conn: Connection, dataset_id: uuid.UUID, ids: Iterable[uuid.UUID]
-) -> dict[uuid.UUID, tuple[dict[str, str], dict[str, Any]]]:
-    """Each document's (scope, metadata)."""
-    wanted = sorted(set(ids))
-    if not wanted:
-        return {}
-    rows = conn.execute(q("document_tags"), {"dataset_id": dataset_id, "ids": wanted})
-    return {r.id: (dict(r.scope), dict(r.metadata)) for r in rows}
+Tags = dict[uuid.UUID, tuple[dict[str, str], dict[str, Any]]]
 
 
-def episode_documents(
+def result_documents(
     conn: Connection,
     dataset_id: uuid.UUID,
+    cited: Iterable[uuid.UUID],
     episodes: Sequence[uuid.UUID],
     allowed: Sequence[uuid.UUID] | None,
-) -> dict[uuid.UUID, list[uuid.UUID]]:
-    """Each episode's source documents, oldest first; only ``allowed`` ones when given (a
-    filtered search: the documents that pass its filter)."""
-    params = {"dataset_id": dataset_id, "ids": list(episodes), "allowed": allowed}
-    out: dict[uuid.UUID, list[uuid.UUID]] = {}
-    for r in conn.execute(q("episodes_source_documents"), params):
-        out.setdefault(r.node_id, []).append(r.document_id)
-    return out
+) -> tuple[Tags, dict[uuid.UUID, list[uuid.UUID]]]:
+    """Each document's (scope, metadata) for the ``cited`` documents and the source documents
+    of ``episodes`` (only ``allowed`` ones when given), and each episode's source documents,
+    oldest first."""
+    params = {
+        "dataset_id": dataset_id,
+        "ids": sorted(set(cited)),
+        "episodes": list(episodes),
+        "allowed": allowed,
+    }
+    tags: Tags = {}
+    by_episode: dict[uuid.UUID, list[uuid.UUID]] = {}
+    for r in conn.execute(q("result_documents"), params):
+        tags[r.id] = (dict(r.scope), dict(r.metadata))
+        if r.episode_id is not None:
+            by_episode.setdefault(r.episode_id, []).append(r.id)
+    return tags, by_episode

@@ -103,13 +103,15 @@ def test_search_counts_one_round_trip_each_for_recall_and_projection(
         event.remove(m.engine, "before_cursor_execute", count)
     assert resp.results
     # bind (dataset + HNSW settings) + recall + is anything replaced (revision 0004) + projection
-    # + the validity times of the shown nodes; no per-node queries.
-    assert len(statements) == 5, statements
+    # + the validity times of the shown nodes + the scope and metadata of the results' documents
+    # (revision 0006); no per-node queries.
+    assert len(statements) == 6, statements
     assert "set_config" in statements[0]
     assert "memflow.episode_summary" in statements[1] and "memflow.edge_text" in statements[1]
     assert "superseded_by IS NOT NULL" in statements[2]
     assert "WITH RECURSIVE" in statements[3]
     assert "recorded_at" in statements[4]
+    assert "memflow.node_source" in statements[5] and "scope" in statements[5]
 
 
 def test_fifty_datasets_search_stays_inside_its_dataset(db_url: str) -> None:
