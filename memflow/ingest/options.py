@@ -29,7 +29,10 @@ class MemorizeOptions:
     ``raise_on_error``: raise the first error when every input failed (else only report it).
     ``supersede``: how a new fact closes the stored one it replaces (memflow.store.temporal):
     "rules" (no model), "llm" (the chat model decides for close candidates, then the rules),
-    "off", or a configured :class:`memflow.llm.supersede.LlmSuperseder`."""
+    "off", or a configured :class:`memflow.llm.supersede.LlmSuperseder`.
+    ``derived_vectors``: edge texts that only restate their ends get the normalised mean of
+    their ends' vectors instead of an embedding of their own (:class:`memflow.store.plan.Planner`;
+    fewer texts for the model; measured in docs/benchmarks/ingest.md)."""
 
     content_type: str = "auto"
     extractor: ExtractorChoice | Any = "auto"
@@ -37,6 +40,7 @@ class MemorizeOptions:
     routing: RouteSettings | bool | None = None
     raise_on_error: bool = True
     supersede: str | Any = "rules"
+    derived_vectors: bool = True
 
     def updated(self, **given: Any) -> MemorizeOptions:
         """These options with the ``given`` values that are not None."""

@@ -263,6 +263,7 @@ class Memorizer:
         self.extractor = self._make_extractor(opts.extractor)
         self.router = self._make_router()
         self.supersede = opts.supersede
+        self.derive = opts.derived_vectors
         self._decide = make_decider(opts.supersede, self._llm_client, self.engine)
 
     # -- setup ----------------------------------------------------------------------------------
@@ -343,7 +344,7 @@ class Memorizer:
             targets = yield from route_steps(ds, drafts, list(vectors), self.routing, ask)
         wanted = [t for t in targets if t is not None]
         states: dict[uuid.UUID, EpisodeState] = yield lambda conn: load_episodes(conn, ds, wanted)
-        planner = Planner(ds)
+        planner = Planner(ds, derive=self.derive)
         for draft, target in zip(drafts, targets, strict=True):
             state = states.get(target) if target else None
             if state is None:
