@@ -30,9 +30,10 @@ class MemorizeOptions:
     ``supersede``: how a new fact closes the stored one it replaces (memflow.store.temporal):
     "rules" (no model), "llm" (the chat model decides for close candidates, then the rules),
     "off", or a configured :class:`memflow.llm.supersede.LlmSuperseder`.
-    ``derived_vectors``: edge texts that only restate their ends get the normalised mean of
-    their ends' vectors instead of an embedding of their own (:class:`memflow.store.plan.Planner`;
-    fewer texts for the model; measured in docs/benchmarks/ingest.md)."""
+    ``derived_vectors``: the edge texts of the rules extractor's drafts, which only restate their
+    ends, get the normalised mean of their ends' vectors instead of an embedding of their own
+    (:class:`memflow.store.plan.Planner`; fewer texts for the model, measured in
+    docs/benchmarks/ingest.md). Drafts from a model or given as drafts keep their own."""
 
     content_type: str = "auto"
     extractor: ExtractorChoice | Any = "auto"

@@ -426,8 +426,10 @@ class Planner:
 
 
 def plan_drafts(
-    dataset_id: uuid.UUID, drafts: list[EpisodeDraft], *, derive: bool = True
+    dataset_id: uuid.UUID, drafts: list[EpisodeDraft], *, derive: bool = False
 ) -> WritePlan:
+    """The rows of ``drafts`` (structured drafts keep every edge text's own embedding unless
+    ``derive``: see :class:`Planner`)."""
     planner = Planner(dataset_id, derive=derive)
     for d in drafts:
         planner.add_episode(d)

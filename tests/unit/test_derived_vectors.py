@@ -53,7 +53,7 @@ def _episode() -> EpisodeDraft:
 
 
 def test_edges_restating_their_ends_take_parts_that_the_plan_embeds_anyway() -> None:
-    plan = plan_drafts(DS, [_episode()])
+    plan = plan_drafts(DS, [_episode()], derive=True)
     embedded = {e.text for e in plan.embeds}
     parts = {(e.relationship, e.edge_text): e.vector_parts for e in plan.edges.values()}
     handle = "apples, orchard"
@@ -83,6 +83,7 @@ def test_without_derive_only_a_piece_reuses_a_vector() -> None:
     planner = Planner(DS, derive=False)
     planner.add_episode(_episode())
     plan = planner.finish()
+    assert plan_drafts(DS, [_episode()]).edges == plan.edges  # structured drafts: the default
     with_parts = {e.edge_text: e.vector_parts for e in plan.edges.values() if e.vector_parts}
     assert with_parts == {
         "apples, orchard -> Lin: a piece of a long turn": ("Lin: a piece of a long turn",)
