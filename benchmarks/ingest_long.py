@@ -218,7 +218,7 @@ def timed(cls, name, key):
     setattr(cls, name, wrapper)
 
 timed(rules.RulesExtractor, "extract", "extract")
-timed(writer.Writer, "write", "write")
+timed(writer.Writer, "_write_rows", "write")
 from memflow.embed.local import _model
 model = _model()
 emb = Timed()

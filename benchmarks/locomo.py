@@ -29,6 +29,7 @@ from sqlalchemy import text
 from benchmarks import common
 from memflow.db import engine as dbe
 from memflow.embed.base import Embedder, Matrix, Vector
+from memflow.ingest.options import MemorizeOptions
 from memflow.ingest.parse import parse_input
 from memflow.memory import Dataset, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
@@ -216,14 +217,20 @@ def session_documents(conv: Conversation, max_sessions: int | None) -> list[Pars
     return docs
 
 
-def ingest(mem: Memory, convs: Sequence[Conversation], max_sessions: int | None) -> float:
+def ingest(
+    mem: Memory, convs: Sequence[Conversation], max_sessions: int | None, derived: bool = True
+) -> float:
     """Memorise every session with the rules extractor, without routing (one session = one
-    episode). Idempotent: sessions already stored are skipped."""
+    episode). Idempotent: sessions already stored are skipped. ``derived``: MemorizeOptions'
+    derived_vectors (edge vectors from their ends' vectors)."""
     started = time.perf_counter()
     for i, conv in enumerate(convs, start=1):
         ds = mem.dataset(f"locomo-{conv.sample_id}")
         report = ds.memorize(
-            session_documents(conv, max_sessions), extractor="rules", routing=False
+            session_documents(conv, max_sessions),
+            extractor="rules",
+            routing=False,
+            options=MemorizeOptions(derived_vectors=derived),
         )
         print(
             f"  ingest {i}/{len(convs)} {conv.sample_id}: {len(report.written)} sessions written, "
@@ -588,6 +595,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--name", default="locomo", help="result file stem under --out")
     ap.add_argument("--quick", action="store_true", help="smoke: 1 conversation, 3 sessions")
     ap.add_argument("--llm", action="store_true", help="also run the LLM-judged protocol")
+    ap.add_argument(
+        "--embed-edge-texts",
+        action="store_true",
+        help="ingest with derived_vectors off (every edge text embedded, as before issue 14)",
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.conversations = args.conversations or 1
@@ -605,7 +617,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(
             f"ingest {len(convs)} conversations into {args.database_url or args.home}", flush=True
         )
-        ingest_s = ingest(mem, convs, args.sessions)
+        ingest_s = ingest(mem, convs, args.sessions, derived=not args.embed_edge_texts)
         wanted = {s.strip() for s in args.systems.split(",") if s.strip()}
         chosen = [s for s in systems() if not wanted or s.name in wanted]
         embed_ms = embed_queries(embedder, convs)
@@ -629,6 +641,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "recall_config_default": RecallConfig().model_dump(),
             "splits": f"tune = the first {TUNE_CONVERSATIONS} conversations of the file, test = the rest",
             "ingest_seconds_this_run": round(ingest_s, 1),
+            "derived_vectors": not args.embed_edge_texts,
             "database": "external" if args.database_url else "embedded",
         }
         res = results_json(overall, by_cat, by_split, chosen, settings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -63,6 +63,25 @@ def clip_to_window(text: str, max_tokens: int) -> str:
                 return text[:at]
             at += 1
     return text[: max_tokens * _CHARS_PER_TOKEN]
+
+
+def as_array(vec: Any) -> Vector:
+    """A float32 array from a numpy array, a list, or pgvector's ``Vector`` (as rows return)."""
+    if hasattr(vec, "to_numpy"):
+        vec = vec.to_numpy()
+    return np.asarray(vec, dtype=np.float32)
+
+
+def mean_direction(vectors: Sequence[Any]) -> Vector:
+    """The unit vector along the mean of the unit vectors of ``vectors`` (zero ones are left
+    out): the vector of a text that only restates its parts, derived from theirs."""
+    units = [as_array(v) for v in vectors]
+    units = [v / n for v in units if (n := float(np.linalg.norm(v))) > 0]
+    if not units:
+        raise EmbeddingError("no non-zero vector to derive a direction from: embed the text itself")
+    mean = np.mean(units, axis=0)
+    norm = float(np.linalg.norm(mean))
+    return (mean / norm if norm > 0 else units[0]).astype(np.float32)
 
 
 class BaseEmbedder:

@@ -31,7 +31,11 @@ class MemorizeOptions:
     "rules" (no model), "llm" (the chat model decides for close candidates, then the rules),
     "off", or a configured :class:`memflow.llm.supersede.LlmSuperseder`.
     ``scope`` ({"user", "agent", "session"}: any subset, non-empty strings) and ``metadata`` (a
-    JSON object): stored on each document; ``search(scope=..., where=...)`` filters on them."""
+    JSON object): stored on each document; ``search(scope=..., where=...)`` filters on them.
+    ``derived_vectors``: the edge texts of the rules extractor's drafts, which only restate their
+    ends, get the normalised mean of their ends' vectors instead of an embedding of their own
+    (:class:`memflow.store.plan.Planner`; fewer texts for the model, measured in
+    docs/benchmarks/ingest.md). Drafts from a model or given as drafts keep their own."""
 
     content_type: str = "auto"
     extractor: ExtractorChoice | Any = "auto"
@@ -42,6 +46,7 @@ class MemorizeOptions:
     # Revision 0006: stored on every document written (memflow.db.filters checks them).
     scope: dict[str, str] | None = None
     metadata: dict[str, Any] | None = None
+    derived_vectors: bool = True
 
     def updated(self, **given: Any) -> MemorizeOptions:
         """These options with the ``given`` values that are not None."""

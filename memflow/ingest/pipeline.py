@@ -266,6 +266,7 @@ class Memorizer:
         self.supersede = opts.supersede
         self.scope = check_scope(opts.scope)
         self.metadata = check_metadata(opts.metadata)
+        self.derive = opts.derived_vectors
         self._decide = make_decider(opts.supersede, self._llm_client, self.engine)
 
     # -- setup ----------------------------------------------------------------------------------
@@ -334,6 +335,7 @@ class Memorizer:
         doc: ParsedDocument,
         doc_id: uuid.UUID,
         drafts: list[EpisodeDraft],
+        derive: bool,
     ) -> Body[tuple[WritePlan, list[NodeUpdate], int, AfterRows | None]]:
         """One transaction: route the drafts, load the episodes they merge into, plan the rows."""
         ds = self.ctx.dataset_id
@@ -346,7 +348,7 @@ class Memorizer:
             targets = yield from route_steps(ds, drafts, list(vectors), self.routing, ask)
         wanted = [t for t in targets if t is not None]
         states: dict[uuid.UUID, EpisodeState] = yield lambda conn: load_episodes(conn, ds, wanted)
-        planner = Planner(ds)
+        planner = Planner(ds, derive=derive)
         for draft, target in zip(drafts, targets, strict=True):
             state = states.get(target) if target else None
             if state is None:
@@ -396,7 +398,10 @@ class Memorizer:
                 report.seconds = time.perf_counter() - started
                 return report, None
             drafts, report.extractor = self._extract(doc)
-            planned = yield Tx(lambda: self._plan(doc, doc_id, drafts), ds)
+            # Derived edge vectors were measured on the rules' drafts, whose edge texts restate
+            # their ends; a model's descriptions and roles say more (MemorizeOptions).
+            derive = self.derive and report.extractor == "rules"
+            planned = yield Tx(lambda: self._plan(doc, doc_id, drafts, derive), ds)
             plan, updates, report.merged, supersede = planned
             plan.rules = self.supersede != "off"
             info = DocumentInfo(

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Connection
 
 from memflow.db.queries import q
-from memflow.embed.base import Vector
+from memflow.embed.base import Vector, as_array
 from memflow.errors import DatabaseError
 from memflow.ids import text_hash
 from memflow.text.sentences import shorten
@@ -73,13 +73,6 @@ def derive_anchor(
 
 
 # ---------------------------------------------------------------- merge records in node.props
-
-
-def as_array(vec: Any) -> Vector:
-    """A float32 array from a numpy array, a list, or pgvector's ``Vector`` (as rows return)."""
-    if hasattr(vec, "to_numpy"):
-        vec = vec.to_numpy()
-    return np.asarray(vec, dtype=np.float32)
 
 
 def encode_vector(vec: Any) -> str | None:

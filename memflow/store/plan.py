@@ -70,8 +70,10 @@ class EdgeRow:
     relationship: str
     dst: uuid.UUID
     edge_text: str
-    # A text of the same plan whose vector this edge text reuses (a piece's has_point edge).
-    vector_of: str | None = None
+    # Texts of the same plan whose vectors give this edge text's vector instead of embedding it:
+    # one text, its vector reused (a piece's has_point edge); several, the normalised mean of
+    # their normalised vectors (memflow.embed.base.mean_direction; Planner ``derive``).
+    vector_parts: tuple[str, ...] = ()
     recorded_at: datetime | None = None  # set by the writer, from the node it points to
 
     @property
@@ -126,9 +128,9 @@ class WritePlan:
     def edge_texts(self) -> dict[bytes, str]:
         return {e.text_hash: e.edge_text for e in self.edges.values()}
 
-    def edge_vector_of(self) -> dict[bytes, bytes]:
-        """Edge text hash -> hash of the text whose vector it reuses (only edges that do)."""
-        return {e.text_hash: text_hash(e.vector_of) for e in self.edges.values() if e.vector_of}
+    def edge_vector_parts(self) -> dict[bytes, tuple[str, ...]]:
+        """Edge text hash -> the texts whose vectors give its vector (only edges that have them)."""
+        return {e.text_hash: e.vector_parts for e in self.edges.values() if e.vector_parts}
 
 
 def episode_id(dataset_id: uuid.UUID, draft: EpisodeDraft) -> uuid.UUID:
@@ -190,10 +192,16 @@ def facet_entity_text(e: EntityDraft, f: FacetDraft) -> str:
 
 
 class Planner:
-    """Accumulates the rows of one write (one document's drafts)."""
+    """Accumulates the rows of one write (one document's drafts).
 
-    def __init__(self, dataset_id: uuid.UUID) -> None:
+    ``derive``: the vectors of the edge texts that only restate their ends (``has_facet``: the
+    facet's handle and anchor; ``has_point`` without a description: the handle and the point;
+    a facet's ``involves_entity``: the entity's name and the handle) are the normalised mean of
+    those texts' vectors, which the plan embeds anyway, instead of embeddings of their own."""
+
+    def __init__(self, dataset_id: uuid.UUID, *, derive: bool = True) -> None:
         self.ds = dataset_id
+        self.derive = derive
         self.plan = WritePlan()
 
     def _edge(
@@ -202,11 +210,17 @@ class Planner:
         rel: str,
         dst: uuid.UUID,
         edge_text: str,
-        vector_of: str | None = None,
+        vector_parts: tuple[str, ...] = (),
     ) -> None:
         eid = make_id(self.ds, "edge", src, rel, dst)
         if eid not in self.plan.edges:
-            self.plan.edges[eid] = EdgeRow(eid, src, rel, dst, edge_text, vector_of)
+            self.plan.edges[eid] = EdgeRow(eid, src, rel, dst, edge_text, vector_parts)
+
+    def _parts(self, *texts: str | None) -> tuple[str, ...]:
+        """``texts`` as the vector parts of a derived edge, when deriving (and all are given)."""
+        if not self.derive or not all(t and t.strip() for t in texts):
+            return ()
+        return tuple(t for t in texts if t)
 
     def _entity(self, e: EntityDraft, sources: list[str]) -> uuid.UUID:
         eid = entity_id(self.ds, e.name)
@@ -360,7 +374,9 @@ class Planner:
                 time=f.time,
                 sources=srcs,
             )
+        # The parts of has_facet are the final handle and anchor: set in finish(), after absorption.
         self._edge(ep, "has_facet", fid, has_facet_text(f))
+        handle = self.plan.nodes[fid].search_text
         for p in f.points:
             pid = make_id(self.ds, "FacetPoint", fid, normalise_text(p.search_text))
             if pid not in self.plan.nodes:
@@ -375,18 +391,24 @@ class Planner:
                 )
             else:
                 self.plan.nodes[pid].sources.extend(p.sources)
+            point = self.plan.nodes[pid].search_text or p.search_text
             self._edge(
                 fid,
                 "has_point",
                 pid,
                 has_point_text(f, p.search_text, p.description),
-                vector_of=self.plan.nodes[pid].search_text if p.piece else None,
+                (point,) if p.piece else () if p.description else self._parts(handle, point),
             )
         for e in f.entities:
             en = self._entity(e, srcs)
-            self._edge(fid, "involves_entity", en, facet_entity_text(e, f))
+            parts = self._parts(self.plan.nodes[en].name, handle)
+            self._edge(fid, "involves_entity", en, facet_entity_text(e, f), parts)
 
     def finish(self) -> WritePlan:
+        for edge in self.plan.edges.values():
+            if edge.relationship == "has_facet":
+                facet = self.plan.nodes[edge.dst]
+                edge.vector_parts = self._parts(facet.search_text, facet.anchor_text)
         # Embeddings of facet texts are added once per facet, after absorption.
         for node in self.plan.nodes.values():
             if node.kind == "Facet":
@@ -403,8 +425,12 @@ class Planner:
         return self.plan
 
 
-def plan_drafts(dataset_id: uuid.UUID, drafts: list[EpisodeDraft]) -> WritePlan:
-    planner = Planner(dataset_id)
+def plan_drafts(
+    dataset_id: uuid.UUID, drafts: list[EpisodeDraft], *, derive: bool = False
+) -> WritePlan:
+    """The rows of ``drafts`` (structured drafts keep every edge text's own embedding unless
+    ``derive``: see :class:`Planner`)."""
+    planner = Planner(dataset_id, derive=derive)
     for d in drafts:
         planner.add_episode(d)
     return planner.finish()

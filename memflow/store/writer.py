@@ -18,7 +18,7 @@ from memflow.db.filters import tags_json
 from memflow.db.queries import q
 from memflow.db.schema import COLLECTION_BY_NAME
 from memflow.db.steps import Body, Op, Tx, run_op, sql_tx
-from memflow.embed.base import Embedder, embed_passages_checked
+from memflow.embed.base import Embedder, embed_passages_checked, mean_direction
 from memflow.errors import DatabaseError
 from memflow.ids import make_id, text_hash
 from memflow.store.bulk import deferred_maintenance
@@ -134,24 +134,31 @@ class Writer:
     def vectors_op(
         self, dataset_id: uuid.UUID, *plans: WritePlan
     ) -> Op[tuple[dict[bytes, Any], list[bytes]]]:
-        """:meth:`compute_vectors` as an operation (:mod:`memflow.db.steps`)."""
+        """:meth:`compute_vectors` as an operation (:mod:`memflow.db.steps`).
+
+        Each distinct text is embedded at most once; an edge text with vector parts is not
+        embedded: its vector is its part's, or the normalised mean of its parts' vectors."""
         texts: dict[bytes, str] = {}
-        reuse: dict[bytes, bytes] = {}  # edge text -> the plan text whose vector it shares
+        parts: dict[bytes, tuple[bytes, ...]] = {}  # edge text -> the texts giving its vector
         for plan in plans:
             texts.update((text_hash(e.text), e.text) for e in plan.embeds)
-            reuse.update(plan.edge_vector_of())
+            for h, given in plan.edge_vector_parts().items():
+                parts[h] = tuple(text_hash(t) for t in given)
+                texts.update((text_hash(t), t) for t in given)
         for plan in plans:
-            texts.update((h, t) for h, t in plan.edge_texts().items() if reuse.get(h) not in texts)
-        vectors = yield from self._cached_vectors(dataset_id, list(texts) + list(reuse))
+            texts.update((h, t) for h, t in plan.edge_texts().items() if h not in parts)
+        vectors = yield from self._cached_vectors(dataset_id, list(texts) + list(parts))
         missing = [h for h in texts if h not in vectors]
         if missing:
             self.fault("embedding")
             out = embed_passages_checked(self.embedder, [texts[h] for h in missing])
             for h, vec in zip(missing, out, strict=True):
                 vectors[h] = np.asarray(vec, dtype=np.float32)
-        for h, of in reuse.items():
+        for h, of in parts.items():
             if h not in vectors:
-                vectors[h] = vectors[of]
+                vectors[h] = (
+                    vectors[of[0]] if len(of) == 1 else mean_direction([vectors[p] for p in of])
+                )
         return vectors, missing
 
     # -- the transaction --------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 from memflow import Memory, ProgressEvent
 from memflow.embed.base import Matrix
 from memflow.embed.hash import HashEmbedder
+from memflow.ingest.options import MemorizeOptions
 from memflow.text.document import Chunk, ParsedDocument, Session
 from tests.integration.test_memorize import point_chunks, rows
 
@@ -107,25 +108,76 @@ def test_each_distinct_text_reaches_the_embedder_once_per_memorize_call(db_url: 
     assert sum(d.embeddings for d in report.documents) == len(emb.seen)
 
 
-def test_a_piece_of_a_long_turn_lends_its_vector_to_its_has_point_edge(db_url: str) -> None:
+def _vec(text: str) -> np.ndarray:
+    return np.array(json.loads(text), dtype=np.float32)
+
+
+# Each edge with the two stored vectors its own vector may be derived from (MemorizeOptions
+# derived_vectors): has_point from its facet's handle and its point, has_facet from the facet's
+# handle and anchor, a facet's involves_entity from the facet's handle and the entity's name.
+_ENDS = {
+    "has_point": ("e.src", "memflow.facetpoint_search_text", "e.dst"),
+    "has_facet": ("e.dst", "memflow.facet_anchor_text", "e.dst"),
+    "involves_entity": ("e.src", "memflow.entity_name", "e.dst"),
+}
+
+
+def _edges(db_url: str) -> list[tuple[str, str, np.ndarray, np.ndarray, np.ndarray, str]]:
+    """(relationship, edge text, its vector, handle vector, other end's vector, other text)."""
+    out = []
+    for rel, (facet, table, other) in _ENDS.items():
+        got = rows(
+            db_url,
+            "SELECT e.edge_text, x.embedding::text, a.embedding::text, b.embedding::text, b.text "
+            "FROM memflow.edge e JOIN memflow.edge_text x ON x.text_hash = e.text_hash "
+            f"JOIN memflow.facet_search_text a ON a.node_id = {facet} "
+            f"JOIN {table} b ON b.node_id = {other} WHERE e.relationship = %s",
+            rel,
+        )
+        out += [(rel, edge, _vec(x), _vec(a), _vec(b), text) for edge, x, a, b, text in got]
+    return out
+
+
+def test_derived_edge_vectors_are_the_normalised_mean_of_their_ends(db_url: str) -> None:
     emb = CountingEmbedder()
     with Memory.open(db_url, embedder=emb) as mem:
         mem.dataset("edges").memorize(chat_doc(TURNS), extractor="rules")
-    got = rows(
-        db_url,
-        "SELECT n.search_text, e.edge_text, x.embedding::text = p.embedding::text "
-        "FROM memflow.edge e JOIN memflow.node n ON n.id = e.dst "
-        "JOIN memflow.edge_text x ON x.text_hash = e.text_hash "
-        "JOIN memflow.facetpoint_search_text p ON p.node_id = n.id "
-        "WHERE e.relationship = 'has_point'",
-    )
-    pieces = {point: same for point, _, same in got if point.startswith("Ivo: On visit")}
-    short = {point: same for point, _, same in got if point not in pieces}
-    assert len(pieces) >= 3 and all(pieces.values())  # the piece's own vector, stored once more
-    assert len(short) >= 4 and not any(short.values())  # short turns: "handle -> turn" embedded
+    got = _edges(db_url)
     sent = set(emb.seen)
-    for point, edge, _ in got:
-        assert point in sent and (edge in sent) == (point not in pieces)
+    pieces = [g for g in got if g[0] == "has_point" and g[5].startswith("Ivo: On visit")]
+    derived = [g for g in got if g not in pieces]
+    assert len(pieces) >= 3
+    for _, edge, x, _, point, _ in pieces:  # a piece lends its own vector to its edge
+        assert np.array_equal(x, point) and edge not in sent
+    kinds = Counter(g[0] for g in derived)
+    assert kinds["has_point"] >= 4 and kinds["has_facet"] >= 1 and kinds["involves_entity"] >= 1
+    for rel, edge, x, a, b, _ in derived:
+        mean = a / np.linalg.norm(a) + b / np.linalg.norm(b)
+        assert np.allclose(x, mean / np.linalg.norm(mean), atol=1e-5), (rel, edge)
+        assert edge not in sent  # derived, never embedded
+    # Every text sent to the model is stored as a node's text (nothing derived was embedded).
+    stored = {r[0] for r in rows(db_url, "SELECT text FROM memflow.facetpoint_search_text")}
+    stored |= {r[0] for r in rows(db_url, "SELECT text FROM memflow.facet_search_text")}
+    stored |= {r[0] for r in rows(db_url, "SELECT text FROM memflow.facet_anchor_text")}
+    stored |= {r[0] for r in rows(db_url, "SELECT text FROM memflow.episode_summary")}
+    stored |= {r[0] for r in rows(db_url, "SELECT text FROM memflow.entity_name")}
+    edge_texts = {r[0] for r in rows(db_url, "SELECT edge_text FROM memflow.edge")}
+    assert sent - stored <= edge_texts  # only underived edge texts (an episode's entities)
+
+
+def test_with_derived_vectors_off_every_edge_text_but_a_piece_s_is_embedded(db_url: str) -> None:
+    emb = CountingEmbedder()
+    with Memory.open(db_url, embedder=emb) as mem:
+        off = MemorizeOptions(derived_vectors=False)
+        mem.dataset("edges").memorize(chat_doc(TURNS), extractor="rules", options=off)
+    sent = set(emb.seen)
+    got = _edges(db_url)
+    short = [g for g in got if not g[5].startswith("Ivo: On visit")]
+    assert len(short) >= 6
+    for rel, edge, x, a, b, _ in short:
+        assert edge in sent, (rel, edge)
+        mean = a / np.linalg.norm(a) + b / np.linalg.norm(b)
+        assert not np.allclose(x, mean / np.linalg.norm(mean), atol=1e-3)
 
 
 def test_a_12000_token_turn_becomes_points_and_its_last_sentence_is_found(db_url: str) -> None:
