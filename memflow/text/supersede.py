@@ -22,9 +22,11 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from difflib import SequenceMatcher
 from uuid import UUID
+
+from memflow.text.revision import RESCHEDULED, polarity_flip, strong_change, value_revision
 
 FRAME_SIMILARITY_MIN = 0.86  # SequenceMatcher ratio of the masked frames
 FRAME_TOKENS_MIN = 4  # content tokens a frame needs besides its values
@@ -41,6 +43,12 @@ class PointFact:
     text: str
     speaker: str | None = None
     recorded_at: datetime | None = None
+    valid_at: datetime | None = None  # event time: the note's or session's date
+
+    @property
+    def day(self) -> date | None:
+        t = self.valid_at or self.recorded_at
+        return t.date() if t is not None else None
 
 
 @dataclass(frozen=True)
@@ -173,24 +181,53 @@ _ZH_END = r"(?=[了的，。！？,.!?；;\s]|工作|上班|住|生活|定居|$)
 RELATIONS: dict[str, tuple[re.Pattern[str], ...]] = {
     "residence": (
         re.compile(
-            r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?(?:live|living|lived|reside|settled)\s+"
-            r"(?:now\s+)?(?:in|at)\s+" + _NAME
+            r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+|been\s+|also\s+)?(?:live|living|lived|reside|"
+            r"residing|settled|staying)\s+(?:now\s+)?(?:in|at)\s+" + _NAME
         ),
         re.compile(
-            r"\b(?:i|we)(?:'ve| have| just| finally)*\s+(?:moved|relocated)\s+(?:back\s+)?"
-            r"(?:to|into)\s+" + _NAME
+            r"\b(?:i|we)(?:'ve| have| just| finally| recently)*\s+(?:finished\s+|done\s+)?"
+            r"(?:moved|moving|relocated|relocating)\s+(?:back\s+|over\s+|out\s+)?(?:to|into)\s+"
+            + _NAME
         ),
-        re.compile(r"\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:based|living)\s+in\s+" + _NAME),
-        re.compile(r"(?:我|我们)" + _ZH_WHEN + r"(?:住在|居住在|定居在|搬到了?|搬去了?|搬家到)" + _ZH_VALUE + _ZH_END),
+        re.compile(r"\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:based|living|settled)\s+in\s+" + _NAME),
+        re.compile(r"\b(?:[Hh]ome for (?:me|us)|my home|[Oo]ur home)\s+is\s+(?:now\s+)?(?:in\s+)?" + _NAME),
+        re.compile(r"\bmy (?:new )?(?:apartment|flat|house|place)\s+is\s+(?:now\s+)?in\s+" + _NAME),
+        re.compile(
+            r"(?:(?:我|我们)" + _ZH_WHEN + r"|(?:^|(?<=[，,：:；;]))" + _ZH_WHEN + r")"
+            r"(?:住在|居住在|定居在|定居|搬到了?|搬去了?|搬回了?|搬家到|安家在|的?家在)"
+            + _ZH_VALUE + _ZH_END
+        ),
     ),
     "employer": (
         re.compile(
             r"\b(?:i|we)\s+(?:now\s+)?(?:work|worked|am working|'m working)\s+(?:at|for)\s+"
             + _NAME
         ),
-        re.compile(r"\b(?:i|we)(?:'ve| have| just)*\s+(?:joined|started at|switched to)\s+" + _NAME),
-        re.compile(r"\bmy (?:new )?(?:job|employer|company) is (?:at )?" + _NAME),
-        re.compile(r"(?:我|我们)" + _ZH_WHEN + r"(?:在|入职了?|跳槽到了?|加入了?)" + _ZH_VALUE + r"(?:工作|上班|公司)"),
+        re.compile(
+            r"\b(?:i|we)(?:'ve| have| just)*\s+(?:started at|switched to)\s+" + _NAME
+        ),
+        re.compile(r"\b(?:i|we)\b[^.;!?]{0,40}?\bjoined\s+" + _NAME),
+        re.compile(
+            r"\b(?:i|we)(?:'ve| have| just)*\s+(?:started|got|took|accepted|landed|began)\s+"
+            r"(?:a|an|my)\s+(?:new\s+)?(?:job|position|role)\s+(?:at|with)\s+" + _NAME
+        ),
+        re.compile(
+            r"\b(?:i'm|i am)\s+(?:now\s+)?an?\s+(?:[a-z]+\s+){1,2}(?:at|for|with)\s+" + _NAME
+        ),
+        re.compile(r"\bmy (?:new )?(?:job|employer|company|workplace) is (?:now )?(?:at |with )?" + _NAME),
+        re.compile(
+            r"(?:(?:我|我们)" + _ZH_WHEN + r"|(?:^|(?<=[，,：:；;]))" + _ZH_WHEN + r")"
+            r"在" + _ZH_VALUE + r"(?:工作|上班|公司)"
+        ),
+        re.compile(
+            r"(?:(?:我|我们)" + _ZH_WHEN + r"|(?:^|(?<=[，,：:；;]))" + _ZH_WHEN + r")"
+            r"(?:入职了?|跳槽到了?|跳槽去了?|加入了?)" + _ZH_VALUE + r"(?:工作|上班|公司|了|。|，|$)"
+        ),
+        re.compile(r"(?:工作单位|单位|公司|东家)(?:现在)?是" + _ZH_VALUE + _ZH_END),
+        re.compile(
+            r"我(?:现在)?是" + _ZH_VALUE
+            + r"的(?:员工|工程师|设计师|程序员|老师|医生|护士|经理|会计|销售|职员|研究员)"
+        ),
     ),
     "occupation": (
         re.compile(
@@ -262,10 +299,34 @@ def _frame_change(new: Frame, old: Frame) -> str | None:
     return f"{old.values[i]} -> {new.values[i]}"
 
 
+def _date_moved(change: str, new: PointFact, old: PointFact, new_text: str) -> bool:
+    """A changed date counts as a correction only within one dated note or session, or when the
+    new text says the date moved."""
+    was = change.split(" -> ")[0]
+    is_date = bool(was) and (
+        any(w in _MONTHS for w in was.split())
+        or bool(re.search(r"\d+月\d+[日号]|\d{4}-\d{2}-\d{2}", was))
+    )
+    if not is_date or new.day is None or old.day is None or new.day == old.day:
+        return True
+    return bool(RESCHEDULED.search(new_text))
+
+
+def _revision(new: PointFact, old: PointFact, text: str, old_text: str) -> tuple[str, str] | None:
+    """(rule, detail) of a value revision or a polarity flip of ``old`` by ``new``."""
+    if _EVENT.search(old_text):
+        return None  # an event is not restated, it happened
+    change = value_revision(text, old_text)
+    if change is not None:
+        return "revision", change
+    flip = polarity_flip(text, old_text)
+    return ("flip", flip) if flip is not None else None
+
+
 def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list[Supersession]:
     """The candidates ``new`` supersedes (earlier points only; none if ``new`` is unsure)."""
     text = _strip_speaker(new.text, new.speaker)
-    if _UNSURE.search(text) or _ADDITIVE.search(text):
+    if _UNSURE.search(text) or (_ADDITIVE.search(text) and not strong_change(text)):
         return []
     frame = frame_of(text)
     relation = relation_of(text)
@@ -283,21 +344,22 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
             if _EVENT.search(text) or _EVENT.search(old_text)
             else _frame_change(frame, frame_of(old_text))
         )
-        if change is not None:
+        if change is not None and _date_moved(change, new, old, text):
             out.append(Supersession(old.id, new.id, "frame", change))
             continue
-        if relation is None or _words(old_text) > RELATION_TEXT_MAX:
-            continue
-        old_rel = relation_of(old_text)
-        if old_rel is not None and old_rel[0] == relation[0] and old_rel[1] != relation[1]:
-            # Both sides must be said by someone about themselves (a speaker), or name no one else.
-            if new.speaker is None and old.speaker is None:
-                continue
-            out.append(
-                Supersession(
-                    old.id, new.id, f"relation:{relation[0]}", f"{old_rel[1]} -> {relation[1]}"
+        old_rel = relation_of(old_text) if _words(old_text) <= RELATION_TEXT_MAX else None
+        if relation is not None and old_rel is not None and old_rel[0] == relation[0]:
+            if old_rel[1] != relation[1] and (new.speaker or old.speaker):
+                # Both said by someone about themselves (a speaker), or naming no one else.
+                out.append(
+                    Supersession(
+                        old.id, new.id, f"relation:{relation[0]}", f"{old_rel[1]} -> {relation[1]}"
+                    )
                 )
-            )
+            continue
+        revised = _revision(new, old, text, old_text)
+        if revised is not None:
+            out.append(Supersession(old.id, new.id, revised[0], revised[1]))
     return out
 
 
