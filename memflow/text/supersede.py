@@ -123,16 +123,24 @@ _VALUE_BEFORE = frozenset(
 )
 
 
+# Before a name these tie one of many things to the statement (author, company, companion), so a
+# different name there adds to what was said rather than replacing it.
+_ASSOCIATION = frozenset((w,) for w in "by with about from of and like among".split())
+
+
 @dataclass(frozen=True)
 class Frame:
     tokens: tuple[str, ...]  # lower-cased, values replaced by VALUE, negations removed
     values: tuple[str, ...]
     negated: bool
 
+    def slot(self, index: int) -> int:
+        """The token position of the ``index``-th value."""
+        return [i for i, t in enumerate(self.tokens) if t == VALUE][index]
+
     def in_value_slot(self, index: int) -> bool:
         """Whether the ``index``-th value sits where an amount or a date is stated."""
-        slots = [i for i, t in enumerate(self.tokens) if t == VALUE]
-        at = slots[index]
+        at = self.slot(index)
         before = self.tokens[at - 1] if at > 0 else ""
         after = self.tokens[at + 1] if at + 1 < len(self.tokens) else ""
         return before in _VALUE_BEFORE or (after.isalpha() or after == "%")
@@ -293,6 +301,8 @@ def _frame_change(new: Frame, old: Frame) -> str | None:
     if len(changed) != 1 or new.negated != old.negated:
         return None
     i = changed[0]
+    if old.tokens[old.slot(i) - 1 : old.slot(i)] in _ASSOCIATION:
+        return None  # "a novel by Ishiguro" -> "by Murakami": one more of many, not a new value
     number = old.values[i][:1].isdigit() or bool(_CJK_NUMBER.match(old.values[i]))
     if number and not (old.in_value_slot(i) and new.in_value_slot(i)):
         return None
