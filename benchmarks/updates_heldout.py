@@ -39,7 +39,10 @@ UPDATES: dict[str, list[tuple[str, str]]] = {
         ("I smoke about ten cigarettes a day.", "I no longer smoke at all."),
         ("I drink coffee every morning.", "I stopped drinking coffee, only tea now."),
         ("I don't drive, I cycle everywhere.", "I finally started driving to work."),
-        ("We store the invoices in Dropbox.", "We replaced Dropbox with Nextcloud for the invoices."),
+        (
+            "We store the invoices in Dropbox.",
+            "We replaced Dropbox with Nextcloud for the invoices.",
+        ),
         ("The project uses MySQL.", "The project switched from MySQL to PostgreSQL."),
         ("My phone is an iPhone.", "I changed my phone to a Pixel."),
         ("Our office is in the Harbour Building.", "Our office moved to Quay Tower."),

@@ -333,7 +333,8 @@ class Dataset:
 
         ``as_of``: what held at that time, as far as it had been learned by then. Facts replaced
         since rank below current ones and are shown with their validity; ``include_history``
-        also shows what each current fact replaced."""
+        also shows what each current fact replaced. The ``vector`` and ``lexical`` modes honour
+        both without reranking; ``procedural`` raises InvalidInput."""
         self.check_embedder()
         resp = self.memory.reads.run(
             lambda engine: search(

@@ -26,7 +26,13 @@ from datetime import date, datetime
 from difflib import SequenceMatcher
 from uuid import UUID
 
-from memflow.text.revision import RESCHEDULED, polarity_flip, strong_change, value_revision
+from memflow.text.revision import (
+    RESCHEDULED,
+    polarity_flip,
+    strong_change,
+    value_revision,
+    values_of,
+)
 
 FRAME_SIMILARITY_MIN = 0.86  # SequenceMatcher ratio of the masked frames
 FRAME_TOKENS_MIN = 4  # content tokens a frame needs besides its values
@@ -309,14 +315,11 @@ def _frame_change(new: Frame, old: Frame) -> str | None:
     return f"{old.values[i]} -> {new.values[i]}"
 
 
-def _date_moved(change: str, new: PointFact, old: PointFact, new_text: str) -> bool:
+def _date_moved(change: str, new: PointFact, old: PointFact, new_text: str, old_text: str) -> bool:
     """A changed date counts as a correction only within one dated note or session, or when the
     new text says the date moved."""
     was = change.split(" -> ")[0]
-    is_date = bool(was) and (
-        any(w in _MONTHS for w in was.split())
-        or bool(re.search(r"\d+月\d+[日号]|\d{4}-\d{2}-\d{2}", was))
-    )
+    is_date = any(v.kind == "date" and was in v.text for v in values_of(old_text))
     if not is_date or new.day is None or old.day is None or new.day == old.day:
         return True
     return bool(RESCHEDULED.search(new_text))
@@ -354,7 +357,7 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
             if _EVENT.search(text) or _EVENT.search(old_text)
             else _frame_change(frame, frame_of(old_text))
         )
-        if change is not None and _date_moved(change, new, old, text):
+        if change is not None and _date_moved(change, new, old, text, old_text):
             out.append(Supersession(old.id, new.id, "frame", change))
             continue
         old_rel = relation_of(old_text) if _words(old_text) <= RELATION_TEXT_MAX else None

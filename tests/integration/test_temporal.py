@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from memflow.db import engine as dbe
+from memflow.errors import InvalidInput
 from memflow.memory import Dataset, Memory
 
 SESSIONS = [
@@ -74,6 +75,31 @@ def test_as_of_before_the_move_returns_boston(chat: tuple[Dataset, list[str]]) -
     ctx = _first_context(ds, "Where do I live?", as_of=datetime(2023, 2, 1, tzinfo=UTC))
     assert "Boston" in ctx and "superseded" not in ctx
     assert "Seattle" not in ctx  # not learned yet on 1 February
+
+
+@pytest.mark.parametrize("mode", ["vector", "lexical"])
+def test_the_baseline_modes_honour_as_of_and_history(
+    chat: tuple[Dataset, list[str]], mode: str
+) -> None:
+    ds, _ = chat
+    query = "live Boston Seattle moved"
+    before = _first_context(ds, query, mode=mode, as_of=datetime(2023, 2, 1, tzinfo=UTC))
+    assert "Boston" in before and "Seattle" not in before, before  # not learned yet
+    assert "superseded" not in before  # Boston still held on 1 February
+    now = _first_context(ds, query, mode=mode)
+    boston = [line for line in now.splitlines() if "I live in Boston" in line]
+    assert boston and all("superseded, valid until 2023-03-09" in b for b in boston), now
+    chain = _first_context(ds, query, mode=mode, include_history=True)
+    seattle = [line for line in chain.splitlines() if "moved to Seattle" in line]
+    assert seattle and "[replaces: " in seattle[0] and "Boston" in seattle[0], chain
+
+
+def test_procedural_mode_refuses_as_of(chat: tuple[Dataset, list[str]]) -> None:
+    ds, _ = chat
+    with pytest.raises(InvalidInput, match="procedures have no validity"):
+        ds.search("how do I move", mode="procedural", as_of=datetime(2023, 2, 1, tzinfo=UTC))
+    with pytest.raises(InvalidInput, match="mode='episodic'"):
+        ds.search("how do I move", mode="procedural", include_history=True)
 
 
 def test_a_question_about_the_past_prefers_the_old_value(chat: tuple[Dataset, list[str]]) -> None:
