@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # ---------------------------------------------------------------- change words
 
@@ -30,28 +31,40 @@ _CHANGE_EN = re.compile(
     r"mov(?:ed|ing)|relocat(?:ed|ing)|replac(?:ed|ing)|swapp(?:ed|ing)|rais(?:ed|ing)|"
     r"increas(?:ed|ing)|decreas(?:ed|ing)|lower(?:ed|ing)|reduc(?:ed|ing)|cut|dropp(?:ed|ing)|"
     r"push(?:ed|ing)|postpon(?:ed|ing)|reschedul(?:ed|ing)|delay(?:ed|ing)|brought forward|"
-    r"bump(?:ed|ing)|went (?:up|down)|gone (?:up|down)|became|has become|new|updated|revised|"
-    r"corrected|as of|from now on)\b",
+    r"bump(?:ed|ing)|went (?:up|down)|gone (?:up|down)|became|has become|(?:my|our) new|updated|"
+    r"revised|corrected|as of|from now on)\b",
     re.IGNORECASE,
 )
 _CHANGE_ZH = re.compile(
     r"改为|改成|改到|改在|换成|换到|换了|搬到|搬去|搬回|搬家|推迟|延期|延后|提前到|调整[为到成]|"
-    r"涨到|涨价|涨了|降到|降价|降了|变成|变为|变了|不再|现在|如今|目前|取代|代替|不用了|新的?"
+    r"涨到|涨价|涨了|降到|降价|降了|变成|变为|变了|不再|现在|如今|目前|取代|代替|不用了|"
+    r"新的?(?:计划|安排|日期|工作|公司|地址|家)"
 )
 # A date in a plan changes only when the text says the plan moved; otherwise a new date in
 # another dated note or session is another occurrence ("a review is planned for <date>").
 RESCHEDULED = re.compile(
     r"\b(?:moved|pushed|postponed|rescheduled|delayed|brought forward|put off|changed|shifted|"
-    r"bumped|now|instead|no longer|new)\b|推迟|延期|延后|改到|改为|改成|改在|提前|调整|挪到|换到|现在|新",
+    r"bumped|now|instead|no longer)\b|推迟|延期|延后|改到|改为|改成|改在|提前|调整|挪到|换到|现在|"
+    r"新(?:计划|安排|日期)",
     re.IGNORECASE,
 )
 # Words that say a state stopped or started (the polarity flip).
 _FLIP_EN = re.compile(
-    r"\b(?:no longer|no more|anymore|any more|stopped|quit|gave up|give up|went|became|"
-    r"started|again|back|these days|now)\b",
+    r"\b(?:no longer|no more|anymore|any more|stopped|quit|gave up|started|again)\b",
     re.IGNORECASE,
 )
-_FLIP_ZH = re.compile(r"不再|戒了|开始|又|重新|已经不|现在|如今|从.{1,6}起")
+_FLIP_ZH = re.compile(r"不再|戒了|开始|重新|已经不")
+# Who a change is about: the speaker (first person) unless both statements name the same thing
+# first ("The gym opens at 6" -> "The gym now opens at 7").
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|we|we're|we've|my|our|me|us)\b|我", re.IGNORECASE)
+_OTHER_PERSON_ZH = re.compile(r"你|他|她")
+_CLAUSE_END = re.compile(r"[,;.!?:，。；！？：]|\s-\s")
+_NEGATED_MARKER = re.compile(
+    r"\b(?:not|never|won't|wont|don't|dont|didn't|can't|cannot|haven't|hasn't)\s+(?:\w+\s+)?$|"
+    r"[没不别]$",
+    re.IGNORECASE,
+)
+MARKER_REACH = 6  # words (English) or 2 characters per word (Chinese) from change word to value
 _NEGATOR_EN = frozenset({"not", "no", "never", "stopped", "quit", "without", "nor"})
 _NEGATOR_ZH = re.compile(r"(?:不再|不|没有|没|别|戒掉?了?)$")
 
@@ -101,7 +114,7 @@ _AMOUNT_ZH = re.compile(
 )
 _ONE = frozenset({"1", "one", "一"})
 _PER = frozenset({"个月", "天", "周", "年", "小时", "month", "day", "week", "year", "hour"})
-_NAME_EN = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’.-]*(?:\s+(?:of\s+)?[A-Z][\w'’.-]*)*")
+_NAME_EN = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'’-]*(?:\s+(?:of\s+)?[A-Z][\w'’-]*)*")
 _LATIN_IN_ZH = re.compile(r"[A-Za-z][A-Za-z0-9.+-]*")
 _ZH_OBJECT = re.compile(
     r"(?:改为|改成|改到|换成|换到|搬到|搬去|搬回|变成|变为|涨到|降到|调整[为到成])了?"
@@ -137,8 +150,19 @@ def words(text: str) -> int:
     return len(re.findall(r"[A-Za-z0-9]+", text)) + (cjk + 1) // 2
 
 
+def _vocative(text: str, m: re.Match[str]) -> bool:
+    """A name said to the listener ("Thanks, Sam!", "Wow, Jo, that's"): not a value."""
+    before, after = text[: m.start()].rstrip(), text[m.end() :].lstrip()
+    return (not before or before[-1] in ",!?.:") and (not after or after[0] in ",!?.")
+
+
 def values_of(text: str) -> list[Value]:
     """Dates, amounts (with their unit) and names the statement gives."""
+    return list(_values_of(text))
+
+
+@lru_cache(maxsize=4096)  # each stored statement is read against every new one of its speaker
+def _values_of(text: str) -> tuple[Value, ...]:
     out: list[Value] = []
     taken: list[tuple[int, int]] = []
 
@@ -160,51 +184,101 @@ def values_of(text: str) -> list[Value]:
         taken.append(m.span())
     names = _LATIN_IN_ZH if _zh(text) else _NAME_EN
     for m in names.finditer(text):
-        if free(m) and m.group(0) not in ("I", "I'm", "I've", "I'd", "I'll"):
+        if _vocative(text, m) or m.group(0) in ("I", "I'm", "I've", "I'd", "I'll"):
+            continue
+        if free(m):
             out.append(Value("name", m.group(0).lower().rstrip(".")))
             taken.append(m.span())
     if _zh(text):
         for m in _ZH_OBJECT.finditer(text):
             if free(m):
                 out.append(Value("name", m.group("v").lower()))
-    return out
+    return tuple(out)
 
 
 def content_keys(text: str, skip: list[Value]) -> set[str]:
     """Stems of content words (English) or character pairs (Chinese) besides values and change
     words: what the statement is about."""
+    return set(_content_keys(text, tuple(skip)))
+
+
+@lru_cache(maxsize=4096)
+def _content_keys(text: str, skip: tuple[Value, ...]) -> frozenset[str]:
     low = text.lower()
     for v in skip:
         low = low.replace(v.text, " ")
     if _zh(text):
         low = _CHANGE_ZH.sub(" ", low)
-        keys = set()
+        keys: set[str] = set()
         for run in re.findall(r"[\u3400-\u9fff]+", low):
             for i in range(len(run) - 1):
                 pair = run[i : i + 2]
                 if pair[0] not in _STOP_ZH and pair[1] not in _STOP_ZH:
                     keys.add(pair)
-        return keys
-    return {
+        return frozenset(keys)
+    return frozenset(
         _stem(w)
         for w in re.findall(r"[a-z][a-z'-]+", low)
         if len(w) >= 3 and w not in _STOP_EN and w not in _CHANGE_WORDS
-    }
+    )
 
 
-def _announces_change(text: str) -> bool:
-    return bool((_CHANGE_ZH if _zh(text) else _CHANGE_EN).search(text))
+def _clause_of(text: str, at: int) -> tuple[int, int]:
+    """The span of the clause around position ``at`` (between punctuation)."""
+    start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, at)), default=0)
+    end = next((m.start() for m in _CLAUSE_END.finditer(text, at)), len(text))
+    return start, end
+
+
+def _marked_value(new: str, value: Value) -> tuple[str, int] | None:
+    """The clause of ``new`` in which a change word stands near ``value``, and where the change
+    word is in it; None without one."""
+    low = new.lower()
+    at = low.find(value.text)
+    if at < 0:
+        return None
+    start, end = _clause_of(low, at)
+    clause, at = low[start:end], at - start
+    for m in (_CHANGE_ZH if _zh(new) else _CHANGE_EN).finditer(clause):
+        gap = clause[m.end() : at] if m.end() <= at else clause[at + len(value.text) : m.start()]
+        if words(gap) <= MARKER_REACH:
+            return clause, m.start()
+    return None
+
+
+def _same_subject(marked: tuple[str, int], new: str, old: str, shared: set[str]) -> bool:
+    """The change is the speaker's (first person), or names the shared thing next to the change
+    word ("They pushed the launch to ..."), or both statements start with the same thing."""
+    clause, at = marked
+    if _zh(new) and _OTHER_PERSON_ZH.search(clause):
+        return False
+    if _FIRST_PERSON.search(clause) or _first_key(new) == _first_key(old):
+        return True
+    if _zh(new):
+        near = clause[max(0, at - 2 * MARKER_REACH) : at + 2 * MARKER_REACH]
+        return any(k in near for k in shared)
+    near_words = clause[:at].split()[-MARKER_REACH:] + clause[at:].split()[: MARKER_REACH + 1]
+    return any(_stem(w.strip(".,!?;:")) in shared for w in near_words)
+
+
+def _first_key(text: str) -> str | None:
+    keys = content_keys(text, [])
+    low = text.lower()
+    return min(keys, key=lambda k: (low.find(k) if low.find(k) >= 0 else len(low), k), default=None)
 
 
 def value_revision(new: str, old: str) -> str | None:
-    """``old value -> new value`` when ``new`` announces that the value ``old`` gave changed."""
-    if words(new) > TEXT_WORDS_MAX or words(old) > TEXT_WORDS_MAX or not _announces_change(new):
+    """``old value -> new value`` when ``new`` says that the value ``old`` gave changed."""
+    if words(new) > TEXT_WORDS_MAX or words(old) > TEXT_WORDS_MAX:
         return None
     new_values, old_values = values_of(new), values_of(old)
     kinds = {v.kind for v in new_values}
     if len(new_values) != 1 or len(kinds) != 1:
         return None
     nv = new_values[0]
+    marked = _marked_value(new, nv)
+    if marked is None:
+        return None  # no change word next to the value
     if nv.kind == "date" and not RESCHEDULED.search(new):
         return None  # another date of a plan is another occurrence unless it says it moved
     if nv.text in old.lower():
@@ -213,7 +287,8 @@ def value_revision(new: str, old: str) -> str | None:
     if any(v.text == nv.text for v in same_kind):
         return None
     new_keys, old_keys = content_keys(new, new_values), content_keys(old, old_values)
-    if not new_keys & old_keys:
+    shared = new_keys & old_keys
+    if not shared or not _same_subject(marked, new, old, shared):
         return None  # not about the same thing
     if same_kind:
         return f"{same_kind[0].text} -> {nv.text}"
@@ -224,6 +299,7 @@ def value_revision(new: str, old: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def _polarities(text: str) -> dict[str, bool]:
     """Content key -> asserted (True) or denied (False); a key said both ways is left out."""
     seen: dict[str, set[bool]] = {}
@@ -250,16 +326,22 @@ def _polarities(text: str) -> dict[str, bool]:
 
 
 def polarity_flip(new: str, old: str) -> str | None:
-    """``asserted -> denied`` (or back) of a content key, when ``new`` says a state changed."""
-    if words(new) > TEXT_WORDS_MAX or words(old) > TEXT_WORDS_MAX:
+    """``asserted -> denied`` (or back) of a content key, when ``new`` says that a state of
+    its speaker stopped or started, in the clause that says so ("I won't quit" says neither)."""
+    if words(new) > TEXT_WORDS_MAX or words(old) > TEXT_WORDS_MAX or _zh(new) != _zh(old):
         return None
-    if not (_FLIP_ZH if _zh(new) else _FLIP_EN).search(new) or _zh(new) != _zh(old):
-        return None
-    now, before = _polarities(new), _polarities(old)
-    for key in sorted(now.keys() & before.keys()):
-        if now[key] != before[key]:
-            said = {True: "yes", False: "no"}
-            return f"{key}: {said[before[key]]} -> {said[now[key]]}"
+    if _OTHER_PERSON_ZH.search(new) if _zh(new) else not _FIRST_PERSON.search(new):
+        return None  # about someone else, or said to the listener ("don't quit!")
+    before = _polarities(old)
+    for m in (_FLIP_ZH if _zh(new) else _FLIP_EN).finditer(new):
+        if _NEGATED_MARKER.search(new[max(0, m.start() - 12) : m.start()]):
+            continue
+        start, end = _clause_of(new, m.start())
+        now = _polarities(new[start:end])
+        for key in sorted(now.keys() & before.keys()):
+            if now[key] != before[key]:
+                said = {True: "yes", False: "no"}
+                return f"{key}: {said[before[key]]} -> {said[now[key]]}"
     return None
 
 

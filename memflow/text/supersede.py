@@ -99,6 +99,7 @@ _EVENT = re.compile(
     r"last (?:night|week|weekend|month|year|time)|ago|earlier)\b|昨天|今天|前天|刚才|上周|上个月|去年",
     re.IGNORECASE,
 )
+_SINCE = re.compile(r"\bsince\b|起", re.IGNORECASE)
 _ZH_WHEN = r"(?:现在|目前|已经|刚刚?|终于|最近|上周|上个月|去年|今年)*"
 _FIRST_PERSON = re.compile(r"^(?:i|we|my|our|i'm|we're|i've|we've|me|us)$", re.IGNORECASE)
 
@@ -332,6 +333,8 @@ def _revision(new: PointFact, old: PointFact, text: str, old_text: str) -> tuple
     change = value_revision(text, old_text)
     if change is not None:
         return "revision", change
+    if _EVENT.search(text) and not _SINCE.search(text):
+        return None  # "three days ago I had to wait": an episode told, not a state that changed
     flip = polarity_flip(text, old_text)
     return ("flip", flip) if flip is not None else None
 
