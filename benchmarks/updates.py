@@ -33,7 +33,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from benchmarks import common
+from benchmarks import common, updates_heldout
 from benchmarks.updates_data import Conversation, Question, conversations
 from memflow.db.engine import transaction
 from memflow.memory import Dataset, Memory
@@ -239,6 +239,15 @@ def markdown(res: dict[str, Any]) -> str:
         lines.append(f"- target: false supersession rate <= {TARGETS['false_supersession_rate']}")
     else:
         lines.append("- false supersessions: not measured (no `invalid_at` column in this build).")
+    held = res.get("heldout")
+    if held:
+        lines += ["", "Hand-written held-out pairs (`benchmarks/updates_heldout.py`, worded unlike "
+                  "the generator, never used to choose a rule), read by the rules alone:", ""]  # fmt: skip
+        hrows = [
+            [lang, c["pairs"], c["superseded"], c["share"]] for lang, c in held["updates"].items()
+        ]
+        hrows.append(["controls", held["controls"]["pairs"], held["controls"]["superseded"], ""])
+        lines.append(common.md_table(["set", "pairs", "superseded", "share"], hrows))
     lines += [f"- {note}" for note in res.get("notes", [])]
     return "\n".join(lines) + "\n"
 
@@ -288,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "questions": sum(len(c.questions) for c in convs),
         "targets": TARGETS,
         **res,
+        "heldout": updates_heldout.evaluate(),
     }
     if args.before:
         saved = json.loads(args.before.read_text(encoding="utf-8"))

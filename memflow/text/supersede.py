@@ -376,7 +376,23 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
         revised = _revision(new, old, text, old_text)
         if revised is not None:
             out.append(Supersession(old.id, new.id, revised[0], revised[1]))
-    return out
+    return _latest_plan(out, {c.id: c for c in candidates})
+
+
+def _latest_plan(found: list[Supersession], by_id: dict[UUID, PointFact]) -> list[Supersession]:
+    """A moved date replaces the latest plan it matches (and its restatements), not every
+    earlier occurrence: "postponed to 22 October" moves the 15 October review, not the one
+    held on 3 October."""
+    dated = [
+        s for s in found
+        if any(v.kind == "date" and s.detail.split(" -> ")[0] in v.text
+               for v in values_of(_strip_speaker(by_id[s.old].text, by_id[s.old].speaker)))
+    ]  # fmt: skip
+    if len(dated) < 2:
+        return found
+    latest = max(dated, key=lambda s: (by_id[s.old].day or date.min, str(s.old)))
+    value = latest.detail.split(" -> ")[0]
+    return [s for s in found if s not in dated or s.detail.split(" -> ")[0] == value]
 
 
 __all__ = [

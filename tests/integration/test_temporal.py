@@ -220,3 +220,25 @@ def test_a_draft_names_the_point_it_replaces(mem: Memory) -> None:
     assert versions[1].text == "The app release slipped two weeks, to mid June."
     ctx = ds.search("when does the mobile app ship?", display="highly_related").context
     assert ctx.index("slipped two weeks") < ctx.index("ships on 4 June"), ctx
+
+
+def test_a_planned_date_in_each_dated_note_is_a_new_plan_not_a_correction(mem: Memory) -> None:
+    ds = mem.dataset("journal")
+    written = datetime(2024, 12, 31, tzinfo=UTC)  # one export of the journal: one record time
+    notes = [
+        ("# Platform sync — 17 Sep 2024", "The billing review is planned for 3 October."),
+        ("# Platform sync — 8 Oct 2024", "The billing review is planned for 15 October."),
+    ]
+    for title, line in notes:
+        ds.memorize(f"{title}\n\n{line}\n".encode(), content_type="markdown",
+                    reference_time=written, extractor="rules")  # fmt: skip
+    ctx = _first_context(ds, "When is the billing review planned?")
+    assert "3 October" in ctx and "15 October" in ctx, ctx
+    assert "superseded" not in ctx, ctx  # two reviews, each note's own plan
+    moved = "# Platform sync — 10 Oct 2024\n\nThe billing review was postponed to 22 October.\n"
+    ds.memorize(moved.encode(), content_type="markdown", reference_time=written, extractor="rules")
+    ctx = _first_context(ds, "When is the billing review planned?")
+    stale = [line for line in ctx.splitlines() if "15 October" in line]
+    assert stale and all("superseded, valid until 2024-10-10" in s for s in stale), ctx
+    kept = [line for line in ctx.splitlines() if "3 October" in line]
+    assert kept and not any("superseded" in k for k in kept), ctx
