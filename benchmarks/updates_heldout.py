@@ -116,14 +116,14 @@ def evaluate() -> dict[str, Any]:
     for lang, pairs in UPDATES.items():
         closed = 0
         for old, new in pairs:
-            if _pair(old, new, "Sam" if lang == "en" else "小周"):
+            if _pair(old, new, "Ravi" if lang == "en" else "小周"):
                 closed += 1
             else:
                 out["misses"].append([old, new])
         out["updates"][lang] = {"pairs": len(pairs), "superseded": closed,
                                 "share": round(closed / len(pairs), 3)}  # fmt: skip
     for old, new in CONTROLS:
-        if _pair(old, new, "Sam"):
+        if _pair(old, new, "Ravi"):
             out["false"].append([old, new])
     out["controls"] = {"pairs": len(CONTROLS), "superseded": len(out["false"])}
     return out

@@ -151,7 +151,7 @@ def words(text: str) -> int:
 
 
 def _vocative(text: str, m: re.Match[str]) -> bool:
-    """A name said to the listener ("Thanks, Sam!", "Wow, Jo, that's"): not a value."""
+    """A name said to the listener ("Thanks, Ravi!", "Wow, Jo, that's"): not a value."""
     before, after = text[: m.start()].rstrip(), text[m.end() :].lstrip()
     return (not before or before[-1] in ",!?.:") and (not after or after[0] in ",!?.")
 
