@@ -151,7 +151,7 @@ def words(text: str) -> int:
 
 
 def _vocative(text: str, m: re.Match[str]) -> bool:
-    """A name said to the listener ("Thanks, Ravi!", "Wow, Jo, that's"): not a value."""
+    """A name said to the listener ("Thanks, Ravi!", "Wow, Ines, that's"): not a value."""
     before, after = text[: m.start()].rstrip(), text[m.end() :].lstrip()
     return (not before or before[-1] in ",!?.:") and (not after or after[0] in ",!?.")
 
@@ -319,7 +319,8 @@ def _polarities(text: str) -> dict[str, bool]:
             for i, w in enumerate(toks):
                 if len(w) < 4 or w in _STOP_EN or w in _CHANGE_WORDS or w in _NEGATOR_EN:
                     continue
-                denied = any(t in _NEGATOR_EN for t in toks[max(0, i - 3) : i])
+                # "never quit running" denies the denial: an odd count of negators denies
+                denied = sum(t in _NEGATOR_EN for t in toks[max(0, i - 3) : i]) % 2 == 1
                 denied = denied or toks[max(0, i - 2) : i] == ["no", "more"]
                 seen.setdefault(_stem(w), set()).add(not denied)
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
@@ -327,11 +328,11 @@ def _polarities(text: str) -> dict[str, bool]:
 
 def polarity_flip(new: str, old: str) -> str | None:
     """``asserted -> denied`` (or back) of a content key, when ``new`` says that a state of
-    its speaker stopped or started, in the clause that says so ("I won't quit" says neither)."""
+    its speaker stopped or started, in the clause that says so ("I won't stop" says neither)."""
     if words(new) > TEXT_WORDS_MAX or words(old) > TEXT_WORDS_MAX or _zh(new) != _zh(old):
         return None
     if _OTHER_PERSON_ZH.search(new) if _zh(new) else not _FIRST_PERSON.search(new):
-        return None  # about someone else, or said to the listener ("don't quit!")
+        return None  # about someone else, or said to the listener ("don't give up!")
     before = _polarities(old)
     for m in (_FLIP_ZH if _zh(new) else _FLIP_EN).finditer(new):
         if _NEGATED_MARKER.search(new[max(0, m.start() - 12) : m.start()]):

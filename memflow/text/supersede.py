@@ -334,7 +334,7 @@ def _revision(new: PointFact, old: PointFact, text: str, old_text: str) -> tuple
     if change is not None:
         return "revision", change
     if _EVENT.search(text) and not _SINCE.search(text):
-        return None  # "three days ago I had to wait": an episode told, not a state that changed
+        return None  # "yesterday I cycled again": an episode told, not a state that changed
     flip = polarity_flip(text, old_text)
     return ("flip", flip) if flip is not None else None
 

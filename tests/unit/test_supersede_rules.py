@@ -133,3 +133,31 @@ def test_frames_mask_values_and_negation() -> None:
 )
 def test_identifiers_and_numbered_subjects_are_not_values(old: str, new: str) -> None:
     assert not _supersedes(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A name said to the listener is not a value.
+        ("Ken: Thanks, Ravi! The new bike is great.", "Ken: Thanks so much, Ines! I'm moving on."),
+        # A change word far from the value, in another clause.
+        ("Ken: I play chess with Vera.", "Ken: I'm busier now, but chess with Olga is fun."),
+        # A stop word that is negated, and an encouragement to the listener.
+        ("Ken: I never quit my running.", "Ken: I won't stop running, I love running again."),
+        ("Ken: I'm going for my goals!", "Ken: Keep going for your goals and don't give up!"),
+        # An episode told with a past time.
+        ("Ken: I can't wait for the trip.", "Ken: Yesterday I had to wait an hour again."),
+    ],
+)
+def test_chat_look_alikes_of_a_change_do_not_supersede(old: str, new: str) -> None:
+    assert not _supersedes(old, new, "Ken", "Ken")
+
+
+def test_values_keep_their_kind_and_unit() -> None:
+    from memflow.text.revision import values_of
+
+    assert [(v.kind, v.text) for v in values_of("My rent is 1200 euros a month.")] == [
+        ("amount:euro", "1200")
+    ]
+    assert [(v.kind, v.text) for v in values_of("发布会推迟到5月20日了。")] == [("date", "5月20日")]
+    assert [v.text for v in values_of("Thanks, Ravi! We moved to Quay Tower.")] == ["quay tower"]
