@@ -248,6 +248,8 @@ def markdown(res: dict[str, Any]) -> str:
         ]
         hrows.append(["controls", held["controls"]["pairs"], held["controls"]["superseded"], ""])
         lines.append(common.md_table(["set", "pairs", "superseded", "share"], hrows))
+    if res.get("notes"):
+        lines.append("")
     lines += [f"- {note}" for note in res.get("notes", [])]
     return "\n".join(lines) + "\n"
 
