@@ -33,7 +33,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from benchmarks import common
+from benchmarks import common, updates_heldout
 from benchmarks.updates_data import Conversation, Question, conversations
 from memflow.db.engine import transaction
 from memflow.memory import Dataset, Memory
@@ -119,11 +119,16 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
+SPLITS = ("tune", "test", "all")
+
+
 def evaluate(mem: Memory, convs: Sequence[Conversation]) -> dict[str, Any]:
+    """Accuracy and supersession counts per half (``tune``, ``test``) and over ``all``."""
     as_of = supports_as_of()
-    tally: dict[str, dict[str, list[int]]] = {}
-    counts: dict[str, dict[str, int]] = {}
+    tally: dict[str, dict[str, dict[str, list[int]]]] = {s: {} for s in SPLITS}
+    counts: dict[str, dict[str, dict[str, int]]] = {s: {} for s in SPLITS}
     validity_known = True
+    key = {"current": "current_first", "past": "as_of_past", "control": "control_first"}
     for i, conv in enumerate(convs):
         t0 = time.perf_counter()
         ds = ingest(mem, conv)
@@ -131,33 +136,41 @@ def evaluate(mem: Memory, convs: Sequence[Conversation]) -> dict[str, Any]:
             if q.kind == "past" and not as_of:
                 continue
             for mode in MODES:
-                key = {"current": "current_first", "past": "as_of_past", "control": "control_first"}
-                for lang in (conv.lang, "all"):
-                    cell = tally.setdefault(f"{mode}/{lang}", {})
-                    cell.setdefault(key[q.kind], []).append(int(ask(ds, q, mode)))
+                right = int(ask(ds, q, mode))
+                for split in (conv.split, "all"):
+                    for lang in (conv.lang, "all"):
+                        cell = tally[split].setdefault(f"{mode}/{lang}", {})
+                        cell.setdefault(key[q.kind], []).append(right)
         points = point_validity(ds)
         if points is None:
             validity_known = False
         else:
             got = supersession_counts(conv, points)
-            for lang in (conv.lang, "all"):
-                into = counts.setdefault(lang, dict.fromkeys(got, 0))
-                for k, v in got.items():
-                    into[k] += v
+            for split in (conv.split, "all"):
+                for lang in (conv.lang, "all"):
+                    into = counts[split].setdefault(lang, dict.fromkeys(got, 0))
+                    for k, v in got.items():
+                        into[k] += v
         took = time.perf_counter() - t0
-        print(f"  {i + 1}/{len(convs)} {conv.cid} ({conv.slot}, {conv.changes} changes) {took:.0f} s",
-              flush=True)  # fmt: skip
+        print(f"  {i + 1}/{len(convs)} {conv.cid} ({conv.split}, {conv.slot}, "
+              f"{conv.changes} changes) {took:.0f} s", flush=True)  # fmt: skip
     accuracy = {
-        cell: {k: {"rate": _rate(sum(v), len(v)), "n": len(v)} for k, v in metrics.items()}
-        for cell, metrics in sorted(tally.items())
+        split: {
+            cell: {k: {"rate": _rate(sum(v), len(v)), "n": len(v)} for k, v in metrics.items()}
+            for cell, metrics in sorted(cells.items())
+        }
+        for split, cells in tally.items()
     }
     supersession: dict[str, Any] = {}
     if validity_known:
-        for lang, c in sorted(counts.items()):
-            supersession[lang] = {
-                **c,
-                "false_supersession_rate": _rate(c["false_superseded"], c["valid_points"]),
-                "outdated_superseded_rate": _rate(c["superseded"], c["outdated_points"]),
+        for split, by_lang in counts.items():
+            supersession[split] = {
+                lang: {
+                    **c,
+                    "false_supersession_rate": _rate(c["false_superseded"], c["valid_points"]),
+                    "outdated_superseded_rate": _rate(c["superseded"], c["outdated_points"]),
+                }
+                for lang, c in sorted(by_lang.items())
             }
     return {
         "as_of_supported": as_of,
@@ -165,6 +178,11 @@ def evaluate(mem: Memory, convs: Sequence[Conversation]) -> dict[str, Any]:
         "accuracy": accuracy,
         "supersession": supersession,
     }
+
+
+def _before_rate(before: dict[str, Any], split: str, cell: str, name: str) -> Any:
+    got = before.get(split, {}).get(cell, {}).get(name, {})
+    return got.get("rate", "") if isinstance(got, dict) else ""
 
 
 def markdown(res: dict[str, Any]) -> str:
@@ -177,22 +195,28 @@ def markdown(res: dict[str, Any]) -> str:
         f"{res['conversations']} generated conversations (English and Chinese; "
         f"{res['controls']} controls without a change), {res['questions']} questions. "
         "A question is right when, of the ranked context units that state a value of the fact, "
-        "the first states the value asked for (current, or past with `as_of`).",
+        "the first states the value asked for (current, or past with `as_of`). The conversations "
+        "are split in two halves (`benchmarks.updates_data.split_of`): the rules and constants "
+        "are chosen on `tune`; `test` is only measured.",
         "",
     ]
     rows = []
-    before = res.get("before", {}).get("accuracy", {})
-    for cell, metrics in res["accuracy"].items():
+    acc, before = res["accuracy"], res.get("before", {}).get("accuracy", {})
+    for cell, metrics in acc["all"].items():
         mode, lang = cell.split("/")
         for name in ("current_first", "as_of_past", "control_first"):
-            m = metrics.get(name)
-            if m is not None:
-                target = TARGETS.get(name)
-                was = before.get(cell, {}).get(name, {}).get("rate", "")
-                rows.append(
-                    [mode, lang, name, m["rate"], m["n"], was, f">= {target}" if target else ""]
-                )
-    header = ["mode", "language", "metric", "rate", "n", "before", "target"]
+            if name not in metrics:
+                continue
+            row: list[Any] = [mode, lang, name]
+            for split in SPLITS:
+                m = acc[split].get(cell, {}).get(name, {})
+                row.append(f"{m['rate']} ({m['n']})" if m else "")
+            row += [_before_rate(before, split, cell, name) for split in SPLITS]
+            target = TARGETS.get(name)
+            row.append(f">= {target}" if target else "")
+            rows.append(row)
+    header = ["mode", "language", "metric", "tune (n)", "test (n)", "all (n)", "before tune",
+              "before test", "before all", "target"]  # fmt: skip
     lines.append(common.md_table(header, rows))
     if res.get("before"):
         lines.append("")
@@ -202,18 +226,30 @@ def markdown(res: dict[str, Any]) -> str:
         lines.append("- as-of past: not measured (this build's `Dataset.search` has no `as_of`).")
     if res["supersession"]:
         srows = [
-            [lang, c["valid_points"], c["false_superseded"], c["false_supersession_rate"],
+            [split, lang, c["valid_points"], c["false_superseded"], c["false_supersession_rate"],
              c["outdated_points"], c["superseded"], c["outdated_superseded_rate"]]
-            for lang, c in res["supersession"].items()
+            for split, by_lang in res["supersession"].items()
+            for lang, c in by_lang.items()
         ]  # fmt: skip
         lines.append("")
-        header = ["language", "points that must stay valid", "superseded anyway", "false rate",
-                  "outdated points", "superseded", "share"]  # fmt: skip
+        header = ["half", "language", "points that must stay valid", "superseded anyway",
+                  "false rate", "outdated points", "superseded", "share"]  # fmt: skip
         lines.append(common.md_table(header, srows))
         lines.append("")
         lines.append(f"- target: false supersession rate <= {TARGETS['false_supersession_rate']}")
     else:
         lines.append("- false supersessions: not measured (no `invalid_at` column in this build).")
+    held = res.get("heldout")
+    if held:
+        lines += ["", "Hand-written held-out pairs (`benchmarks/updates_heldout.py`, worded unlike "
+                  "the generator, never used to choose a rule), read by the rules alone:", ""]  # fmt: skip
+        hrows = [
+            [lang, c["pairs"], c["superseded"], c["share"]] for lang, c in held["updates"].items()
+        ]
+        hrows.append(["controls", held["controls"]["pairs"], held["controls"]["superseded"], ""])
+        lines.append(common.md_table(["set", "pairs", "superseded", "share"], hrows))
+    if res.get("notes"):
+        lines.append("")
     lines += [f"- {note}" for note in res.get("notes", [])]
     return "\n".join(lines) + "\n"
 
@@ -263,11 +299,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "questions": sum(len(c.questions) for c in convs),
         "targets": TARGETS,
         **res,
+        "heldout": updates_heldout.evaluate(),
     }
     if args.before:
         saved = json.loads(args.before.read_text(encoding="utf-8"))
         label = args.before_label or str(args.before.name)
-        res["before"] = {"label": label, "accuracy": saved["accuracy"]}
+        before = saved["accuracy"]
+        if "all" not in before:  # a result from before the tune/test halves
+            before = {"all": before}
+        res["before"] = {"label": label, "accuracy": before}
     common.write_json(args.out / f"{args.name}.json", res)
     common.write_text(args.out / f"{args.name}.md", markdown(res))
     print(markdown(res))

@@ -238,6 +238,7 @@ class Conversation:
     value_of: dict[str, int] = field(default_factory=dict)  # turn key -> index into values
     texts: dict[str, str] = field(default_factory=dict)  # turn key -> "Speaker: text"
     questions: list[Question] = field(default_factory=list)
+    split: str = "tune"  # "tune" (rules and constants are chosen on it) or "test"
 
     @property
     def changes(self) -> int:
@@ -333,17 +334,27 @@ def _questions(conv: Conversation, rng: random.Random) -> None:
         )
 
 
+def split_of(index: int) -> str:
+    """The half conversation ``index`` belongs to. English/Chinese pairs (one kind of fact and
+    change count per pair) go by the parity of change count + kind, so both halves hold every
+    kind of fact and every change count (16 and 14 pairs of the default 30)."""
+    pair = index // 2
+    return "tune" if (pair % 4 + pair % len(SLOTS)) % 2 == 0 else "test"
+
+
 def conversations(n: int = 60, seed: int = 12) -> list[Conversation]:
     """``n`` conversations, half English and half Chinese, cycling through the kinds of fact and
-    0-3 changes (every fourth one a control with no change)."""
+    0-3 changes (every fourth one a control with no change), each in its half (:func:`split_of`)."""
     slots = list(SLOTS)
     out = []
     for i in range(n):
         lang = "en" if i % 2 == 0 else "zh"
         slot = slots[(i // 2) % len(slots)]
         changes = (0, 1, 2, 3)[(i // 2) % 4]
-        out.append(conversation(i, lang, slot, changes, seed))
+        conv = conversation(i, lang, slot, changes, seed)
+        conv.split = split_of(i)
+        out.append(conv)
     return out
 
 
-__all__ = ["SLOTS", "Conversation", "Question", "conversation", "conversations"]
+__all__ = ["SLOTS", "Conversation", "Question", "conversation", "conversations", "split_of"]

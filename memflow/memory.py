@@ -357,7 +357,8 @@ class Dataset:
 
         ``as_of``: what held at that time, as far as it had been learned by then. Facts replaced
         since rank below current ones and are shown with their validity; ``include_history``
-        also shows what each current fact replaced.
+        also shows what each current fact replaced. The ``vector`` and ``lexical`` modes honour
+        both without reranking; ``procedural`` raises InvalidInput.
 
         ``scope`` (e.g. ``{"user": "u1"}``) and ``where`` (a metadata filter, see
         :mod:`memflow.db.filters`): only what documents of that scope and metadata support."""

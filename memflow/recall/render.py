@@ -18,7 +18,6 @@ from uuid import UUID
 from memflow.recall.config import DisplayMode, RecallConfig
 from memflow.recall.scoring import INF, BundleScorer, Evidence, RelationshipIndex
 from memflow.recall.types import (
-    SUPERSEDED_MARK,
     Bundle,
     Citation,
     ContextUnit,
@@ -103,6 +102,7 @@ class EvidenceUnit:
     text: str
     rank_score: float  # d(unit) + lambda * EpisodeScore(episode)
     is_point: bool
+    replaced: bool = False  # a fact replaced as of the search's time (GraphNode.replaced_at)
 
 
 def evidence_units(
@@ -154,7 +154,10 @@ def evidence_units(
                 window = facet_best if facet_best < INF else d
                 text = point_text(node) if is_point else facet_text(node)
                 rank = own + title + prior + config.facet_prior_mu * window
-                candidates.append(EvidenceUnit(node_id, b.episode_id, text, rank, is_point))
+                replaced = node.replaced_at is not None
+                candidates.append(
+                    EvidenceUnit(node_id, b.episode_id, text, rank, is_point, replaced)
+                )
     best: dict[UUID, EvidenceUnit] = {}
     for unit in candidates:
         cur = best.get(unit.node_id)
@@ -169,7 +172,7 @@ def evidence_units(
         # penalties put it behind what replaced it, and the context shows it marked with its
         # validity (memflow.recall.temporal).
         far = cutoff is not None and out and u.rank_score > out[0].rank_score + cutoff
-        if far and SUPERSEDED_MARK not in u.text:
+        if far and not u.replaced:
             continue
         if u.text not in seen:
             seen.add(u.text)

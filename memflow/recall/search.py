@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -101,6 +101,11 @@ def plan_search(
         raise InvalidInput(f"top_k must be at least 1, got {top_k}")
     if budget_tokens is not None and budget_tokens < 1:
         raise InvalidInput(f"budget_tokens must be at least 1, got {budget_tokens}")
+    if mode == "procedural" and (as_of is not None or include_history):
+        raise InvalidInput(
+            "procedures have no validity over time: drop as_of/include_history, or search "
+            "mode='episodic' (or 'vector', 'lexical') for facts as they were"
+        )
     flt = search_filter(scope, where)
     query = query.replace("\x00", "")
     timings: dict[str, float] = {}
@@ -231,7 +236,9 @@ def search(
 ) -> SearchResponse:
     """``top_k``, ``mode`` and ``display`` default to ``config``'s (``RecallConfig()``);
     ``budget_tokens`` to ``config.budget_tokens`` for ``highly_related``, else no budget.
-    ``as_of`` and ``include_history``: :mod:`memflow.recall.temporal` (episodic mode).
+    ``as_of`` and ``include_history``: :mod:`memflow.recall.temporal` (episodic mode ranks by
+    validity; ``vector`` and ``lexical`` leave out what was learned later and mark what was
+    replaced, in their own order; ``procedural`` refuses them: InvalidInput).
     ``scope`` and ``where``: only what documents of that scope and metadata support."""
     plan = plan_search(
         ctx.embedder,
@@ -479,6 +486,13 @@ def _baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]
             units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
     else:
         units = yield lambda conn: _lexical_units(conn, dataset_id, query, k, visible)
+    found, as_of, history = units, plan.as_of, plan.include_history
+    texts = yield lambda conn: temporal.unit_texts(
+        conn, dataset_id, [(u.node_id, u.text) for u in found], as_of, history
+    )
+    units = [
+        replace(u, text=text) for u, text in zip(found, texts, strict=True) if text is not None
+    ]
     plan.timings["recall_sql"] = _ms(t)
     return units
 

@@ -114,8 +114,9 @@ def expand(
     return _subgraph(keys, fresh, config, merged)
 
 
-# GraphNode's fields are the projection statements' column names (sql/recall.sql).
-_NODE_COLUMNS = tuple(f.name for f in fields(GraphNode))
+# GraphNode's fields are the projection statements' column names (sql/recall.sql), but for its
+# last, replaced_at, which validity sets after the projection (memflow.recall.temporal).
+_NODE_COLUMNS = tuple(f.name for f in fields(GraphNode) if f.name != "replaced_at")
 _EDGE_COLUMNS = tuple(f.name for f in fields(GraphEdge))
 
 

@@ -203,18 +203,19 @@ def mark_graph(
     history: dict[uuid.UUID, list[str]] = {}
     if include_history:
         points = [i for i, n in keep.items() if n.kind == "FacetPoint" and not v.closed(i)]
-        for r in conn.execute(q("replaced_by_any"), {"dataset_id": ds, "ids": points}):
-            history.setdefault(r.superseded_by, []).append(
-                f"{r.search_text} (until {_day(r.invalid_at)})"
-            )
+        history = _replaced_by(conn, ds, points)
     nodes: dict[uuid.UUID, GraphNode] = {}
     for i, n in keep.items():
-        done = SUPERSEDED_MARK in (n.search_text or "") or "[replaces:" in (n.search_text or "")
+        done = n.replaced_at is not None or "[replaces:" in (n.search_text or "")
         if done:
             pass
         elif n.kind == "FacetPoint" and v.closed(i):
             s = v.nodes[i]
-            n = replace(n, search_text=_marked(n.search_text or n.name, s.invalid_at))
+            n = replace(
+                n,
+                search_text=_marked(n.search_text or n.name, s.invalid_at),
+                replaced_at=s.invalid_at,
+            )
         elif n.kind == "FacetPoint" and i in history:
             n = replace(n, search_text=f"{n.search_text} [replaces: {'; '.join(history[i])}]")
         elif quoted and n.kind in ("Episode", "Facet"):
@@ -227,6 +228,47 @@ def mark_graph(
         nodes, edges, list(graph.notes), graph.episode_count,
         {k: d for k, d in graph.unit_distances.items() if k in nodes},
     )  # fmt: skip
+
+
+def _replaced_by(
+    conn: Connection, ds: uuid.UUID, ids: list[uuid.UUID]
+) -> dict[uuid.UUID, list[str]]:
+    """What each of ``ids`` replaced, with its validity ("... (until 2023-03-09)")."""
+    history: dict[uuid.UUID, list[str]] = {}
+    for r in conn.execute(q("replaced_by_any"), {"dataset_id": ds, "ids": ids}):
+        history.setdefault(r.superseded_by, []).append(
+            f"{r.search_text} (until {_day(r.invalid_at)})"
+        )
+    return history
+
+
+def unit_texts(
+    conn: Connection,
+    ds: uuid.UUID,
+    units: Sequence[tuple[uuid.UUID | None, str]],
+    as_of: datetime | None,
+    include_history: bool,
+) -> list[str | None]:
+    """The ``vector`` and ``lexical`` modes' units (node id, text) as of ``as_of``: None for a
+    unit learned after it, a replaced fact's text marked with its validity, and with
+    ``include_history`` a current fact's text followed by what it replaced. Their order is left
+    alone: a baseline ranks by similarity only."""
+    texts: list[str | None] = [text for _, text in units]
+    v = load(conn, ds, [i for i, _ in units if i is not None], as_of)
+    if v is None:
+        return texts
+    current = [i for i, _ in units if i is not None and not v.future(i) and not v.closed(i)]
+    history = _replaced_by(conn, ds, current) if include_history else {}
+    for k, (node, text) in enumerate(units):
+        if node is None:
+            continue
+        if v.future(node):
+            texts[k] = None
+        elif v.closed(node):
+            texts[k] = _marked(text, v.nodes[node].invalid_at)
+        elif node in history:
+            texts[k] = f"{text} [replaces: {'; '.join(history[node])}]"
+    return texts
 
 
 def _quote(text: str | None, quoted: dict[str, str]) -> str | None:
@@ -281,4 +323,5 @@ __all__ = [
     "load",
     "mark_graph",
     "node_times",
+    "unit_texts",
 ]

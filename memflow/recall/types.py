@@ -108,6 +108,9 @@ class GraphNode:
     sources: list[Any] = field(default_factory=list)
     speaker: str | None = None  # FacetPoints: the speaker of the turn it came from (parsed)
     degree: int | None = None  # Entities: episodes and facets linking to it (up to a cap)
+    # Revision 0004: when this fact stopped holding, set only if it was replaced as of the
+    # search's time (memflow.recall.temporal.mark_graph); None: it holds.
+    replaced_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,17 @@ def stamp_times(doc: DocumentInfo, plan: WritePlan) -> None:
         times = [when[k] for k in node.sources if k in when]
         node.recorded_at = min(times) if times else doc.reference_time
         node.valid_at = node.time.start if node.time is not None else node.recorded_at
+    # A point without a time of its own happened when its episode did (a journal note's title
+    # date), not when the file was written: a later note's plan is then another day's.
+    parent = {
+        e.dst: e.src for e in plan.edges.values() if e.relationship in ("has_facet", "has_point")
+    }
+    for node in plan.nodes.values():
+        if node.kind != "FacetPoint" or node.time is not None:
+            continue
+        episode = plan.nodes.get(parent.get(parent.get(node.id, node.id), node.id))
+        if episode is not None and episode.kind == "Episode" and episode.time is not None:
+            node.valid_at = episode.time.start
     for edge in plan.edges.values():
         dst = plan.nodes.get(edge.dst)
         edge.recorded_at = dst.recorded_at if dst is not None else doc.reference_time
@@ -166,7 +177,7 @@ def _valid_at(plan: WritePlan, node: uuid.UUID) -> datetime | None:
 
 
 def _facts(rows: Iterable[Any]) -> list[PointFact]:
-    return [PointFact(r.id, r.text or "", r.speaker, r.recorded_at) for r in rows]
+    return [PointFact(r.id, r.text or "", r.speaker, r.recorded_at, r.valid_at) for r in rows]
 
 
 def rule_supersessions(

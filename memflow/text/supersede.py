@@ -22,9 +22,17 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from difflib import SequenceMatcher
 from uuid import UUID
+
+from memflow.text.revision import (
+    RESCHEDULED,
+    polarity_flip,
+    strong_change,
+    value_revision,
+    values_of,
+)
 
 FRAME_SIMILARITY_MIN = 0.86  # SequenceMatcher ratio of the masked frames
 FRAME_TOKENS_MIN = 4  # content tokens a frame needs besides its values
@@ -41,6 +49,12 @@ class PointFact:
     text: str
     speaker: str | None = None
     recorded_at: datetime | None = None
+    valid_at: datetime | None = None  # event time: the note's or session's date
+
+    @property
+    def day(self) -> date | None:
+        t = self.valid_at or self.recorded_at
+        return t.date() if t is not None else None
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,7 @@ _EVENT = re.compile(
     r"last (?:night|week|weekend|month|year|time)|ago|earlier)\b|昨天|今天|前天|刚才|上周|上个月|去年",
     re.IGNORECASE,
 )
+_SINCE = re.compile(r"\bsince\b|起", re.IGNORECASE)
 _ZH_WHEN = r"(?:现在|目前|已经|刚刚?|终于|最近|上周|上个月|去年|今年)*"
 _FIRST_PERSON = re.compile(r"^(?:i|we|my|our|i'm|we're|i've|we've|me|us)$", re.IGNORECASE)
 
@@ -115,16 +130,24 @@ _VALUE_BEFORE = frozenset(
 )
 
 
+# Before a name these tie one of many things to the statement (author, company, companion), so a
+# different name there adds to what was said rather than replacing it.
+_ASSOCIATION = frozenset((w,) for w in "by with about from of and like among".split())
+
+
 @dataclass(frozen=True)
 class Frame:
     tokens: tuple[str, ...]  # lower-cased, values replaced by VALUE, negations removed
     values: tuple[str, ...]
     negated: bool
 
+    def slot(self, index: int) -> int:
+        """The token position of the ``index``-th value."""
+        return [i for i, t in enumerate(self.tokens) if t == VALUE][index]
+
     def in_value_slot(self, index: int) -> bool:
         """Whether the ``index``-th value sits where an amount or a date is stated."""
-        slots = [i for i, t in enumerate(self.tokens) if t == VALUE]
-        at = slots[index]
+        at = self.slot(index)
         before = self.tokens[at - 1] if at > 0 else ""
         after = self.tokens[at + 1] if at + 1 < len(self.tokens) else ""
         return before in _VALUE_BEFORE or (after.isalpha() or after == "%")
@@ -173,24 +196,53 @@ _ZH_END = r"(?=[了的，。！？,.!?；;\s]|工作|上班|住|生活|定居|$)
 RELATIONS: dict[str, tuple[re.Pattern[str], ...]] = {
     "residence": (
         re.compile(
-            r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?(?:live|living|lived|reside|settled)\s+"
-            r"(?:now\s+)?(?:in|at)\s+" + _NAME
+            r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+|been\s+|also\s+)?(?:live|living|lived|reside|"
+            r"residing|settled|staying)\s+(?:now\s+)?(?:in|at)\s+" + _NAME
         ),
         re.compile(
-            r"\b(?:i|we)(?:'ve| have| just| finally)*\s+(?:moved|relocated)\s+(?:back\s+)?"
-            r"(?:to|into)\s+" + _NAME
+            r"\b(?:i|we)(?:'ve| have| just| finally| recently)*\s+(?:finished\s+|done\s+)?"
+            r"(?:moved|moving|relocated|relocating)\s+(?:back\s+|over\s+|out\s+)?(?:to|into)\s+"
+            + _NAME
         ),
-        re.compile(r"\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:based|living)\s+in\s+" + _NAME),
-        re.compile(r"(?:我|我们)" + _ZH_WHEN + r"(?:住在|居住在|定居在|搬到了?|搬去了?|搬家到)" + _ZH_VALUE + _ZH_END),
+        re.compile(r"\b(?:i'm|i am|we're|we are)\s+(?:now\s+)?(?:based|living|settled)\s+in\s+" + _NAME),
+        re.compile(r"\b(?:[Hh]ome for (?:me|us)|my home|[Oo]ur home)\s+is\s+(?:now\s+)?(?:in\s+)?" + _NAME),
+        re.compile(r"\bmy (?:new )?(?:apartment|flat|house|place)\s+is\s+(?:now\s+)?in\s+" + _NAME),
+        re.compile(
+            r"(?:(?:我|我们)" + _ZH_WHEN + r"|(?:^|(?<=[，,：:；;]))" + _ZH_WHEN + r")"
+            r"(?:住在|居住在|定居在|定居|搬到了?|搬去了?|搬回了?|搬家到|安家在|的?家在)"
+            + _ZH_VALUE + _ZH_END
+        ),
     ),
     "employer": (
         re.compile(
             r"\b(?:i|we)\s+(?:now\s+)?(?:work|worked|am working|'m working)\s+(?:at|for)\s+"
             + _NAME
         ),
-        re.compile(r"\b(?:i|we)(?:'ve| have| just)*\s+(?:joined|started at|switched to)\s+" + _NAME),
-        re.compile(r"\bmy (?:new )?(?:job|employer|company) is (?:at )?" + _NAME),
-        re.compile(r"(?:我|我们)" + _ZH_WHEN + r"(?:在|入职了?|跳槽到了?|加入了?)" + _ZH_VALUE + r"(?:工作|上班|公司)"),
+        re.compile(
+            r"\b(?:i|we)(?:'ve| have| just)*\s+(?:started at|switched to)\s+" + _NAME
+        ),
+        re.compile(r"\b(?:i|we)\b[^.;!?]{0,40}?\bjoined\s+" + _NAME),
+        re.compile(
+            r"\b(?:i|we)(?:'ve| have| just)*\s+(?:started|got|took|accepted|landed|began)\s+"
+            r"(?:a|an|my)\s+(?:new\s+)?(?:job|position|role)\s+(?:at|with)\s+" + _NAME
+        ),
+        re.compile(
+            r"\b(?:i'm|i am)\s+(?:now\s+)?an?\s+(?:[a-z]+\s+){1,2}(?:at|for|with)\s+" + _NAME
+        ),
+        re.compile(r"\bmy (?:new )?(?:job|employer|company|workplace) is (?:now )?(?:at |with )?" + _NAME),
+        re.compile(
+            r"(?:(?:我|我们)" + _ZH_WHEN + r"|(?:^|(?<=[，,：:；;]))" + _ZH_WHEN + r")"
+            r"在" + _ZH_VALUE + r"(?:工作|上班|公司)"
+        ),
+        re.compile(
+            r"(?:(?:我|我们)" + _ZH_WHEN + r"|(?:^|(?<=[，,：:；;]))" + _ZH_WHEN + r")"
+            r"(?:入职了?|跳槽到了?|跳槽去了?|加入了?)" + _ZH_VALUE + r"(?:工作|上班|公司|了|。|，|$)"
+        ),
+        re.compile(r"(?:工作单位|单位|公司|东家)(?:现在)?是" + _ZH_VALUE + _ZH_END),
+        re.compile(
+            r"我(?:现在)?是" + _ZH_VALUE
+            + r"的(?:员工|工程师|设计师|程序员|老师|医生|护士|经理|会计|销售|职员|研究员)"
+        ),
     ),
     "occupation": (
         re.compile(
@@ -256,16 +308,41 @@ def _frame_change(new: Frame, old: Frame) -> str | None:
     if len(changed) != 1 or new.negated != old.negated:
         return None
     i = changed[0]
+    if old.tokens[old.slot(i) - 1 : old.slot(i)] in _ASSOCIATION:
+        return None  # "a novel by Ishiguro" -> "by Murakami": one more of many, not a new value
     number = old.values[i][:1].isdigit() or bool(_CJK_NUMBER.match(old.values[i]))
     if number and not (old.in_value_slot(i) and new.in_value_slot(i)):
         return None
     return f"{old.values[i]} -> {new.values[i]}"
 
 
+def _date_moved(change: str, new: PointFact, old: PointFact, new_text: str, old_text: str) -> bool:
+    """A changed date counts as a correction only within one dated note or session, or when the
+    new text says the date moved."""
+    was = change.split(" -> ")[0]
+    is_date = any(v.kind == "date" and was in v.text for v in values_of(old_text))
+    if not is_date or new.day is None or old.day is None or new.day == old.day:
+        return True
+    return bool(RESCHEDULED.search(new_text))
+
+
+def _revision(new: PointFact, old: PointFact, text: str, old_text: str) -> tuple[str, str] | None:
+    """(rule, detail) of a value revision or a polarity flip of ``old`` by ``new``."""
+    if _EVENT.search(old_text):
+        return None  # an event is not restated, it happened
+    change = value_revision(text, old_text)
+    if change is not None:
+        return "revision", change
+    if _EVENT.search(text) and not _SINCE.search(text):
+        return None  # "yesterday I cycled again": an episode told, not a state that changed
+    flip = polarity_flip(text, old_text)
+    return ("flip", flip) if flip is not None else None
+
+
 def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list[Supersession]:
     """The candidates ``new`` supersedes (earlier points only; none if ``new`` is unsure)."""
     text = _strip_speaker(new.text, new.speaker)
-    if _UNSURE.search(text) or _ADDITIVE.search(text):
+    if _UNSURE.search(text) or (_ADDITIVE.search(text) and not strong_change(text)):
         return []
     frame = frame_of(text)
     relation = relation_of(text)
@@ -283,22 +360,39 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
             if _EVENT.search(text) or _EVENT.search(old_text)
             else _frame_change(frame, frame_of(old_text))
         )
-        if change is not None:
+        if change is not None and _date_moved(change, new, old, text, old_text):
             out.append(Supersession(old.id, new.id, "frame", change))
             continue
-        if relation is None or _words(old_text) > RELATION_TEXT_MAX:
-            continue
-        old_rel = relation_of(old_text)
-        if old_rel is not None and old_rel[0] == relation[0] and old_rel[1] != relation[1]:
-            # Both sides must be said by someone about themselves (a speaker), or name no one else.
-            if new.speaker is None and old.speaker is None:
-                continue
-            out.append(
-                Supersession(
-                    old.id, new.id, f"relation:{relation[0]}", f"{old_rel[1]} -> {relation[1]}"
+        old_rel = relation_of(old_text) if _words(old_text) <= RELATION_TEXT_MAX else None
+        if relation is not None and old_rel is not None and old_rel[0] == relation[0]:
+            if old_rel[1] != relation[1] and (new.speaker or old.speaker):
+                # Both said by someone about themselves (a speaker), or naming no one else.
+                out.append(
+                    Supersession(
+                        old.id, new.id, f"relation:{relation[0]}", f"{old_rel[1]} -> {relation[1]}"
+                    )
                 )
-            )
-    return out
+            continue
+        revised = _revision(new, old, text, old_text)
+        if revised is not None:
+            out.append(Supersession(old.id, new.id, revised[0], revised[1]))
+    return _latest_plan(out, {c.id: c for c in candidates})
+
+
+def _latest_plan(found: list[Supersession], by_id: dict[UUID, PointFact]) -> list[Supersession]:
+    """A moved date replaces the latest plan it matches (and its restatements), not every
+    earlier occurrence: "postponed to 22 October" moves the 15 October review, not the one
+    held on 3 October."""
+    dated = [
+        s for s in found
+        if any(v.kind == "date" and s.detail.split(" -> ")[0] in v.text
+               for v in values_of(_strip_speaker(by_id[s.old].text, by_id[s.old].speaker)))
+    ]  # fmt: skip
+    if len(dated) < 2:
+        return found
+    latest = max(dated, key=lambda s: (by_id[s.old].day or date.min, str(s.old)))
+    value = latest.detail.split(" -> ")[0]
+    return [s for s in found if s not in dated or s.detail.split(" -> ")[0] == value]
 
 
 __all__ = [

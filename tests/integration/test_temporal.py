@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from memflow.db import engine as dbe
+from memflow.errors import InvalidInput
 from memflow.memory import Dataset, Memory
 
 SESSIONS = [
@@ -74,6 +75,31 @@ def test_as_of_before_the_move_returns_boston(chat: tuple[Dataset, list[str]]) -
     ctx = _first_context(ds, "Where do I live?", as_of=datetime(2023, 2, 1, tzinfo=UTC))
     assert "Boston" in ctx and "superseded" not in ctx
     assert "Seattle" not in ctx  # not learned yet on 1 February
+
+
+@pytest.mark.parametrize("mode", ["vector", "lexical"])
+def test_the_baseline_modes_honour_as_of_and_history(
+    chat: tuple[Dataset, list[str]], mode: str
+) -> None:
+    ds, _ = chat
+    query = "live Boston Seattle moved"
+    before = _first_context(ds, query, mode=mode, as_of=datetime(2023, 2, 1, tzinfo=UTC))
+    assert "Boston" in before and "Seattle" not in before, before  # not learned yet
+    assert "superseded" not in before  # Boston still held on 1 February
+    now = _first_context(ds, query, mode=mode)
+    boston = [line for line in now.splitlines() if "I live in Boston" in line]
+    assert boston and all("superseded, valid until 2023-03-09" in b for b in boston), now
+    chain = _first_context(ds, query, mode=mode, include_history=True)
+    seattle = [line for line in chain.splitlines() if "moved to Seattle" in line]
+    assert seattle and "[replaces: " in seattle[0] and "Boston" in seattle[0], chain
+
+
+def test_procedural_mode_refuses_as_of(chat: tuple[Dataset, list[str]]) -> None:
+    ds, _ = chat
+    with pytest.raises(InvalidInput, match="procedures have no validity"):
+        ds.search("how do I move", mode="procedural", as_of=datetime(2023, 2, 1, tzinfo=UTC))
+    with pytest.raises(InvalidInput, match="mode='episodic'"):
+        ds.search("how do I move", mode="procedural", include_history=True)
 
 
 def test_a_question_about_the_past_prefers_the_old_value(chat: tuple[Dataset, list[str]]) -> None:
@@ -194,3 +220,25 @@ def test_a_draft_names_the_point_it_replaces(mem: Memory) -> None:
     assert versions[1].text == "The app release slipped two weeks, to mid June."
     ctx = ds.search("when does the mobile app ship?", display="highly_related").context
     assert ctx.index("slipped two weeks") < ctx.index("ships on 4 June"), ctx
+
+
+def test_a_planned_date_in_each_dated_note_is_a_new_plan_not_a_correction(mem: Memory) -> None:
+    ds = mem.dataset("journal")
+    written = datetime(2024, 12, 31, tzinfo=UTC)  # one export of the journal: one record time
+    notes = [
+        ("# Platform sync — 17 Sep 2024", "The billing review is planned for 3 October."),
+        ("# Platform sync — 8 Oct 2024", "The billing review is planned for 15 October."),
+    ]
+    for title, line in notes:
+        ds.memorize(f"{title}\n\n{line}\n".encode(), content_type="markdown",
+                    reference_time=written, extractor="rules")  # fmt: skip
+    ctx = _first_context(ds, "When is the billing review planned?")
+    assert "3 October" in ctx and "15 October" in ctx, ctx
+    assert "superseded" not in ctx, ctx  # two reviews, each note's own plan
+    moved = "# Platform sync — 10 Oct 2024\n\nThe billing review was postponed to 22 October.\n"
+    ds.memorize(moved.encode(), content_type="markdown", reference_time=written, extractor="rules")
+    ctx = _first_context(ds, "When is the billing review planned?")
+    stale = [line for line in ctx.splitlines() if "15 October" in line]
+    assert stale and all("superseded, valid until 2024-10-10" in s for s in stale), ctx
+    kept = [line for line in ctx.splitlines() if "3 October" in line]
+    assert kept and not any("superseded" in k for k in kept), ctx

@@ -520,3 +520,19 @@ def test_the_relevance_cutoff_leaves_out_units_far_behind_the_best() -> None:
     assert len(evidence_units(bundles, index, ev(best), RecallConfig(relevance_cutoff=0.0))) < len(
         every
     )
+
+
+def test_the_relevance_cut_off_spares_a_replaced_fact_by_its_validity_not_its_text() -> None:
+    g, best = evidence_graph()
+    # p_bob was replaced (validity on the node); p_auth merely quotes the mark in its text.
+    g.node("p_bob", "FacetPoint", "Bob paid the bill", replaced_at=d(2023, 6, 1))
+    g.node("p_auth", "FacetPoint", "鉴权中间件不能改 [superseded, valid until 2020-01-01]")
+    bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
+    cfg = RecallConfig(
+        relevance_cutoff=0.05, highly_related_facets=False, episode_prior_lambda=0.3,
+        facet_prior_mu=0.0,
+    )  # fmt: skip
+    units = evidence_units(bundles, RelationshipIndex.build(g.sub()), ev(best), cfg)
+    # p_rome 0.16 is best; p_bob 0.36 and p_auth 0.42 are both beyond 0.16 + 0.05.
+    assert [u.node_id for u in units] == [nid("p_rome"), nid("p_bob")]
+    assert units[1].replaced and not units[0].replaced

@@ -34,8 +34,21 @@ MUST = [
     ("The review period for refunds is 35 days from delivery.",
      "The review period for refunds is 30 days from delivery.", None, None),
     ("Ana lives in Porto with her two cats.", "Ana lives in Braga with her two cats.", None, None),
+    # A planned date changes when the text says it moved (in another note or session).
     ("The release of the billing service is planned for March 4.",
-     "The release of the billing service is planned for March 18.", None, None),
+     "The release of the billing service was postponed to March 18.", None, None),
+    ("发布会定在5月8日。", "发布会推迟到5月20日了。", None, None),
+    # Value revisions: a change word and a value of the kind the earlier statement gave.
+    ("Ken: my bus pass costs 60 euros.", "Ken: they raised my bus pass to 75 euros.", "Ken", "Ken"),
+    ("Ken: we keep our recipes in Evernote.", "Ken: we switched our recipes to Obsidian.", "Ken", "Ken"),
+    ("小林: 我们的周报发在邮件里。", "小林: 我们的周报换成Confluence了。", "小林", "小林"),
+    # A state that stopped or started.
+    ("Ken: I take sugar in my tea.", "Ken: I no longer take sugar in my tea.", "Ken", "Ken"),
+    ("小林: 我吃辣。", "小林: 我不再吃辣了。", "小林", "小林"),
+    # More ways of saying where one lives and works.
+    ("Nora: my flat is in Lyon.", "Nora: I'm living in Nantes now.", "Nora", "Nora"),
+    ("Nora: I'm a pharmacist at Boots.", "Nora: I got a new job at Lloyds.", "Nora", "Nora"),
+    ("小林: 我的工作单位是华为。", "小林: 我跳槽去腾讯了。", "小林", "小林"),
     ("Ken: I eat meat every day at lunch.", "Ken: I don't eat meat every day at lunch.", "Ken", "Ken"),
     ("小林: 我住在北京。", "小林: 我们上个月搬到上海了。", "小林", "小林"),
     ("退款审核期为收货后35天内完成处理。", "退款审核期为收货后30天内完成处理。", None, None),
@@ -62,6 +75,13 @@ MUST_NOT = [
     ("Ken: my sister lives in Boston.", "Ken: I moved to Seattle.", "Ken", "Ken"),
     ("Ken: that was great!", "Ken: that was fun!", "Ken", "Ken"),
     ("Ken: I live in Seattle.", "Ken: we moved to Seattle last week.", "Ken", "Ken"),
+    # A planned date in a later note without a word that it moved: another occurrence.
+    ("A review is planned for 3 October.", "A review is planned for 15 October.", None, None),
+    ("评审安排在10月3日。", "评审安排在10月15日。", None, None),
+    # A change word about something else, an amount in another unit, a name among many.
+    ("Ken: my bus pass costs 60 euros.", "Ken: we switched our gym to Fitlab.", "Ken", "Ken"),
+    ("Ken: my bus pass costs 60 euros.", "Ken: my bus pass now covers 2 zones.", "Ken", "Ken"),
+    ("Ken: I read a book by Ishiguro.", "Ken: I read a book by Murakami.", "Ken", "Ken"),
 ]  # fmt: skip
 
 
@@ -73,6 +93,17 @@ def test_restated_facts_with_a_new_value_supersede(old: str, new: str, so: str, 
 @pytest.mark.parametrize(("old", "new", "so", "sn"), MUST_NOT)
 def test_look_alikes_do_not_supersede(old: str, new: str, so: str, sn: str) -> None:
     assert not _supersedes(old, new, so, sn)
+
+
+def test_a_planned_date_revised_within_one_note_supersedes() -> None:
+    # One dated note (or session) revising its own plan: a correction, no change word needed.
+    old = _p("The release of the billing service is planned for March 4.", at=T0)
+    new = _p("The release of the billing service is planned for March 18.", at=T0)
+    assert [s.old for s in superseded_by_rules(new, [old])] == [old.id]
+    # Dated notes: the event time (the note's date) decides, not when the file was written.
+    a = PointFact(uuid.uuid4(), "A review is planned for 3 October.", None, T1, T0)
+    b = PointFact(uuid.uuid4(), "A review is planned for 15 October.", None, T1, T1)
+    assert superseded_by_rules(b, [a]) == []
 
 
 def test_only_earlier_points_are_superseded() -> None:
@@ -102,3 +133,31 @@ def test_frames_mask_values_and_negation() -> None:
 )
 def test_identifiers_and_numbered_subjects_are_not_values(old: str, new: str) -> None:
     assert not _supersedes(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A name said to the listener is not a value.
+        ("Ken: Thanks, Ravi! The new bike is great.", "Ken: Thanks so much, Ines! I'm moving on."),
+        # A change word far from the value, in another clause.
+        ("Ken: I play chess with Vera.", "Ken: I'm busier now, but chess with Olga is fun."),
+        # A stop word that is negated, and an encouragement to the listener.
+        ("Ken: I never quit my running.", "Ken: I won't stop running, I love running again."),
+        ("Ken: I'm going for my goals!", "Ken: Keep going for your goals and don't give up!"),
+        # An episode told with a past time.
+        ("Ken: I can't wait for the trip.", "Ken: Yesterday I had to wait an hour again."),
+    ],
+)
+def test_chat_look_alikes_of_a_change_do_not_supersede(old: str, new: str) -> None:
+    assert not _supersedes(old, new, "Ken", "Ken")
+
+
+def test_values_keep_their_kind_and_unit() -> None:
+    from memflow.text.revision import values_of
+
+    assert [(v.kind, v.text) for v in values_of("My rent is 1200 euros a month.")] == [
+        ("amount:euro", "1200")
+    ]
+    assert [(v.kind, v.text) for v in values_of("发布会推迟到5月20日了。")] == [("date", "5月20日")]
+    assert [v.text for v in values_of("Thanks, Ravi! We moved to Quay Tower.")] == ["quay tower"]
