@@ -39,11 +39,12 @@ from memflow.ingest.pipeline import Memorizer, ProgressFn, Source, outcome, reso
 from memflow.ingest.progress import ProgressCallback
 from memflow.ingest.report import MemorizeReport
 from memflow.ingest.route import RouteSettings
-from memflow.memory import Memory, open_store
+from memflow.memory import Memory
 from memflow.recall import multi
 from memflow.recall.budget import honour_budget
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-from memflow.recall.search import SearchPlan, finish_search, plan_search, search_body
+from memflow.recall.plan import SearchPlan
+from memflow.recall.search import finish_search, plan_search, search_body
 from memflow.recall.types import SearchResponse
 from memflow.store import reads
 from memflow.store.datasets import (
@@ -65,6 +66,7 @@ from memflow.store.history import (
     document_versions,
     history_op,
 )
+from memflow.store.opening import open_store
 from memflow.store.reads import as_uuid
 from memflow.store.writer import Writer, WriteResult
 

@@ -52,6 +52,7 @@ from memflow.store.datasets import (
 )
 from memflow.store.forget import ForgetReport, forget
 from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
+from memflow.store.opening import locate, open_store
 from memflow.store.reads import as_uuid as _as_uuid
 from memflow.store.writer import Writer, WriteResult
 
@@ -137,7 +138,7 @@ class Memory:
         name that does not say how to rebuild it): what the CLI uses when given none."""
         from memflow.embed.factory import spec_for_name
 
-        url, _ = _locate(database_url, home)
+        url, _ = locate(database_url, home)
         engine = dbe.make_engine(url, pool_size=1)
         try:
             with dbe.transaction(engine) as conn:
@@ -487,38 +488,3 @@ class Dataset:
     def episode_tree(self, episode_id: uuid.UUID | str) -> list[dict[str, Any]]:
         eid = _as_uuid(episode_id)
         return self._read(lambda c: reads.episode_tree(c, self.id, self.name, eid))
-
-
-def _locate(database_url: str | None, home: str | Path | None) -> tuple[str, EmbeddedServer | None]:
-    """The SQLAlchemy URL of the store, and the embedded server (started) when it is the store."""
-    url = mfconfig.database_url(database_url)
-    if url is not None:
-        return mfconfig.sqlalchemy_url(url), None
-    from memflow.db.embedded import EmbeddedServer
-
-    server = EmbeddedServer(mfconfig.memflow_home(home))
-    server.start()
-    return server.url(), server
-
-
-def open_store(
-    database_url: str | None,
-    home: str | Path | None,
-    embedder: Embedder | str | None,
-    auto_upgrade: bool | None,
-) -> tuple[str, Embedder, EmbeddedServer | None]:
-    """What :meth:`Memory.open` does before it makes its engine: the URL (the embedded server
-    started when it is the store), the embedder, the server and the schema checked (upgraded)."""
-    from memflow.embed.factory import make_embedder
-
-    emb = make_embedder(embedder)
-    url, server = _locate(database_url, home)
-    upgrade = bool(auto_upgrade) if auto_upgrade is not None or server is None else True
-    admin = dbe.make_engine(url, pool_size=1)
-    try:
-        with dbe.transaction(admin) as conn:
-            dbe.check_server(conn)
-            dbe.check_schema(conn, auto_upgrade=upgrade, embedding_dim=emb.dim)
-    finally:
-        admin.dispose()
-    return url, emb, server

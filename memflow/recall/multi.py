@@ -36,8 +36,9 @@ from memflow.db.steps import Body, Tx
 from memflow.errors import EmbedderMismatch, InvalidInput
 from memflow.recall.budget import honour_budget
 from memflow.recall.config import RecallConfig
+from memflow.recall.plan import SearchPlan
 from memflow.recall.render import GROUP_SEPARATOR, SUMMARY_SEPARATOR, pack_indexes
-from memflow.recall.search import SearchPlan, finish_search, search_body
+from memflow.recall.search import finish_search, search_body
 from memflow.recall.types import ContextUnit, SearchResponse, SearchResult
 from memflow.store.datasets import check_same_embedder, validate_dataset_name
 from memflow.text.tokens import token_counter

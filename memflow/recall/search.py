@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from memflow.context import StoreContext
-from memflow.db.filters import SearchFilter, search_filter
+from memflow.db.filters import search_filter
 from memflow.db.steps import Body, Tx, run_tx
 from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
-from memflow.recall import procedural, sqlrecall, temporal, visibility
+from memflow.recall import procedural, sqlrecall, temporal
+from memflow.recall.baseline import baseline_response, baseline_units
 from memflow.recall.config import (
     DISPLAY_MODES,
     SEARCH_MODES,
@@ -31,45 +30,15 @@ from memflow.recall.pipeline import (
     respond,
     score_hits,
 )
+from memflow.recall.plan import SearchPlan, ms, visible_body
 from memflow.recall.preprocess import PreprocessedQuery, preprocess
-from memflow.recall.render import pack_indexes
 from memflow.recall.tags import bare_episodes, document_ids, with_tags
 from memflow.recall.types import (
-    Citation,
-    ContextUnit,
     Hit,
-    PathStep,
     SearchResponse,
-    SearchResult,
     Subgraph,
-    citations,
 )
-from memflow.recall.unitrules import QueryRules
 from memflow.recall.visibility import Visible, result_documents
-from memflow.text.tokens import TokenCounter, token_counter
-
-
-def _ms(start: float) -> float:
-    return round((time.perf_counter() - start) * 1000, 3)
-
-
-@dataclass
-class SearchPlan:
-    """A search's checked arguments, its preprocessed query and the query vector: everything
-    the SQL needs, computed before the transaction (:func:`plan_search`)."""
-
-    query: str
-    mode: SearchMode
-    display: DisplayMode
-    top_k: int
-    budget_tokens: int | None
-    cfg: RecallConfig
-    pq: PreprocessedQuery
-    timings: dict[str, float]
-    qvec: Any = None
-    as_of: datetime | None = None
-    include_history: bool = False
-    filter: SearchFilter | None = None  # scope and where (memflow.db.filters); None: everything
 
 
 def plan_search(
@@ -111,7 +80,7 @@ def plan_search(
     timings: dict[str, float] = {}
     t = time.perf_counter()
     pq = preprocess(query, now, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
-    timings["preprocess"] = _ms(t)
+    timings["preprocess"] = ms(t)
     if as_of is not None and as_of.tzinfo is None:
         as_of = as_of.replace(tzinfo=UTC)
     plan = SearchPlan(query, mode, shown, top_k, budget_tokens, cfg, pq, timings)
@@ -119,14 +88,14 @@ def plan_search(
     if mode != "lexical":
         t = time.perf_counter()
         plan.qvec = embedder.embed_query(pq.vector_query)
-        timings["embed"] = _ms(t)
+        timings["embed"] = ms(t)
     return plan
 
 
 def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Any]:
     """The transaction of a search: what :func:`finish_search` turns into the response (with
     the scope and metadata of the documents it cites)."""
-    visible = (yield from _visible(dataset_id, plan)) if plan.mode == "episodic" else None
+    visible = (yield from visible_body(dataset_id, plan)) if plan.mode == "episodic" else None
     fetched = yield from _search_rows(dataset_id, plan, visible)
     # Episodes written from drafts have no chunks, so no citations: their source documents
     # (those the filter lets through) give their scope and metadata.
@@ -138,18 +107,6 @@ def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Any]:
         else ({}, {})
     )
     return fetched, (tags, by_node)
-
-
-def _visible(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Visible | None]:
-    """A filtered search's visible rows (memflow.recall.visibility); None without a filter."""
-    if plan.filter is None:
-        return None
-    flt, ef = plan.filter, plan.cfg.ef_search
-    t = time.perf_counter()
-    yield lambda conn: sqlrecall.bind(conn, dataset_id, ef)
-    visible: Visible = yield lambda conn: visibility.resolve(conn, dataset_id, flt)
-    plan.timings["filter_sql"] = _ms(t)
-    return visible
 
 
 def _search_rows(dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None) -> Body[Any]:
@@ -173,12 +130,12 @@ def _search_rows(dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | Non
             how_to = yield lambda conn: procedural.how_to_procedures(
                 conn, dataset_id, qvec, cfg, visible
             )
-            plan.timings["procedures_sql"] = _ms(t)
+            plan.timings["procedures_sql"] = ms(t)
         return hits, graph, scored, how_to
     if plan.mode == "procedural":
         qvec, cfg, k, flt = plan.qvec, plan.cfg, plan.top_k, plan.filter
         return (yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k, flt))
-    return (yield from _baseline_units(dataset_id, plan))
+    return (yield from baseline_units(dataset_id, plan))
 
 
 def finish_search(plan: SearchPlan, fetched: Any) -> SearchResponse:
@@ -194,7 +151,7 @@ def _finish(plan: SearchPlan, fetched: Any) -> SearchResponse:
             plan.query, fetched, plan.display, plan.cfg, plan.timings, pre
         )
     if plan.mode != "episodic":
-        return _baseline(plan, fetched)
+        return baseline_response(plan, fetched)
     hits, graph, scored, how_to = fetched
     response = respond(
         hits,
@@ -299,7 +256,7 @@ def retrieve_body(
     t = time.perf_counter()
     yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
     hits: list[Hit] = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k, visible)
-    timings["recall_sql"] = _ms(t)
+    timings["recall_sql"] = ms(t)
     t = time.perf_counter()
     node_ids = [h.node_id for h in hits if h.node_id is not None]
     validity = yield lambda conn: temporal.load(conn, dataset_id, node_ids, as_of)
@@ -309,10 +266,10 @@ def retrieve_body(
             conn, dataset_id, recalled, validity
         )
         hits = temporal.adjust_hits(hits, validity, pq.original, cfg, closed)
-        timings["validity_sql"] = _ms(t)
+        timings["validity_sql"] = ms(t)
     t = time.perf_counter()
     scored = score_hits(hits, pq, cfg)
-    timings["bonus"] = _ms(t)
+    timings["bonus"] = ms(t)
     t = time.perf_counter()
     seeds = hit_ids_for_projection(scored, cfg, pq, top_k=top_k)
     graph: Subgraph = yield lambda conn: sqlrecall.project(
@@ -329,7 +286,7 @@ def retrieve_body(
         graph = yield lambda conn: temporal.mark_graph(
             conn, dataset_id, projected, validity, include_history=include_history
         )
-    timings["projection_sql"] = _ms(t)
+    timings["projection_sql"] = ms(t)
     # One more round trip for two displays, after scoring: detail shows the whole tree of
     # the chosen episodes; highly_related may use every point of the best episodes.
     expand = top_k if display == "detail" else cfg.expand_episodes
@@ -351,217 +308,9 @@ def retrieve_body(
             graph = yield lambda conn: temporal.mark_graph(
                 conn, dataset_id, expanded, validity, include_history=include_history
             )
-        timings["expand_sql"] = _ms(t)
+        timings["expand_sql"] = ms(t)
     t = time.perf_counter()
     timed = graph
     graph = yield lambda conn: temporal.node_times(conn, dataset_id, timed)
-    timings["validity_sql"] = timings.get("validity_sql", 0.0) + _ms(t)
+    timings["validity_sql"] = timings.get("validity_sql", 0.0) + ms(t)
     return hits, graph, scored
-
-
-def _unit_header(name: str | None, when: datetime | None) -> str:
-    """A baseline unit's prefix: its episode's date (the turn text names its speaker)."""
-    return f"[{when.strftime('%Y-%m-%d')}]" if when else ""
-
-
-def _pack(
-    units: Sequence[tuple[str, str]], budget: int, counter: TokenCounter
-) -> tuple[str, list[int]]:
-    """Units (header, text) in rank order, packed into ``budget`` tokens by
-    :func:`memflow.recall.render.pack_indexes` (every line pays its header); returns the context
-    and the indexes of the packed units."""
-    items = [(i, counter(text), counter(head)) for i, (head, text) in enumerate(units)]
-    kept = pack_indexes(items, budget, shared_headers=False)
-    lines = [f"{units[i][0]} {units[i][1]}" if units[i][0] else units[i][1] for i in kept]
-    return "\n".join(lines), kept
-
-
-def _context(
-    units: Sequence[tuple[str, str]],
-    results: Sequence[SearchResult],
-    display: DisplayMode,
-    budget: int,
-    listed: list[int],
-    counter: TokenCounter,
-) -> tuple[str, list[int]]:
-    if display == "highly_related":
-        return _pack(units, budget, counter)
-    return "\n".join(res.context for res in results), listed
-
-
-@dataclass(frozen=True)
-class _Unit:
-    """One ranked unit of a baseline mode (a turn, a facet text or a chunk)."""
-
-    node_id: uuid.UUID | None
-    node_kind: Literal["FacetPoint", "Facet", "chunk"]
-    episode_id: uuid.UUID | None
-    episode_name: str
-    when: datetime | None
-    text: str
-    collection: str
-    score: float  # smaller is better
-    distance: float | None
-    citations: list[Citation]
-    speaker: str | None = None
-
-
-def _vector_units(
-    conn: Any,
-    dataset_id: uuid.UUID,
-    qvec: Any,
-    k: int,
-    include_facets: bool,
-    visible: Visible | None,
-) -> list[_Unit]:
-    return [
-        _Unit(
-            node_id=r.node_id,
-            node_kind="FacetPoint" if r.collection == "FacetPoint_search_text" else "Facet",
-            episode_id=r.episode_id,
-            episode_name=r.episode_name or "",
-            when=r.time_start,
-            text=r.text,
-            collection=r.collection,
-            score=float(r.distance),
-            distance=float(r.distance),
-            citations=citations(r.sources or []),
-            speaker=r.speaker,
-        )
-        for r in sqlrecall.vector_units(
-            conn, dataset_id, qvec, k, include_facets=include_facets, visible=visible
-        )
-    ]
-
-
-def _lexical_units(
-    conn: Any, dataset_id: uuid.UUID, query: str, k: int, visible: Visible | None
-) -> list[_Unit]:
-    return [
-        _Unit(
-            node_id=r.point_id,
-            node_kind="chunk",
-            episode_id=r.episode_id,
-            episode_name=r.episode_name or "",
-            when=r.time_start,
-            text=r.text,
-            collection="chunk_fts",
-            score=1.0 - float(r.rank),  # a cost like the other modes' (rank is 0..1)
-            distance=None,
-            citations=[
-                Citation(document_id=r.document_id, source=r.document_source, key=r.key, ts=r.ts)
-            ],
-        )
-        for r in sqlrecall.lexical_units(conn, dataset_id, query, k, visible)
-    ]
-
-
-def _best_per_episode(units: Sequence[_Unit], top_k: int) -> list[int]:
-    """The indexes of the first (best) unit of each episode, in rank order, at most ``top_k``
-    (units without an episode stay)."""
-    seen: set[uuid.UUID] = set()
-    out: list[int] = []
-    for i, u in enumerate(units):
-        if u.episode_id is None or u.episode_id not in seen:
-            out.append(i)
-            if u.episode_id is not None:
-                seen.add(u.episode_id)
-    return out[:top_k]
-
-
-def _baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]]:
-    """The ``vector`` and ``lexical`` modes' transaction: ranked units."""
-    cfg, mode, query = plan.cfg, plan.mode, plan.query
-    k = _baseline_k(plan)
-    visible = yield from _visible(dataset_id, plan)
-    t = time.perf_counter()
-    yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
-    units: list[_Unit]
-    if mode == "vector":
-        units = yield lambda conn: _vector_units(
-            conn, dataset_id, plan.qvec, k, cfg.vector_facets, visible
-        )
-        if cfg.vector_unit_rules:  # the episodic mode's query-aware unit rules, for comparison
-            rules = QueryRules.build(query, (u.speaker for u in units))
-            units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
-    else:
-        units = yield lambda conn: _lexical_units(conn, dataset_id, query, k, visible)
-    found, as_of, history = units, plan.as_of, plan.include_history
-    texts = yield lambda conn: temporal.unit_texts(
-        conn, dataset_id, [(u.node_id, u.text) for u in found], as_of, history
-    )
-    units = [
-        replace(u, text=text) for u, text in zip(found, texts, strict=True) if text is not None
-    ]
-    plan.timings["recall_sql"] = _ms(t)
-    return units
-
-
-def _baseline_k(plan: SearchPlan) -> int:
-    wide = plan.cfg.wide_search_top_k if plan.display == "highly_related" else 3 * plan.top_k
-    return max(plan.top_k, wide)
-
-
-def _baseline(plan: SearchPlan, units: list[_Unit]) -> SearchResponse:
-    """The ``vector`` and ``lexical`` modes' response: ranked units, no graph. Results are
-    episodes, each at the rank of its best unit (an episode is listed once); a
-    ``highly_related`` context packs the units themselves."""
-    query, mode, top_k, display = plan.query, plan.mode, plan.top_k, plan.display
-    cfg, budget, timings = plan.cfg, plan.budget_tokens, plan.timings
-    pre = plan.pq.model_dump(mode="json")
-    t = time.perf_counter()
-    listed = _best_per_episode(units, top_k)
-    results = [
-        SearchResult(
-            rank=i,
-            episode_id=u.episode_id or u.node_id or uuid.UUID(int=0),
-            name=u.episode_name,
-            score=u.score,
-            best_path="facet" if u.node_kind == "Facet" else "point",
-            best_point_id=u.node_id if u.node_kind != "Facet" else None,
-            best_facet_id=u.node_id if u.node_kind == "Facet" else None,
-            path=[
-                PathStep(
-                    kind="node",
-                    node_kind="Facet" if u.node_kind == "Facet" else "FacetPoint",
-                    id=u.node_id,
-                    text=u.text,
-                    collection=u.collection,
-                    distance=u.distance,
-                    cost=u.score,
-                )
-            ],
-            context=u.text,
-            time=u.when.date().isoformat() if u.when else None,
-            citations=u.citations,
-        )
-        for i, u in enumerate((units[j] for j in listed), start=1)
-    ]
-    lines = [(_unit_header(u.episode_name, u.when), u.text) for u in units]
-    counter = token_counter(cfg.token_counter)
-    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, listed, counter)
-    context_units = [
-        ContextUnit(
-            node_id=units[i].node_id,
-            episode_id=units[i].episode_id,
-            kind=units[i].node_kind,
-            sources=[c.key for c in units[i].citations],
-            citations=units[i].citations,
-            tokens=counter(units[i].text),
-            header_tokens=counter(lines[i][0]),
-        )
-        for i in kept
-    ]
-    timings["render"] = _ms(t)
-    timings["total"] = round(sum(timings.values()), 3)
-    return SearchResponse(
-        query=query,
-        mode=mode,
-        context_units=context_units,
-        display=display,
-        results=results,
-        timings_ms=timings,
-        context=context,
-        preprocessed=pre,
-        token_counter=cfg.token_counter,
-    )
