@@ -254,11 +254,20 @@ def _same_subject(marked: tuple[str, int], new: str, old: str, shared: set[str])
         return False
     if _FIRST_PERSON.search(clause) or _first_key(new) == _first_key(old):
         return True
+    if not _zh(new) and not _subject_known(clause[:at], old):
+        return False  # "Dario moved the cache audit" does not revise what Ravi did with it
     if _zh(new):
         near = clause[max(0, at - 2 * MARKER_REACH) : at + 2 * MARKER_REACH]
         return any(k in near for k in shared)
     near_words = clause[:at].split()[-MARKER_REACH:] + clause[at:].split()[: MARKER_REACH + 1]
     return any(_stem(w.strip(".,!?;:")) in shared for w in near_words)
+
+
+def _subject_known(before: str, old: str) -> bool:
+    """The words in front of the change word (its subject: "Dario", "the launch") are absent or
+    said in the earlier statement too: a change by someone or something else is no revision."""
+    subject = content_keys(before, [])
+    return not subject or bool(subject & content_keys(old, []))
 
 
 def _first_key(text: str) -> str | None:

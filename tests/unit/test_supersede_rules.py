@@ -161,3 +161,18 @@ def test_values_keep_their_kind_and_unit() -> None:
     ]
     assert [(v.kind, v.text) for v in values_of("发布会推迟到5月20日了。")] == [("date", "5月20日")]
     assert [v.text for v in values_of("Thanks, Ravi! We moved to Quay Tower.")] == ["quay tower"]
+
+
+def test_a_change_by_someone_else_does_not_revise_a_statement() -> None:
+    """A value revision needs the subject in front of the change word to be the earlier
+    statement's too: another person moving another thing that shares a word is no revision."""
+    ravi = PointFact(
+        uuid.uuid4(), "Ravi moved the privacy cache to June 17 after the migration review."
+    )
+    dario = PointFact(
+        uuid.uuid4(), "Dario moved the cache audit to April 13 after the payment review."
+    )
+    assert superseded_by_rules(dario, [ravi]) == []
+    launch = PointFact(uuid.uuid4(), "The launch review is on May 3.")
+    moved = PointFact(uuid.uuid4(), "The launch review was moved to May 10.")
+    assert [s.old for s in superseded_by_rules(moved, [launch])] == [launch.id]
