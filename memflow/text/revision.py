@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 # ---------------------------------------------------------------- change words
@@ -270,6 +271,33 @@ def _subject_known(before: str, old: str) -> bool:
     return not subject or bool(subject & content_keys(old, []))
 
 
+def _word_keys(text: str, skip: list[Value]) -> list[str]:
+    """The statement's words in order with its values masked (English), or its characters
+    (Chinese): what :func:`substituted` aligns."""
+    low = text.lower()
+    for v in skip:
+        low = low.replace(v.text, " \x00 ")
+    if _zh(text):
+        return [c for c in low if not c.isspace()]
+    return re.findall(r"[a-z][a-z'-]+|\x00", low)
+
+
+def substituted(new: str, old: str) -> bool:
+    """Aligned, the two statements swap the content word in front of a shared one ("the design
+    review" -> "the code review", "设计评审" -> "代码评审"): a modifier names which thing, so they
+    speak of two things, whatever else they share."""
+    a, b = _word_keys(old, values_of(old)), _word_keys(new, values_of(new))
+    sep, head = ("", 2) if _zh(new) else (" ", 1)
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op != "replace" or not content_keys(sep.join(a[i2 : i2 + head]), []):
+            continue  # not in front of a shared content word
+        was = content_keys(sep.join(a[i1:i2]).replace("\x00", " "), [])
+        now = content_keys(sep.join(b[j1:j2]).replace("\x00", " "), [])
+        if was and now and not was & now:
+            return True
+    return False
+
+
 def _first_key(text: str) -> str | None:
     keys = content_keys(text, [])
     low = text.lower()
@@ -297,7 +325,7 @@ def value_revision(new: str, old: str) -> str | None:
         return None
     new_keys, old_keys = content_keys(new, new_values), content_keys(old, old_values)
     shared = new_keys & old_keys
-    if not shared or not _same_subject(marked, new, old, shared):
+    if not shared or not _same_subject(marked, new, old, shared) or substituted(new, old):
         return None  # not about the same thing
     if same_kind:
         return f"{same_kind[0].text} -> {nv.text}"

@@ -28,6 +28,7 @@ from uuid import UUID
 
 from memflow.text.revision import (
     RESCHEDULED,
+    content_keys,
     polarity_flip,
     strong_change,
     value_revision,
@@ -288,13 +289,27 @@ def _same_subject(new: PointFact, old: PointFact) -> bool:
     return True  # notes: the frame (with its subject) decides
 
 
+def _segment_keys(tokens: Sequence[str]) -> set[str]:
+    """The content words (or Chinese character pairs) of a run of frame tokens."""
+    kept = [t for t in tokens if t != VALUE]
+    cjk = any("\u3400" <= t[:1] <= "\u9fff" for t in kept)
+    return content_keys(("" if cjk else " ").join(kept), [])
+
+
 def _frame_change(new: Frame, old: Frame) -> str | None:
     if new.content < FRAME_TOKENS_MIN or old.content < FRAME_TOKENS_MIN:
         return None
     if len(new.tokens) != len(old.tokens) and abs(len(new.tokens) - len(old.tokens)) > 2:
         return None
-    if SequenceMatcher(None, new.tokens, old.tokens, autojunk=False).ratio() < FRAME_SIMILARITY_MIN:
+    matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
+    if matcher.ratio() < FRAME_SIMILARITY_MIN:
         return None
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op != "replace":
+            continue
+        was, now = _segment_keys(old.tokens[i1:i2]), _segment_keys(new.tokens[j1:j2])
+        if was and now and not was & now:
+            return None  # "the design review" -> "the code review": another thing, not a change
     if new.negated != old.negated and new.values == old.values:
         return "negation"
     if not new.values or not old.values or len(new.values) != len(old.values):

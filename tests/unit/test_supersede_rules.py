@@ -176,3 +176,23 @@ def test_a_change_by_someone_else_does_not_revise_a_statement() -> None:
     launch = PointFact(uuid.uuid4(), "The launch review is on May 3.")
     moved = PointFact(uuid.uuid4(), "The launch review was moved to May 10.")
     assert [s.old for s in superseded_by_rules(moved, [launch])] == [launch.id]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We moved the design review to May 3.", "We moved the code review to May 10."),
+        ("Anna moved the budget review to June 2.", "Anna moved the hiring review to June 9."),
+        ("设计评审改到5月3日。", "代码评审改到5月10日。"),
+    ],
+)
+def test_a_frame_about_another_thing_is_no_change(old: str, new: str) -> None:
+    """Same sentence shape, another thing in it (a content word substituted): two facts."""
+    a, b = PointFact(uuid.uuid4(), old), PointFact(uuid.uuid4(), new)
+    assert superseded_by_rules(b, [a]) == []
+
+
+def test_a_frame_with_a_word_added_still_changes() -> None:
+    a = PointFact(uuid.uuid4(), "Our standup is at 9:30 in room B.")
+    b = PointFact(uuid.uuid4(), "Our standup is now at 10:15 in room B.")
+    assert [s.rule for s in superseded_by_rules(b, [a])] == ["frame"]
