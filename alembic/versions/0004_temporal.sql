@@ -43,6 +43,15 @@ UPDATE memflow.node n SET recorded_at = coalesce(
   n.created_at);
 -- Event time: the node's own time span, else when it was learned (what the writer stores).
 UPDATE memflow.node SET valid_at = coalesce(time_start, recorded_at);
+-- A point without a time of its own happened when its episode did (memflow.store.temporal
+-- stamp_times: a journal note's title date), through has_point and has_facet.
+UPDATE memflow.node p SET valid_at = ep.time_start
+FROM memflow.edge hp
+JOIN memflow.edge hf ON hf.dataset_id = hp.dataset_id AND hf.dst = hp.src
+                    AND hf.relationship = 'has_facet'
+JOIN memflow.node ep ON ep.dataset_id = hf.dataset_id AND ep.id = hf.src AND ep.kind = 'Episode'
+WHERE p.kind = 'FacetPoint' AND p.time_start IS NULL AND ep.time_start IS NOT NULL
+  AND hp.dataset_id = p.dataset_id AND hp.dst = p.id AND hp.relationship = 'has_point';
 -- An edge is learned with the first document that supported it, when its target was said there.
 UPDATE memflow.edge e SET recorded_at = coalesce(
   (SELECT coalesce(

@@ -14,18 +14,21 @@ def test_quick_updates_writes_comparable_figures(pg_admin_url: str, tmp_path: Pa
     res = updates.main(["--quick", "--database-url", pg_admin_url, "--out", str(tmp_path)])
     data = json.loads((tmp_path / "updates.json").read_text())
     assert data["conversations"] == 8 and data["controls"] >= 2
+    # Figures per half (tune, test) and for both ("all"); --quick's 8 conversations are all tune.
+    assert set(data["accuracy"]) == {"tune", "test", "all"}
+    accuracy = data["accuracy"]["all"]
     for mode in updates.MODES:
-        cell = data["accuracy"][f"{mode}/all"]
+        cell = accuracy[f"{mode}/all"]
         assert cell["current_first"]["n"] + cell["control_first"]["n"] == 8
         assert 0.0 <= cell["current_first"]["rate"] <= 1.0
-        en, zh = data["accuracy"][f"{mode}/en"], data["accuracy"][f"{mode}/zh"]
+        en, zh = accuracy[f"{mode}/en"], accuracy[f"{mode}/zh"]
         assert en["current_first"]["n"] + zh["current_first"]["n"] == cell["current_first"]["n"]
         if res["as_of_supported"]:
             assert cell["as_of_past"]["n"] == sum(c.changes for c in conversations(8))
         else:
             assert "as_of_past" not in cell
     if res["validity_columns"]:
-        counts = data["supersession"]["all"]
+        counts = data["supersession"]["all"]["all"]
         assert counts["valid_points"] > counts["outdated_points"] > 0
         assert 0 <= counts["false_superseded"] <= counts["valid_points"]
     md = (tmp_path / "updates.md").read_text()
