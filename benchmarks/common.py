@@ -83,10 +83,13 @@ def percentiles(values: Sequence[float]) -> dict[str, float]:
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process (Linux reports ru_maxrss in KiB)."""
+    """Peak resident set size of this process (Linux reports ru_maxrss in KiB). The kernel
+    updates that high-water mark lazily, so it can trail the current RSS: the peak is at least
+    what is resident now."""
     import resource
 
-    return round(float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024, 1)
+    peak = float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
+    return round(max(peak, float(psutil.Process().memory_info().rss) / 2**20), 1)
 
 
 def rss_mb() -> float:
