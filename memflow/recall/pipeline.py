@@ -17,9 +17,16 @@ from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, ed
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
-from memflow.recall.scoring import Evidence, RelationshipIndex, most_time_bonus, score_bundles
+from memflow.recall.scoring import (
+    Evidence,
+    RelationshipIndex,
+    most_time_bonus,
+    recency,
+    score_bundles,
+)
 from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
 from memflow.recall.unitrules import QueryRules, title_matches
+from memflow.text.tense import asks_about_the_present
 from memflow.text.terms import content_terms
 from memflow.text.timeparse import TimeMatch
 
@@ -46,10 +53,14 @@ class ScoredHits:
     def edge_hit_map(self) -> dict[str, float]:
         return {text: h.score for text, h in self.edge_hits.items()}
 
-    def evidence(self, subgraph: Subgraph, query: str | None, config: RecallConfig) -> Evidence:
+    def evidence(
+        self, subgraph: Subgraph, query: str | None, config: RecallConfig, *, dated: bool = False
+    ) -> Evidence:
         """The scorer's view, with the unit rules of ``query`` applied to the subgraph's points
         (speakers from the parsed turns, :mod:`memflow.recall.unitrules`). Only recalled points
-        get rules, so a subgraph that gained context-only points reuses the same adjustments."""
+        get rules, so a subgraph that gained context-only points reuses the same adjustments.
+        A question about the present gets the episodes' recency, unless it names a time
+        (``dated``: "currently … in June 2023" asks about then)."""
         key = (query, config.speaker_penalty, config.term_overlap_bonus,
                config.term_overlap_cap, config.question_turn_penalty)  # fmt: skip
         cached = self._adjust.get(key)
@@ -75,6 +86,14 @@ class ScoredHits:
             facet_adjust=facet_rules(query, subgraph, config),
             node_hits=self.node_hits,
             edge_hits=self.edge_hits,
+            recency=(
+                recency(n for n in subgraph.nodes.values() if n.kind == "Episode")
+                if query
+                and not dated
+                and config.recency_bonus > 0
+                and asks_about_the_present(query)
+                else {}
+            ),
         )
 
 
@@ -204,7 +223,8 @@ def rank_scored(
     """Stages 6-7 on already scored hits (``trace``: how many bundles get explain paths)."""
     return score_bundles(
         index or RelationshipIndex.build(subgraph),
-        evidence or scored.evidence(subgraph, pq.original, config),
+        evidence
+        or scored.evidence(subgraph, pq.original, config, dated=query_time(pq, config) is not None),
         config,
         query_time(pq, config),
         top_k or config.top_k,
@@ -251,7 +271,9 @@ def respond(
     index = RelationshipIndex.build(subgraph)
     timings["index"] = _ms(t)
     t = time.perf_counter()
-    evidence = scored.evidence(subgraph, pq.original, config)
+    evidence = scored.evidence(
+        subgraph, pq.original, config, dated=query_time(pq, config) is not None
+    )
     shown = display or config.display
     k = top_k or config.top_k
     wide = k

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
@@ -167,6 +167,9 @@ class Evidence:
     facet_adjust: Mapping[UUID, float] = field(default_factory=dict)  # facet title rules
     node_hits: Mapping[UUID, Hit] = field(default_factory=dict)
     edge_hits: Mapping[str, Hit] = field(default_factory=dict)
+    # A question about the present: each episode's place in time, 0 the oldest, 1 the newest
+    # (:func:`recency`; ``RecallConfig.recency_bonus``). Empty otherwise.
+    recency: Mapping[UUID, float] = field(default_factory=dict)
 
     def d(self, node: UUID) -> float:
         return self.best.get(node, INF)
@@ -359,6 +362,24 @@ def _best_distance(scorer: BundleScorer, choice: Choice, e: UUID) -> float:
     return hit.distance if hit is not None else INF
 
 
+def _episode_time(node: GraphNode) -> datetime | None:
+    t = node.time_start or node.created_at
+    return _aware(t) if t is not None else None
+
+
+def recency(episodes: Iterable[GraphNode]) -> dict[UUID, float]:
+    """Each episode's place in time among ``episodes``: 0 the oldest, 1 the newest (linear in
+    time; episodes without a time, or all at one time, get 0)."""
+    times = {n.id: t for n in episodes if (t := _episode_time(n)) is not None}
+    if len(times) < 2:
+        return {}
+    first, last = min(times.values()), max(times.values())
+    span = (last - first).total_seconds()
+    if span <= 0:
+        return {}
+    return {e: (t - first).total_seconds() / span for e, t in times.items()}
+
+
 def score_bundles(
     index: RelationshipIndex,
     evidence: Evidence,
@@ -379,6 +400,7 @@ def score_bundles(
         support = scorer.support(e)
         bonus = time_bonus(index.nodes.get(e), query_time, config)
         score = _with_time_bonus(choice.cost + support.total, bonus, config.time_bonus_floor)
+        score -= config.recency_bonus * evidence.recency.get(e, 0.0)
         key = (
             round(score, 9),
             PATH_PREFERENCE[choice.kind],

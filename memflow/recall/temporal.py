@@ -13,7 +13,6 @@ what it was before revision 0004.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -32,17 +31,9 @@ from memflow.recall.types import (
     SearchResponse,
     Subgraph,
 )
+from memflow.text.tense import asks_about_the_past
 
-_PAST = re.compile(
-    r"\b(?:before|used to|previous(?:ly)?|formerly|originally|at first|in the past|"
-    r"no longer|any more|anymore|back then|old)\b|以前|之前|原来|过去|曾经|先前|当初|从前",
-    re.IGNORECASE,
-)
 _END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
-
-
-def asks_about_the_past(query: str) -> bool:
-    return bool(_PAST.search(query))
 
 
 def _day(t: datetime | None) -> str:

@@ -242,3 +242,34 @@ def test_a_planned_date_in_each_dated_note_is_a_new_plan_not_a_correction(mem: M
     assert stale and all("superseded, valid until 2024-10-10" in s for s in stale), ctx
     kept = [line for line in ctx.splitlines() if "3 October" in line]
     assert kept and not any("superseded" in k for k in kept), ctx
+
+
+def test_a_question_about_now_puts_the_newer_of_two_unlinked_statements_first(mem: Memory) -> None:
+    """Nothing links the two statements (no change word, no shared frame), so both stay current;
+    a question about the present still ranks the later one first (RecallConfig.recency_bonus)."""
+    from memflow.recall.config import RecallConfig
+
+    ds = mem.dataset("band")
+    ds.memorize(
+        _session("2023-01-10T10:00:00+00:00", [("Mia", "The band rehearses in the church hall.")])
+    )
+    ds.memorize(
+        _session(
+            "2023-06-02T10:00:00+00:00",
+            [("Mia", "The band rehearses at the community centre on Fridays.")],
+        )
+    )
+
+    def first(query: str, **kw: object) -> str:
+        resp = ds.search(query, display="highly_related", **kw)  # type: ignore[arg-type]
+        lines = [x for x in resp.context.splitlines() if "church" in x or "community" in x]
+        assert lines, resp.context
+        assert "superseded" not in resp.context
+        return lines[0]
+
+    assert "church" in first("Where does the band rehearse?")  # no time word: similarity decides
+    assert "community" in first("Where does the band rehearse now?")
+    assert "church" in first(
+        "Where does the band rehearse now?", config=RecallConfig(recency_bonus=0)
+    )
+    assert "church" in first("Where did the band rehearse before?")
