@@ -196,8 +196,10 @@ class Planner:
 
     ``derive``: the vectors of the edge texts that only restate their ends (``has_facet``: the
     facet's handle and anchor; ``has_point`` without a description: the handle and the point;
-    a facet's ``involves_entity``: the entity's name and the handle) are the normalised mean of
-    those texts' vectors, which the plan embeds anyway, instead of embeddings of their own."""
+    a facet's ``involves_entity``: the entity's name and the handle; an episode's
+    ``involves_entity``: the entity's name and the handles of the facets that involve it) are the
+    normalised mean of those texts' vectors, which the plan embeds anyway, instead of embeddings
+    of their own."""
 
     def __init__(self, dataset_id: uuid.UUID, *, derive: bool = True) -> None:
         self.ds = dataset_id
@@ -287,7 +289,14 @@ class Planner:
             self._facet(ep, f)
         for e in draft.entities:
             en = self._entity(e, list(draft.sources))
-            self._edge(ep, "involves_entity", en, episode_entity_text(e))
+            key = canonical_name(e.name)
+            handles = [
+                f.search_text
+                for f in draft.facets
+                if any(canonical_name(x.name) == key for x in f.entities)
+            ]
+            parts = self._parts(self.plan.nodes[en].name, *handles)
+            self._edge(ep, "involves_entity", en, episode_entity_text(e), parts)
         for proc in draft.procedures:
             pid = self.add_procedure(proc)
             self._edge(ep, "has_procedure", pid, f"lays out the procedure: {_clip(proc.name, 200)}")

@@ -74,7 +74,8 @@ def test_edges_restating_their_ends_take_parts_that_the_plan_embeds_anyway() -> 
     episode_entity = [
         p for (r, t), p in parts.items() if r == "involves_entity" and "(in:" not in t
     ]
-    assert episode_entity == [()]  # "Lin | speaker (2 turns)" is embedded
+    # "Lin | speaker (2 turns)": the entity and the handles of the facets that involve it.
+    assert episode_entity == [("Lin", handle)]
     for given in parts.values():
         assert set(given) <= embedded  # deriving embeds nothing extra
 
