@@ -63,8 +63,9 @@ UNION ALL
 -- when :with_sources (evidence units). An Entity carries its degree, the episodes and facets
 -- linking to it (counted up to :degree_cap; above :fanout it is a hub), and every Entity row the
 -- dataset's episode count (computed once): entity specificity.
--- Filtered (:filtered), seeds, parents and provenance are only the visible nodes and documents:
--- an entity two scopes share leads only to the episodes the search may see.
+-- Filtered (:filtered), seeds, parents, provenance, an entity's degree and the episode count
+-- are only the visible nodes and documents: an entity two scopes share leads only to the
+-- episodes the search may see, and ranks as if the rest of the dataset were not there.
 -- Node columns are named after GraphNode's fields (memflow/recall/types.py), read by name.
 WITH RECURSIVE
 seed AS (
@@ -108,11 +109,14 @@ SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary
        CASE WHEN k.kind = 'Entity' THEN
          (SELECT count(*) FROM (SELECT 1 FROM memflow.edge e
                                  WHERE e.dataset_id = :dataset_id AND e.dst = k.id
+                                   AND (NOT :filtered
+                                        OR e.src = ANY(CAST(:visible_nodes AS uuid[])))
                                  LIMIT greatest(:degree_cap, :fanout + 1)) d)
        END AS degree,
        CASE WHEN k.kind = 'Entity' THEN
          (SELECT count(*) FROM memflow.node n
-           WHERE n.dataset_id = :dataset_id AND n.kind = 'Episode')
+           WHERE n.dataset_id = :dataset_id AND n.kind = 'Episode'
+             AND (NOT :filtered OR n.id = ANY(CAST(:visible_nodes AS uuid[]))))
        END AS episode_count,
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM kept k

@@ -205,3 +205,24 @@ def test_import_and_procedures_respect_scopes(mem: Memory, db_url: str) -> None:
     assert ds.search(query, mode="procedural", scope={"user": "sre"}).results
     assert ds.search(query, mode="procedural", scope={"user": "intern"}).results == []
     assert ds.search(query, mode="procedural", where={"room": 4}).results == []
+
+
+def test_a_scoped_search_ranks_as_if_the_other_scopes_were_not_there(mem: Memory) -> None:
+    """Entity specificity (its degree, the episode count) is counted over what the search may
+    see: Bob's many notes about the same person change nothing in Alice's ranking."""
+    alone = mem.dataset("alone")
+    alone.memorize(ALICE, scope={"user": "alice"})
+    team = mem.dataset("crowd")
+    team.memorize(ALICE, scope={"user": "alice"})
+    for i in range(6):
+        team.memorize(
+            f"# Note {i}\n\n## Visit {i}\nJonas Brandt came by on day {i} and fixed shelf {i}.\n",
+            scope={"user": "bob"},
+        )
+    query = "What does Jonas Brandt do with the backups?"
+    want = alone.search(query, display="highly_related")
+    got = team.search(query, display="highly_related", scope={"user": "alice"})
+    assert [r.score for r in got.results] == pytest.approx([r.score for r in want.results])
+    assert got.context == want.context
+    unscoped = team.search(query, display="highly_related")
+    assert len(unscoped.results) > len(got.results)  # Bob's notes are there, just not seen
