@@ -146,6 +146,7 @@ def _zh(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
+@lru_cache(maxsize=16384)
 def words(text: str) -> int:
     cjk = len(_CJK.findall(text))
     return len(re.findall(r"[A-Za-z0-9]+", text)) + (cjk + 1) // 2

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from difflib import SequenceMatcher
+from functools import cached_property, lru_cache
 from uuid import UUID
 
 from memflow.text.revision import (
@@ -105,6 +106,12 @@ _ZH_WHEN = r"(?:现在|目前|已经|刚刚?|终于|最近|上周|上个月|去�
 _FIRST_PERSON = re.compile(r"^(?:i|we|my|our|i'm|we're|i've|we've|me|us)$", re.IGNORECASE)
 
 
+# Statements whose frame, relation and flags are kept between calls (a speaker's stored points
+# are read against each new point of theirs: a write of n points reads them n times).
+_CACHED = 16384
+
+
+@lru_cache(maxsize=_CACHED)
 def _strip_speaker(text: str, speaker: str | None) -> str:
     text = unicodedata.normalize("NFKC", text).strip()
     if speaker and text.startswith(speaker):
@@ -153,11 +160,12 @@ class Frame:
         after = self.tokens[at + 1] if at + 1 < len(self.tokens) else ""
         return before in _VALUE_BEFORE or (after.isalpha() or after == "%")
 
-    @property
+    @cached_property
     def content(self) -> int:
         return sum(1 for t in self.tokens if t != VALUE and t.isalnum())
 
 
+@lru_cache(maxsize=_CACHED)  # each stored statement is read against every new one of its speaker
 def frame_of(text: str) -> Frame:
     """The statement with its values masked (the frame), its values, and whether it negates."""
     raw = text.replace("’", "'")
@@ -255,6 +263,7 @@ RELATIONS: dict[str, tuple[re.Pattern[str], ...]] = {
 }  # fmt: skip
 
 
+@lru_cache(maxsize=_CACHED)
 def relation_of(text: str) -> tuple[str, str] | None:
     """The single-valued relation the statement asserts of its speaker, and its value."""
     for name, patterns in RELATIONS.items():
@@ -275,6 +284,7 @@ def _norm_value(v: str) -> str:
     return v.casefold().rstrip(".")
 
 
+@lru_cache(maxsize=_CACHED)
 def _words(text: str) -> int:
     cjk = len(re.findall(r"[\u3400-\u9fff]", text))
     return len(re.findall(r"[A-Za-z0-9]+", text)) + (cjk + 1) // 2
@@ -341,9 +351,19 @@ def _date_moved(change: str, new: PointFact, old: PointFact, new_text: str, old_
     return bool(RESCHEDULED.search(new_text))
 
 
+@lru_cache(maxsize=_CACHED)
+def _unsure(text: str) -> bool:
+    return bool(_UNSURE.search(text))
+
+
+@lru_cache(maxsize=_CACHED)
+def _event(text: str) -> bool:
+    return bool(_EVENT.search(text))
+
+
 def _revision(new: PointFact, old: PointFact, text: str, old_text: str) -> tuple[str, str] | None:
     """(rule, detail) of a value revision or a polarity flip of ``old`` by ``new``."""
-    if _EVENT.search(old_text):
+    if _event(old_text):
         return None  # an event is not restated, it happened
     change = value_revision(text, old_text)
     if change is not None:
@@ -361,6 +381,7 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
         return []
     frame = frame_of(text)
     relation = relation_of(text)
+    new_event = _event(text)
     out: list[Supersession] = []
     for old in candidates:
         if old.id == new.id or not _same_subject(new, old):
@@ -368,11 +389,11 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
         if new.recorded_at and old.recorded_at and old.recorded_at > new.recorded_at:
             continue
         old_text = _strip_speaker(old.text, old.speaker)
-        if _UNSURE.search(old_text):
+        if _unsure(old_text):
             continue
         change = (
             None
-            if _EVENT.search(text) or _EVENT.search(old_text)
+            if new_event or _event(old_text)
             else _frame_change(frame, frame_of(old_text))
         )
         if change is not None and _date_moved(change, new, old, text, old_text):
