@@ -133,11 +133,7 @@ def evidence_units(
         prior = config.episode_prior_lambda * b.score
         # A question about the present: the newer episode's units come first (the episode score
         # already carries the bonus; this adds the rest of it to the unit).
-        prior -= (
-            (1 - config.episode_prior_lambda)
-            * config.recency_bonus
-            * evidence.recency.get(b.episode_id, 0.0)
-        )
+        prior -= (1 - config.episode_prior_lambda) * b.recency
         for f in index.facets_by_episode.get(b.episode_id, []):
             points = index.points_by_facet.get(f, [])
             members = [(p, True) for p in points]

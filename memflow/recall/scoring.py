@@ -380,6 +380,25 @@ def recency(episodes: Iterable[GraphNode]) -> dict[UUID, float]:
     return {e: (t - first).total_seconds() / span for e, t in times.items()}
 
 
+def _recency_bonus(
+    evidence: Evidence, config: RecallConfig, scores: Mapping[UUID, float]
+) -> dict[UUID, float]:
+    """What a question about the present takes off each episode's score: ``recency_bonus``
+    times its place in time (0 the oldest, 1 the newest), for the episodes about as relevant as
+    the best one only, fading to nothing at ``recency_margin`` behind it (an unrelated newer
+    episode is not brought forward)."""
+    if not evidence.recency or not scores:
+        return {}
+    best = min(scores.values())
+    out: dict[UUID, float] = {}
+    for e, score in scores.items():
+        near = 1.0 - (score - best) / config.recency_margin if config.recency_margin > 0 else 1.0
+        bonus = config.recency_bonus * evidence.recency.get(e, 0.0) * max(0.0, min(1.0, near))
+        if bonus > 0:
+            out[e] = bonus
+    return out
+
+
 def score_bundles(
     index: RelationshipIndex,
     evidence: Evidence,
@@ -392,7 +411,7 @@ def score_bundles(
     first ``trace`` (default: all) carry the explain path (the rest only rank units)."""
     scorer = BundleScorer(index, evidence, config)
     edge_chains = scorer.edge_chains()
-    ranked = []
+    scored = []
     for e in index.episodes:
         choice = scorer.episode_choice(e, edge_chains)
         if choice.cost == INF:
@@ -400,7 +419,11 @@ def score_bundles(
         support = scorer.support(e)
         bonus = time_bonus(index.nodes.get(e), query_time, config)
         score = _with_time_bonus(choice.cost + support.total, bonus, config.time_bonus_floor)
-        score -= config.recency_bonus * evidence.recency.get(e, 0.0)
+        scored.append((e, choice, support, score))
+    newer = _recency_bonus(evidence, config, {e: score for e, _, _, score in scored})
+    ranked = []
+    for e, choice, support, score in scored:
+        score -= newer.get(e, 0.0)
         key = (
             round(score, 9),
             PATH_PREFERENCE[choice.kind],
@@ -419,6 +442,7 @@ def score_bundles(
             best_point_id=choice.point,
             best_entity_id=choice.entity,
             path=tracer.path(e, choice, support, score) if trace is None or i < trace else [],
+            recency=newer.get(e, 0.0),
         )
         for i, (_, e, choice, support, score) in enumerate(top)
     ]

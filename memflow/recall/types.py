@@ -162,6 +162,7 @@ class Bundle(_Frozen):
     best_point_id: UUID | None = None
     best_entity_id: UUID | None = None
     path: list[PathStep] = Field(default_factory=list)
+    recency: float = 0.0  # what RecallConfig.recency_bonus took off the score
 
 
 class Citation(_Frozen):

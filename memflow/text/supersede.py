@@ -391,11 +391,7 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
         old_text = _strip_speaker(old.text, old.speaker)
         if _unsure(old_text):
             continue
-        change = (
-            None
-            if new_event or _event(old_text)
-            else _frame_change(frame, frame_of(old_text))
-        )
+        change = None if new_event or _event(old_text) else _frame_change(frame, frame_of(old_text))
         if change is not None and _date_moved(change, new, old, text, old_text):
             out.append(Supersession(old.id, new.id, "frame", change))
             continue
