@@ -253,6 +253,34 @@ def episode_sessions(mem: Memory, ds: Dataset) -> dict[uuid.UUID, int]:
     return {r.node_id: session_of(r.key) for r in rows if _KEY.match(r.key)}
 
 
+def supersessions(mem: Memory, convs: Sequence[Conversation]) -> dict[str, Any]:
+    """FacetPoints the write path closed as replaced, per conversation. LoCoMo labels no fact as
+    changing, so each one is a candidate false supersession (issue 12): listed old -> new."""
+    sql = text(
+        "SELECT o.search_text AS old, n.search_text AS new FROM memflow.node o "
+        "JOIN memflow.node n ON n.dataset_id = o.dataset_id AND n.id = o.superseded_by "
+        "WHERE o.dataset_id = :d AND o.kind = 'FacetPoint' ORDER BY o.search_text"
+    )
+    count = text("SELECT count(*) FROM memflow.node WHERE dataset_id = :d AND kind = 'FacetPoint'")
+    per: dict[str, dict[str, int]] = {}
+    listed: list[dict[str, str]] = []
+    for conv in convs:
+        ds = mem.dataset(f"locomo-{conv.sample_id}")
+        with dbe.transaction(mem.engine, ds.id) as conn:
+            points = int(conn.execute(count, {"d": ds.id}).scalar_one())
+            rows = conn.execute(sql, {"d": ds.id}).all()
+        per[conv.sample_id] = {"points": points, "superseded": len(rows)}
+        listed += [{"conversation": conv.sample_id, "old": r.old, "new": r.new} for r in rows]
+    points = sum(v["points"] for v in per.values())
+    return {
+        "points": points,
+        "superseded": len(listed),
+        "rate": round(len(listed) / points, 5) if points else 0.0,
+        "conversations": per,
+        "supersessions": listed,
+    }
+
+
 # -------------------------------------------------------------------------------------- systems
 
 
@@ -558,6 +586,16 @@ def markdown(res: dict[str, Any]) -> str:
         parts += ["", f"## Category {cat} ({n} questions)", ""]
         rows = [[name, *(r[c] for c in cols)] for name, r in table.items()]
         parts.append(common.md_table(head[: 1 + len(cols)], rows))
+    if "supersessions" in res:
+        sup = res["supersessions"]
+        parts += [
+            "",
+            "## Supersessions at ingest",
+            "",
+            f"FacetPoints the rules closed as replaced: {sup['superseded']} of {sup['points']:,} "
+            f"(rate {sup['rate']}); LoCoMo labels no change, so each is a candidate false one "
+            "(listed in the json).",
+        ]
     stamp = {k: res[k] for k in ("commit", "dirty", "date", "machine", "settings")}
     parts += ["", "## Run", "", common.stamp_markdown(stamp)]
     return "\n".join(parts)
@@ -645,6 +683,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "database": "external" if args.database_url else "embedded",
         }
         res = results_json(overall, by_cat, by_split, chosen, settings)
+        res["supersessions"] = supersessions(mem, convs)
         if args.llm:
             from benchmarks.locomo_llm import run_llm_protocol
 
