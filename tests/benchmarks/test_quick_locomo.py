@@ -34,5 +34,8 @@ def test_quick_run_writes_results(db_url: str, tmp_path: Path) -> None:
     # With the evidence inside three sessions, some system must find some of it.
     assert max(r["evidence_recall@1000"] for r in written["overall"].values()) > 0.2
     assert written["commit"] and written["machine"]["cores"]
+    sup = written["supersessions"]  # counted from the store: every conversation's points
+    assert sup["points"] == sum(c["points"] for c in sup["conversations"].values()) > 0
+    assert sup["superseded"] == len(sup["supersessions"]) <= sup["points"]
     md = (tmp_path / "locomo.md").read_text()
-    assert locomo.BEGIN in md and "episodic" in md
+    assert locomo.BEGIN in md and "episodic" in md and "Supersessions at ingest" in md
