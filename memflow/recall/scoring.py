@@ -533,7 +533,8 @@ class _Tracer:
         )
         steps.append(self._support("Facet", support.window_facet, "best window", support.window))
         steps.append(self._support("Episode", e, "summary", support.summary))
-        # The direct chain's cost and the time bonus (negative) show on the episode node.
+        # The direct chain's cost, the time bonus and the recency bonus (negative) show on the
+        # episode node (Bundle.recency says how much of it is recency).
         own = choice.cost if choice.kind == "direct_episode" else 0.0
         steps.append(self.node(e, "Episode", own + score - choice.cost - support.total))
         return steps
