@@ -34,6 +34,7 @@ from memflow.text.revision import (
     strong_change,
     value_revision,
     values_of,
+    words,
 )
 
 FRAME_SIMILARITY_MIN = 0.86  # SequenceMatcher ratio of the masked frames
@@ -284,12 +285,6 @@ def _norm_value(v: str) -> str:
     return v.casefold().rstrip(".")
 
 
-@lru_cache(maxsize=_CACHED)
-def _words(text: str) -> int:
-    cjk = len(re.findall(r"[\u3400-\u9fff]", text))
-    return len(re.findall(r"[A-Za-z0-9]+", text)) + (cjk + 1) // 2
-
-
 # ---------------------------------------------------------------- the rule
 
 
@@ -395,7 +390,7 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
         if change is not None and _date_moved(change, new, old, text, old_text):
             out.append(Supersession(old.id, new.id, "frame", change))
             continue
-        old_rel = relation_of(old_text) if _words(old_text) <= RELATION_TEXT_MAX else None
+        old_rel = relation_of(old_text) if words(old_text) <= RELATION_TEXT_MAX else None
         if relation is not None and old_rel is not None and old_rel[0] == relation[0]:
             if old_rel[1] != relation[1] and (new.speaker or old.speaker):
                 # Both said by someone about themselves (a speaker), or naming no one else.
