@@ -33,9 +33,10 @@ class MemorizeOptions:
     ``scope`` ({"user", "agent", "session"}: any subset, non-empty strings) and ``metadata`` (a
     JSON object): stored on each document; ``search(scope=..., where=...)`` filters on them.
     ``derived_vectors``: the edge texts of the rules extractor's drafts, which only restate their
-    ends, get the normalised mean of their ends' vectors instead of an embedding of their own
-    (:class:`memflow.store.plan.Planner`; fewer texts for the model, measured in
-    docs/benchmarks/ingest.md). Drafts from a model or given as drafts keep their own."""
+    ends, get the normalised mean of their ends' vectors instead of an embedding of their own,
+    and so does an episode's summary, from its facets' anchors (:class:`memflow.store.plan.Planner`;
+    fewer texts for the model, measured in docs/benchmarks/ingest.md). Drafts from a model or
+    given as drafts keep their own."""
 
     content_type: str = "auto"
     extractor: ExtractorChoice | Any = "auto"

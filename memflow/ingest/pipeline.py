@@ -40,6 +40,7 @@ from memflow.context import StoreContext
 from memflow.db.filters import check_metadata, check_scope
 from memflow.db.steps import Body, Op, Tx, run_op, sql_tx
 from memflow.drafts import EpisodeDraft
+from memflow.embed.base import Vector, mean_direction
 from memflow.embed.cache import CachingEmbedder
 from memflow.errors import ConfigurationError, InvalidInput, MemflowError
 from memflow.ids import content_hash
@@ -50,7 +51,7 @@ from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_steps
 from memflow.ingest.supersede import make_decider
 from memflow.store.merge import EpisodeState, NodeUpdate, apply_updates, load_episodes
-from memflow.store.plan import Planner, WritePlan
+from memflow.store.plan import Planner, WritePlan, summary_parts
 from memflow.store.versions import version_procedures
 from memflow.store.writer import (
     DocumentInfo,
@@ -341,7 +342,7 @@ class Memorizer:
         ds = self.ctx.dataset_id
         targets: list[uuid.UUID | None] = [None] * len(drafts)
         if drafts and self.routing.active_for(doc.content_type):
-            vectors = self.embedder.embed_passages([d.summary for d in drafts])
+            vectors = self._summary_vectors(drafts, derive)
             ask = None
             if self.router is not None:
                 ask = lambda d, c: bool(self.router.should_merge(d, c.name, c.summary))  # noqa: E731
@@ -367,6 +368,23 @@ class Memorizer:
         yield lambda conn: reconcile(conn, ds, plan, {u.id for u in updates})
         supersede: AfterRows | None = yield lambda conn: version_procedures(conn, ds, plan)
         return plan, updates, sum(1 for t in targets if t is not None and t in states), supersede
+
+    def _summary_vectors(self, drafts: list[EpisodeDraft], derive: bool) -> list[Vector]:
+        """The drafts' summary vectors as the writer will store them (routing compares them with
+        the stored ones): derived from the facets' anchors when deriving, else embedded."""
+        if not derive:
+            return list(self.embedder.embed_passages([d.summary for d in drafts]))
+        parts = [summary_parts(d) for d in drafts]
+        given = self.embedder.embed_passages(
+            [t for d, ts in zip(drafts, parts, strict=True) for t in (ts or (d.summary,))]
+        )
+        out: list[Vector] = []
+        at = 0
+        for ts in parts:
+            n = len(ts) or 1
+            out.append(mean_direction(list(given[at : at + n])) if ts else given[at])
+            at += n
+        return out
 
     def memorize_document(self, item: InputDocument) -> tuple[DocumentReport, MemflowError | None]:
         return run_op(self.engine, self.document_op(item))

@@ -257,6 +257,7 @@ def merge_into_plan(
             )
         )
         rec.docs = [*rec.docs, (doc, "")]
+        plan.summary_parts.pop(ep_id, None)  # re-derived from facets the plan does not all hold
         row = plan.nodes[ep_id]
         row.name, row.summary, row.time = state.name, summary, None
         updates.append(

@@ -93,6 +93,17 @@ class EdgeRow:
         }
 
 
+SUMMARY = "Episode_summary"
+
+
+def summary_parts(draft: EpisodeDraft) -> tuple[str, ...]:
+    """The texts whose vectors give a rules episode's summary vector when deriving: its facets'
+    anchors. The rules' summary is one ``【handle】statements`` line per facet, a shortened
+    restatement of those anchors (LoCoMo tune half, docs/benchmarks/ingest.md: the same episode
+    recall as embedding it, at none of the cost)."""
+    return tuple(dict.fromkeys(a for f in draft.facets if (a := f.anchor_text or f.search_text)))
+
+
 @dataclass
 class EmbedRow:
     collection: str
@@ -113,6 +124,8 @@ class WritePlan:
     decisions: list[Supersession] = field(default_factory=list)
     rules: bool = True
     procedure_ids: list[uuid.UUID] = field(default_factory=list)
+    # Episode id -> the facet anchors whose vectors give its summary's vector (Planner ``derive``).
+    summary_parts: dict[uuid.UUID, tuple[str, ...]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         kinds = [n.kind for n in self.nodes.values()]
@@ -128,9 +141,21 @@ class WritePlan:
     def edge_texts(self) -> dict[bytes, str]:
         return {e.text_hash: e.edge_text for e in self.edges.values()}
 
-    def edge_vector_parts(self) -> dict[bytes, tuple[str, ...]]:
-        """Edge text hash -> the texts whose vectors give its vector (only edges that have them)."""
-        return {e.text_hash: e.vector_parts for e in self.edges.values() if e.vector_parts}
+    def vector_parts(self) -> dict[bytes, tuple[str, ...]]:
+        """Text hash -> the texts whose vectors give its vector instead of an embedding of its
+        own: derived edge texts, and the summaries of ``summary_parts`` (unless another row
+        embeds the same text for itself)."""
+        out = {e.text_hash: e.vector_parts for e in self.edges.values() if e.vector_parts}
+        derived: dict[bytes, tuple[str, ...]] = {}
+        own: set[bytes] = set()
+        for row in self.embeds:
+            parts = self.summary_parts.get(row.node_id) if row.collection == SUMMARY else None
+            if parts:
+                derived[text_hash(row.text)] = parts
+            else:
+                own.add(text_hash(row.text))
+        out.update((h, parts) for h, parts in derived.items() if h not in own)
+        return out
 
 
 def episode_id(dataset_id: uuid.UUID, draft: EpisodeDraft) -> uuid.UUID:
@@ -199,7 +224,7 @@ class Planner:
     a facet's ``involves_entity``: the entity's name and the handle; an episode's
     ``involves_entity``: the entity's name and the handles of the facets that involve it) are the
     normalised mean of those texts' vectors, which the plan embeds anyway, instead of embeddings
-    of their own."""
+    of their own; so is an episode's summary, from its facets' anchors (``summary_parts``)."""
 
     def __init__(self, dataset_id: uuid.UUID, *, derive: bool = True) -> None:
         self.ds = dataset_id
@@ -284,7 +309,7 @@ class Planner:
             time=draft.time,
             sources=all_sources,
         )
-        self.plan.embeds.append(EmbedRow("Episode_summary", ep, draft.summary))
+        self.plan.embeds.append(EmbedRow(SUMMARY, ep, draft.summary))
         for f in draft.facets:
             self._facet(ep, f)
         for e in draft.entities:
@@ -414,10 +439,16 @@ class Planner:
             self._edge(fid, "involves_entity", en, facet_entity_text(e, f), parts)
 
     def finish(self) -> WritePlan:
+        anchors: dict[uuid.UUID, list[str]] = {}
         for edge in self.plan.edges.values():
             if edge.relationship == "has_facet":
                 facet = self.plan.nodes[edge.dst]
                 edge.vector_parts = self._parts(facet.search_text, facet.anchor_text)
+                anchors.setdefault(edge.src, []).append(facet.anchor_text or "")
+        if self.derive:
+            for ep, texts in anchors.items():
+                if all(t.strip() for t in texts):
+                    self.plan.summary_parts[ep] = tuple(dict.fromkeys(texts))
         # Embeddings of facet texts are added once per facet, after absorption.
         for node in self.plan.nodes.values():
             if node.kind == "Facet":

@@ -136,15 +136,17 @@ class Writer:
     ) -> Op[tuple[dict[bytes, Any], list[bytes]]]:
         """:meth:`compute_vectors` as an operation (:mod:`memflow.db.steps`).
 
-        Each distinct text is embedded at most once; an edge text with vector parts is not
-        embedded: its vector is its part's, or the normalised mean of its parts' vectors."""
+        Each distinct text is embedded at most once; a text with vector parts (a derived edge
+        text or summary: :meth:`WritePlan.vector_parts`) is not embedded: its vector is its
+        part's, or the normalised mean of its parts' vectors."""
         texts: dict[bytes, str] = {}
-        parts: dict[bytes, tuple[bytes, ...]] = {}  # edge text -> the texts giving its vector
+        parts: dict[bytes, tuple[bytes, ...]] = {}  # derived text -> the texts giving its vector
         for plan in plans:
-            texts.update((text_hash(e.text), e.text) for e in plan.embeds)
-            for h, given in plan.edge_vector_parts().items():
+            for h, given in plan.vector_parts().items():
                 parts[h] = tuple(text_hash(t) for t in given)
                 texts.update((text_hash(t), t) for t in given)
+        for plan in plans:
+            texts.update((h, e.text) for e in plan.embeds if (h := text_hash(e.text)) not in parts)
         for plan in plans:
             texts.update((h, t) for h, t in plan.edge_texts().items() if h not in parts)
         vectors = yield from self._cached_vectors(dataset_id, list(texts) + list(parts))

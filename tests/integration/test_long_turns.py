@@ -169,6 +169,24 @@ def test_derived_edge_vectors_are_the_normalised_mean_of_their_ends(db_url: str)
         "WHERE e.relationship = 'involves_entity' AND n.kind = 'Episode'",
     )
     assert episode_entities and not {r[0] for r in episode_entities} & sent
+    # An episode's summary: the normalised mean of its facets' anchor vectors, never embedded.
+    summaries = rows(
+        db_url,
+        "SELECT s.node_id::text, s.text, s.embedding::text FROM memflow.episode_summary s",
+    )
+    assert summaries
+    for ep, summary, vec in summaries:
+        anchors = rows(
+            db_url,
+            "SELECT a.embedding::text FROM memflow.edge e "
+            "JOIN memflow.facet_anchor_text a ON a.node_id = e.dst "
+            "WHERE e.relationship = 'has_facet' AND e.src = %s::uuid",
+            ep,
+        )
+        assert anchors and summary not in sent
+        units = [_vec(a) / np.linalg.norm(_vec(a)) for (a,) in anchors]
+        mean = np.mean(units, axis=0)
+        assert np.allclose(_vec(vec), mean / np.linalg.norm(mean), atol=1e-5)
 
 
 def test_with_derived_vectors_off_every_edge_text_but_a_piece_s_is_embedded(db_url: str) -> None:
@@ -180,6 +198,8 @@ def test_with_derived_vectors_off_every_edge_text_but_a_piece_s_is_embedded(db_u
     got = _edges(db_url)
     short = [g for g in got if not g[5].startswith("Ivo: On visit")]
     assert len(short) >= 6
+    summaries = rows(db_url, "SELECT text FROM memflow.episode_summary")
+    assert summaries and all(summary in sent for (summary,) in summaries)
     for rel, edge, x, a, b, _ in short:
         assert edge in sent, (rel, edge)
         mean = a / np.linalg.norm(a) + b / np.linalg.norm(b)

@@ -11,6 +11,7 @@ import pytest
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft
 from memflow.embed.base import mean_direction
 from memflow.errors import EmbeddingError
+from memflow.ids import text_hash
 from memflow.store.plan import Planner, plan_drafts
 
 DS = uuid.UUID(int=7)
@@ -89,3 +90,26 @@ def test_without_derive_only_a_piece_reuses_a_vector() -> None:
     assert with_parts == {
         "apples, orchard -> Lin: a piece of a long turn": ("Lin: a piece of a long turn",)
     }
+
+
+def test_a_rules_episode_summary_takes_its_facets_anchors_as_parts() -> None:
+    plan = plan_drafts(DS, [_episode()], derive=True)
+    (ep,) = plan.episode_ids
+    anchor = "Lin: we pick apples on Saturday\nLin: 周六去果园摘苹果。\nLin: the cider press"
+    assert plan.summary_parts == {ep: (anchor,)}  # the facet's anchor after absorption
+    summary = "【apples】Lin picks apples; 林说周六去果园。"
+    assert plan.vector_parts()[text_hash(summary)] == (anchor,)
+    assert anchor in {e.text for e in plan.embeds}  # the part is embedded anyway
+
+
+def test_a_summary_is_embedded_when_not_deriving_or_when_another_row_embeds_its_text() -> None:
+    summary = "【apples】Lin picks apples; 林说周六去果园。"
+    assert text_hash(summary) not in plan_drafts(DS, [_episode()]).vector_parts()
+    bare = EpisodeDraft(name="Nothing yet", summary="A quiet day.")  # no facets, no parts
+    plan = plan_drafts(DS, [_episode(), bare], derive=True)
+    assert text_hash("A quiet day.") not in plan.vector_parts()
+    # An entity named like the summary embeds that text for itself: nothing is derived for it.
+    twin = _episode().model_copy(
+        update={"entities": [EntityDraft(name=summary, entity_type="thing")]}
+    )
+    assert text_hash(summary) not in plan_drafts(DS, [twin], derive=True).vector_parts()
