@@ -34,7 +34,7 @@ from memflow.ingest.procedures import attach_procedures, dialog_procedures, text
 from memflow.ingest.segment import segment
 from memflow.text.dating import text_time
 from memflow.text.document import Chunk, ParsedDocument
-from memflow.text.pieces import split_long
+from memflow.text.pieces import chars_within, split_long, text_size
 from memflow.text.sentences import join_statements, shorten, speaker_label, text_units
 from memflow.text.timeparse import best_time, resolve_tz
 
@@ -82,19 +82,28 @@ def point_texts(chunk: Chunk) -> list[str]:
     return [f"{chunk.speaker}: {p}" if chunk.speaker else p for p in pieces]
 
 
-def _bounded_lines(lines: Sequence[str], limit: int) -> str:
+def _bounded_lines(lines: Sequence[str], limit: int, words: float) -> str:
+    """Whole lines while they fit in ``limit`` characters and ``words`` words, then "…"."""
     out: list[str] = []
     used = 0
+    size = 0.0
     for line in lines:
-        if used + len(line) + 1 > limit:
+        n = text_size(line)
+        if used + len(line) + 1 > limit or size + n > words:
             if not out:
-                out.append(shorten(line, limit))
+                out.append(_bounded(line, limit, words))
             else:
                 out.append("…")
             break
         out.append(line)
         used += len(line) + 1
+        size += n
     return "\n".join(out)
+
+
+def _bounded(text: str, limit: int, words: float) -> str:
+    """``text`` shortened to ``limit`` characters and ``words`` words."""
+    return shorten(text, min(limit, max(1, chars_within(text, words))))
 
 
 class RulesExtractor:
@@ -122,6 +131,7 @@ class RulesExtractor:
         max_entities_per_episode: int = 20,
         summary_chars: int = 1200,
         anchor_chars: int = 1000,
+        anchor_words: int = 250,
         tz: str = "UTC",
         cache: MutableMapping[str, Vector] | None = None,
         cache_size: int = 50_000,
@@ -138,6 +148,10 @@ class RulesExtractor:
         self.max_entities_per_episode = max_entities_per_episode
         self.summary_chars = summary_chars
         self.anchor_chars = anchor_chars
+        # A character bound lets CJK anchors run ~3x as long in e5 tokens as English ones; 250
+        # words (a CJK character is half a word) binds only for them (English: ~6 characters a
+        # word, so 1,000 characters come first).
+        self.anchor_words = anchor_words
         self.tz = resolve_tz(tz)
         self._lru: OrderedDict[str, Vector] | None = None
         if cache is None:
@@ -338,9 +352,9 @@ class RulesExtractor:
                 handle = shorten(raw[0], 80)
             handle = _unique(handle, used)
             if group_speakers:
-                anchor = _bounded_lines(lines, self.anchor_chars)
+                anchor = _bounded_lines(lines, self.anchor_chars, self.anchor_words)
             else:
-                anchor = shorten(join_statements(lines), self.anchor_chars)
+                anchor = _bounded(join_statements(lines), self.anchor_chars, self.anchor_words)
             hits = rank_entities(
                 raw, speakers=group_speakers, limit=self.max_entities_per_facet, aliases=aliases
             )

@@ -7,7 +7,7 @@ import numpy as np
 from memflow.embed.base import BaseEmbedder, Matrix, clip_to_window
 from memflow.ingest.rules import point_texts
 from memflow.text.document import Chunk
-from memflow.text.pieces import split_long, text_size
+from memflow.text.pieces import chars_within, split_long, text_size
 
 EN = " ".join(
     f"On day {i} the harbour crew painted buoy number {i} a brighter orange." for i in range(40)
@@ -81,3 +81,14 @@ def test_the_cache_embeds_each_text_once_and_stays_bounded() -> None:
     assert inner.seen == ["a", "b", "c"] and cache.reused == 3
     cache.embed_passages(["d", "e", "f"])
     assert len(cache.vectors) == 4 and not cache.known("a") and cache.known("f")
+
+
+def test_chars_within_counts_a_cjk_character_as_half_a_word() -> None:
+    english = "one two three four five"
+    assert chars_within(english, 3) == len("one two three ")
+    assert english[: chars_within(english, 3)].split() == ["one", "two", "three"]
+    assert chars_within(english, 99) == len(english)
+    chinese = "我们周六去果园摘苹果"  # ten characters: five words
+    assert chars_within(chinese, 2) == 4
+    assert chars_within(chinese, 5) == len(chinese)
+    assert text_size(chinese[: chars_within(chinese, 2.5)]) == 2.5

@@ -20,6 +20,7 @@ from memflow.ingest.parse import parse_input
 from memflow.ingest.rules import RulesExtractor, facet_type_for
 from memflow.ingest.segment import fixed_windows, segment
 from memflow.text.document import ParsedDocument
+from memflow.text.pieces import text_size
 
 REF = datetime(2024, 3, 1, tzinfo=UTC)
 SAMPLES = Path(__file__).parents[2] / "memflow" / "samples"
@@ -373,3 +374,29 @@ def test_three_speakers_are_named_in_the_episode() -> None:
     [episode] = RulesExtractor().extract(doc)
     assert episode.name.startswith("Ana, Ben & Chen — 1 March 2024")
     assert [e.name for e in episode.entities[:3]] == ["Ana", "Ben", "Chen"]
+
+
+def test_anchors_are_bounded_in_words_so_chinese_costs_no_more_than_english() -> None:
+    # Characters alone let a CJK anchor run ~3x as long in the model's tokens as an English one.
+    zh = "我们周六去果园摘苹果，然后去湖边散步。" * 40  # 760 characters, 380 words
+    en = "We pick apples on Saturday, then walk by the lake. " * 40  # 2,040 characters
+    doc = ParsedDocument.model_validate(
+        {
+            "source": "words.md",
+            "title": "Notes",
+            "content_type": "markdown",
+            "text": f"# Notes\n\n## 中文\n{zh}\n\n## English\n{en}\n",
+            "reference_time": REF,
+            "chunks": [
+                {"key": "c0", "index": 0, "text": zh, "section": "Notes > 中文"},
+                {"key": "c1", "index": 1, "text": en, "section": "Notes > English"},
+            ],
+        }
+    )
+    (episode,) = RulesExtractor(HashEmbedder()).extract(doc)
+    chinese, english = (f.anchor_text for f in episode.facets)
+    assert chinese.endswith("…") and 240 <= text_size(chinese) <= 251
+    assert len(chinese) < 600  # of 760
+    assert english.endswith("…") and 900 <= len(english) <= 1000  # the characters bind first
+    short = RulesExtractor(HashEmbedder(), anchor_words=20).extract(doc)[0]
+    assert text_size(short.facets[0].anchor_text) <= 21
