@@ -8,6 +8,7 @@ finishes (progress reporting); sub-batches are small so a long document reports 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -39,6 +40,8 @@ class CachingEmbedder:
         self.vectors: dict[bytes, Vector] = {}
         self.embedded = 0  # texts sent to the model
         self.reused = 0  # texts served from the cache
+        # memorize extracts the next document in a worker thread while this one is written.
+        self._lock = threading.RLock()
 
     def __getattr__(self, attr: str) -> object:
         return getattr(self.inner, attr)
@@ -48,9 +51,14 @@ class CachingEmbedder:
 
     def put(self, text: str, vector: Vector) -> None:
         """Record a vector computed elsewhere (the store already holds it)."""
-        self.vectors[text_hash(text)] = np.asarray(vector, dtype=np.float32)
+        with self._lock:
+            self.vectors[text_hash(text)] = np.asarray(vector, dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        with self._lock:
+            return self._embed_passages(texts)
+
+    def _embed_passages(self, texts: Sequence[str]) -> Matrix:
         keys = [text_hash(t) for t in texts]
         missing: dict[bytes, str] = {}
         for key, text in zip(keys, texts, strict=True):

@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -269,6 +272,15 @@ class Memorizer:
         self.metadata = check_metadata(opts.metadata)
         self.derive = opts.derived_vectors
         self._decide = make_decider(opts.supersede, self._llm_client, self.engine)
+        # One document ahead (run_op): its extraction runs in a worker thread while this
+        # document's rows are written, so the model and the SQL overlap.
+        self._ahead: InputDocument | None = None
+        self._extracting: tuple[ParsedDocument, Future[tuple[list[EpisodeDraft], str]]] | None = (
+            None
+        )
+        self._pool: ThreadPoolExecutor | None = None
+        self._worker = threading.local()
+        self._worker_texts = 0
 
     # -- setup ----------------------------------------------------------------------------------
     def _llm_client(self) -> LlmClient:
@@ -305,10 +317,16 @@ class Memorizer:
         return LlmRouter(self._llm_client())
 
     def _embedded(self, n: int) -> None:
-        if self.tracker is not None:
+        if getattr(self._worker, "active", False):
+            self._worker_texts += n  # the next document's: reported when it begins
+        elif self.tracker is not None:
             self.tracker.embedded(n)
 
     def close(self) -> None:
+        self._finish_ahead()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         if self._own_client and self.client is not None:
             self.client.close()
 
@@ -321,8 +339,59 @@ class Memorizer:
 
         return self.client.usage if self.client is not None else Usage()
 
+    # -- one document ahead ---------------------------------------------------------------------
+    def _extracts_ahead(self, item: InputDocument) -> bool:
+        """Only the rules extractor works ahead: it is the model on this machine, pure CPU, and
+        never reads the store; a chat model's calls and tokens belong to their own document."""
+        from memflow.ingest.rules import RulesExtractor
+
+        return (
+            item.doc is not None
+            and item.content_hash is not None
+            and item.doc.content_type != "draft"
+            and type(self.extractor) is RulesExtractor
+        )
+
+    def _start_ahead(self) -> None:
+        """Extract the document marked ahead in the worker thread (from ``_writing``)."""
+        item, self._ahead = self._ahead, None
+        if item is None or item.doc is None or self._extracting is not None:
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="memflow-ahead")
+        doc = item.doc
+
+        def work() -> tuple[list[EpisodeDraft], str]:
+            self._worker.active = True
+            try:
+                return self._extract_now(doc)
+            finally:
+                self._worker.active = False
+
+        self._extracting = (doc, self._pool.submit(work))
+
+    def _finish_ahead(self) -> None:
+        """Wait for extraction work nobody will collect (the run stopped early)."""
+        if self._extracting is not None:
+            _, future = self._extracting
+            self._extracting = None
+            if not future.cancel():
+                future.exception()  # waits; its error belongs to a document never written
+
     # -- one document ---------------------------------------------------------------------------
     def _extract(self, doc: ParsedDocument) -> tuple[list[EpisodeDraft], str]:
+        if self._extracting is not None and self._extracting[0] is doc:
+            _, future = self._extracting
+            self._extracting = None
+            try:
+                return future.result()
+            finally:
+                if self._worker_texts and self.tracker is not None:
+                    self.tracker.embedded(self._worker_texts)
+                self._worker_texts = 0
+        return self._extract_now(doc)
+
+    def _extract_now(self, doc: ParsedDocument) -> tuple[list[EpisodeDraft], str]:
         if doc.content_type == "draft":
             from memflow.ingest.rules import drafts_from_json
 
@@ -462,6 +531,7 @@ class Memorizer:
     def _writing(self) -> None:
         if self.tracker is not None:
             self.tracker.writing()
+        self._start_ahead()
 
     def _usage_into(self, report: DocumentReport, before: Usage) -> None:
         after = self._usage()
@@ -496,7 +566,14 @@ class Memorizer:
         if on_progress is not None:
             chunks = sum(len(i.doc.chunks) for i in items if i.doc is not None)
             self.tracker = ProgressTracker(on_progress, len(items), chunks)
+        ds = self.ctx.dataset_id
         for i, item in enumerate(items):
+            following = items[i + 1] if i + 1 < len(items) else None
+            self._ahead = None
+            if following is not None and self._extracts_ahead(following):
+                key = document_id(ds, following.content_hash or "", self.scope, self.metadata)
+                stored = yield sql_tx(partial(document_exists, dataset_id=ds, doc_id=key), ds)
+                self._ahead = None if stored else following
             if self.tracker is not None:
                 self.tracker.begin(item.source, len(item.doc.chunks) if item.doc else 0)
             doc_report, err = yield from self.document_op(item)
@@ -507,6 +584,7 @@ class Memorizer:
                 errors.append(err)
             if progress is not None:
                 progress(i + 1, len(items), doc_report)
+        self._finish_ahead()
         return report, errors
 
 
