@@ -281,6 +281,7 @@ class Memorizer:
         self._pool: ThreadPoolExecutor | None = None
         self._worker = threading.local()
         self._worker_texts = 0
+        self._stop_ahead = threading.Event()
 
     # -- setup ----------------------------------------------------------------------------------
     def _llm_client(self) -> LlmClient:
@@ -318,6 +319,8 @@ class Memorizer:
 
     def _embedded(self, n: int) -> None:
         if getattr(self._worker, "active", False):
+            if self._stop_ahead.is_set():  # the run stopped: give the model back within a batch
+                raise _AheadStopped
             self._worker_texts += n  # the next document's: reported when it begins
         elif self.tracker is not None:
             self.tracker.embedded(n)
@@ -371,24 +374,28 @@ class Memorizer:
         self._extracting = (doc, self._pool.submit(work))
 
     def _finish_ahead(self) -> None:
-        """Wait for extraction work nobody will collect (the run stopped early)."""
+        """Stop extraction work nobody will collect (the run stopped early, or was interrupted):
+        the worker stops after the model's current batch."""
         if self._extracting is not None:
             _, future = self._extracting
             self._extracting = None
             if not future.cancel():
-                future.exception()  # waits; its error belongs to a document never written
+                self._stop_ahead.set()
+                future.exception()  # its error belongs to a document never written
+                self._stop_ahead.clear()
 
     # -- one document ---------------------------------------------------------------------------
     def _extract(self, doc: ParsedDocument) -> tuple[list[EpisodeDraft], str]:
         if self._extracting is not None and self._extracting[0] is doc:
             _, future = self._extracting
-            self._extracting = None
             try:
                 return future.result()
             finally:
-                if self._worker_texts and self.tracker is not None:
-                    self.tracker.embedded(self._worker_texts)
-                self._worker_texts = 0
+                if future.done():  # else interrupted while waiting: close() stops the worker
+                    self._extracting = None
+                    if self._worker_texts and self.tracker is not None:
+                        self.tracker.embedded(self._worker_texts)
+                    self._worker_texts = 0
         return self._extract_now(doc)
 
     def _extract_now(self, doc: ParsedDocument) -> tuple[list[EpisodeDraft], str]:
@@ -586,6 +593,10 @@ class Memorizer:
                 progress(i + 1, len(items), doc_report)
         self._finish_ahead()
         return report, errors
+
+
+class _AheadStopped(Exception):
+    """Raised in the worker to drop the next document's extraction (Memorizer._finish_ahead)."""
 
 
 def outcome(

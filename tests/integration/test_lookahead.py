@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import psycopg
 
@@ -11,6 +12,8 @@ from memflow import Memory
 from memflow.config import libpq_url
 from memflow.embed.base import Matrix
 from memflow.embed.hash import HashEmbedder
+from memflow.ingest.options import MemorizeOptions
+from memflow.ingest.pipeline import Memorizer, resolve_inputs
 from memflow.ingest.progress import ProgressEvent
 
 PLACES = ["harbour", "orchard", "library", "bakery", "glacier"]
@@ -99,3 +102,39 @@ def test_a_stored_next_document_is_not_extracted_ahead(db_url: str) -> None:
     assert not [t for t in ahead if "day 1" in t]  # stored: nothing extracts it
     assert not [t for t in ahead if "day 2" in t]  # after a skipped document: extracted in turn
     assert [t for t in ahead if "day 3" in t]  # while document 3 was written
+
+
+class SlowRecorder(ThreadRecorder):
+    """Each model call takes 50 ms: a long document keeps the worker busy for seconds."""
+
+    def _embed_batch(self, texts: list[str], is_query: bool) -> Matrix:
+        time.sleep(0.05)
+        return super()._embed_batch(texts, is_query)
+
+
+def test_closing_stops_the_worker_within_a_batch(db_url: str) -> None:
+    emb = SlowRecorder()
+    turns = [
+        {
+            "id": f"D1:{i}",
+            "speaker": "Mira" if i % 2 else "Oren",
+            "text": f"Turn {i} is about boat {i}.",
+        }
+        for i in range(1, 801)
+    ]  # 800 turns: 50 model calls of 16, about 2.5 s
+    long_chat = json.dumps({"title": "long", "messages": turns}).encode()
+    with Memory.open(db_url, embedder=emb) as mem:
+        ds = mem.dataset("stop")
+        memorizer = Memorizer(ds.context, MemorizeOptions(extractor="rules"))
+        (item,) = resolve_inputs(long_chat, content_type="conversation")
+        memorizer._ahead = item
+        memorizer._start_ahead()  # as when the document before it starts its transaction
+        time.sleep(0.2)  # the worker is embedding
+        started = time.perf_counter()
+        memorizer.close()
+        stopped_in = time.perf_counter() - started
+        after = len(emb.sent)
+        time.sleep(0.2)
+    assert 0 < after < len(turns)  # it had started, and did not finish
+    assert len(emb.sent) == after  # nothing ran after close() returned
+    assert stopped_in < 1.0
