@@ -12,7 +12,8 @@ import re
 
 from memflow.text.sentences import has_cjk, split_sentences
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_CJK_RANGES = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK = re.compile(f"[{_CJK_RANGES}]")
 _WORD = re.compile(r"\S+")
 _CJK_PUNCT = "。！？；…，、：”’」』）】》"
 
@@ -28,7 +29,8 @@ def text_size(text: str) -> float:
     return latin + mixed + cjk / 2
 
 
-_TOKEN = re.compile(f"{_CJK.pattern}|[^\\s{_CJK.pattern[1:-1]}]+")
+# One CJK character, or a run of other non-space characters.
+_TOKEN = re.compile(f"[{_CJK_RANGES}]|[^\\s{_CJK_RANGES}]+")
 
 
 def chars_within(text: str, words: float) -> int:
