@@ -26,7 +26,9 @@ LAYERS: list[set[str]] = [
     {"memory"},  # the facade: Memory, Dataset
     {"service", "aio", "asgi"},  # argument checks and JSON shapes of the doors / the async API /
     # ASGI plumbing of the HTTP doors
-    {"http_api", "mcp_server"},  # the front doors agents use (memflow serve, memflow mcp)
+    # the front doors agents use (memflow serve, memflow mcp) / memflow inside agent frameworks
+    # (LangChain, LangGraph, LlamaIndex; optional extras)
+    {"http_api", "mcp_server", "integrations"},
     {"memflow"},  # the public API
     {"cli"},  # the command line
     {"__main__"},  # python -m memflow
