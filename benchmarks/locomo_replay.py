@@ -1,6 +1,6 @@
 """Fast iteration on LoCoMo ranking: record the SQL results once, re-rank them many times.
 
-``record`` runs the SQL of the episodic search (``memflow.recall.search.retrieve``: recall hits
+``record`` runs the SQL of the episodic search (``memflow.recall.search.retrieve_body``: recall hits
 and the graph projection) once per question and pickles it with the preprocessed query. ``rank``
 replays ``RecallConfig`` variants on the recording in pure Python (``respond``, the same code the
 search runs after its SQL) and prints evidence recall @200/@500/@1000, overall and per category,
@@ -23,17 +23,20 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmarks import common, locomo
+from memflow.db.steps import Tx, run_tx
 from memflow.memory import Memory
 from memflow.recall.config import RecallConfig
+from memflow.recall.options import SearchOptions
 from memflow.recall.pipeline import respond
-from memflow.recall.preprocess import PreprocessedQuery, preprocess
-from memflow.recall.search import retrieve
+from memflow.recall.preprocess import PreprocessedQuery
+from memflow.recall.search import plan_search, retrieve_body
 from memflow.recall.types import Hit, Subgraph
 
 DEFAULT_RECORDING = locomo.DEFAULT_HOME / "replay.pkl"
@@ -52,19 +55,16 @@ class Recorded:
 def record(
     mem: Memory, convs: Sequence[locomo.Conversation], max_questions: int | None = None
 ) -> list[Recorded]:
-    cfg = RecallConfig()
     out: list[Recorded] = []
     for conv in convs:
         ds = mem.dataset(f"locomo-{conv.sample_id}", create=False)
         sessions = locomo.episode_sessions(mem, ds)
         present = set(sessions.values())
         for q in [q for q in conv.questions if q.sessions <= present][:max_questions]:
-            pq = preprocess(q.text, None, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
-            qvec = mem.embedder.embed_query(pq.vector_query)
-            hits, graph, _ = retrieve(
-                ds.context, qvec, pq, cfg, top_k=cfg.top_k, display="highly_related", timings={}
-            )
-            out.append(Recorded(q, pq, hits, graph, sessions, locomo.split_of(conv)))
+            plan = plan_search(mem.embedder, q.text, SearchOptions(display="highly_related"))
+            body = partial(retrieve_body, ds.id, plan)
+            hits, graph, _ = run_tx(mem.engine, Tx(body))
+            out.append(Recorded(q, plan.pq, hits, graph, sessions, locomo.split_of(conv)))
     return out
 
 

@@ -39,12 +39,14 @@ from memflow.context import StoreContext
 from memflow.db import engine as dbe
 from memflow.db.filters import SearchFilter, search_filter
 from memflow.db.queries import raw
+from memflow.db.steps import run_op
 from memflow.embed.base import Matrix, Vector
 from memflow.recall import sqlrecall, visibility
 from memflow.recall.config import RecallConfig
+from memflow.recall.options import SearchOptions
 from memflow.recall.pipeline import episode_hits, hit_ids_for_projection, respond, score_hits
 from memflow.recall.preprocess import preprocess
-from memflow.recall.search import search
+from memflow.recall.search import search_op
 from memflow.recall.types import Hit, SearchResponse
 
 _ANN_ORDER = "ORDER BY embedding <=> CAST(:q AS vector) LIMIT"
@@ -56,6 +58,11 @@ _LOWER_BOUND = (
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 TARGETS = {"p50_ms": 50.0, "speedup_vs_exact": 20.0, "overlap@10": 0.95,
            "projection_scoring_share": 0.5, "errors_16": 0}  # fmt: skip
+
+
+def search(ctx: StoreContext, query: str, **options: Any) -> SearchResponse:
+    """One search as ``Dataset.search`` runs it (:func:`memflow.recall.search.search_op`)."""
+    return run_op(ctx.engine, search_op(ctx, query, SearchOptions(**options)))
 
 
 def exact_recall_sql() -> str:

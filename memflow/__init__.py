@@ -27,13 +27,15 @@ from memflow.errors import (
     NotFound,
     SchemaOutOfDate,
 )
+from memflow.ingest.inputs import InputDocument, Source
 from memflow.ingest.options import ExtractorChoice, MemorizeOptions
-from memflow.ingest.pipeline import ProgressFn, Source
+from memflow.ingest.pipeline import MemorizeKeywords, ProgressFn
 from memflow.ingest.progress import ProgressCallback, ProgressEvent
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings
 from memflow.memory import Dataset, DatasetInfo, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+from memflow.recall.options import MultiSearchKeywords, SearchKeywords, SearchOptions
 from memflow.recall.types import Citation, ContextUnit, PathStep, SearchResponse, SearchResult
 from memflow.store.forget import ForgetReport
 from memflow.store.history import DocumentVersion, HistoryEntry
@@ -92,13 +94,16 @@ __all__ = [
     "FaultHook",
     "ForgetReport",
     "HistoryEntry",
+    "InputDocument",
     "InvalidInput",
     "LlmClient",
     "LlmSettings",
     "MemflowError",
+    "MemorizeKeywords",
     "MemorizeOptions",
     "MemorizeReport",
     "Memory",
+    "MultiSearchKeywords",
     "NotFound",
     "ParsedDocument",
     "PathStep",
@@ -111,7 +116,9 @@ __all__ = [
     "ReplicaSettings",
     "RouteSettings",
     "SchemaOutOfDate",
+    "SearchKeywords",
     "SearchMode",
+    "SearchOptions",
     "SearchResponse",
     "SearchResult",
     "Source",

@@ -1,64 +1,60 @@
-"""The entry object: ``Memory.open()`` -> ``mem.dataset(name)`` -> add, memorize, search, forget."""
+"""The entry object: ``Memory.open()`` -> ``mem.dataset(name)`` -> add, memorize, search, forget.
+
+Every method is one operation of the layers below (:mod:`memflow.db.steps`: a generator that
+yields transactions), run here on the sync engines: reads through the read router (a replica when
+one is configured), writes on the primary. :mod:`memflow.aio` runs the same operations awaited.
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
-from datetime import datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from sqlalchemy import Connection, Engine
 
-from memflow import config as mfconfig
 from memflow.config import ReadConsistency, ReplicaSettings
 from memflow.context import FaultHook, StoreContext
 from memflow.db import engine as dbe
-from memflow.db.queries import q
 from memflow.db.replicas import ReadRouter
-from memflow.db.steps import run_op, run_tx
+from memflow.db.steps import Op, run_op, sql_tx
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import CheckedEmbedder, Embedder
-from memflow.errors import (
-    DatabaseError,
-    MemflowError,
-    NotFound,
-)
-from memflow.ingest.entity_types import entity_type_params
-from memflow.ingest.options import ExtractorChoice, MemorizeOptions
-from memflow.ingest.pipeline import ProgressFn, Source, memorize
-from memflow.ingest.progress import ProgressCallback
+from memflow.ingest.entity_types import entities_of_type_op
+from memflow.ingest.inputs import Source
+from memflow.ingest.pipeline import MemorizeKeywords, memorize_op
 from memflow.ingest.report import MemorizeReport
-from memflow.ingest.route import RouteSettings
 from memflow.recall import multi
-from memflow.recall.budget import honour_budget
-from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-from memflow.recall.search import plan_search, search
+from memflow.recall.options import MultiSearchKeywords, SearchKeywords, SearchOptions
+from memflow.recall.search import search_op
 from memflow.recall.types import SearchResponse
 from memflow.store import reads
 from memflow.store.datasets import DatasetInfo as DatasetInfo
 from memflow.store.datasets import (
+    DatasetRef,
+    add_episodes_op,
     check_same_embedder,
-    dataset_infos,
-    dataset_row,
-    dataset_uuid,
-    draft_document,
-    draft_documents,
     drop_dataset_op,
-    validate_dataset_name,
-    write_drafts_op,
+    import_episodes_op,
+    list_datasets,
+    lookup_op,
 )
-from memflow.store.forget import ForgetReport, forget
-from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
-from memflow.store.opening import locate, open_store
+from memflow.store.forget import ForgetReport, forget_op
+from memflow.store.history import (
+    DocumentVersion,
+    HistoryEntry,
+    correct_op,
+    document_versions,
+    history_op,
+)
+from memflow.store.opening import open_store, recorded_embedder, replica_engine, replica_settings
 from memflow.store.reads import as_uuid as _as_uuid
-from memflow.store.writer import Writer, WriteResult
+from memflow.store.writer import WriteResult
 
 if TYPE_CHECKING:
     from memflow.db.embedded import EmbeddedServer
-    from memflow.llm.client import LlmClient
 
 T = TypeVar("T")
 STAT_KEYS = ("episodes", "facets", "facet_points", "entities", "edges", "documents")
@@ -89,7 +85,7 @@ class Memory:
     @classmethod
     def open(
         cls,
-        database_url: str | None = None,
+        url: str | None = None,
         *,
         home: str | Path | None = None,
         embedder: Embedder | str | None = None,
@@ -99,9 +95,9 @@ class Memory:
     ) -> Memory:
         """Open a store.
 
-        The database is ``database_url``, else ``MEMFLOW_DATABASE_URL``, else the embedded server
-        under ``home`` / ``MEMFLOW_HOME`` (started if needed). The embedded store upgrades its
-        schema itself; an external one must be upgraded with ``memflow db upgrade`` unless
+        The database is ``url``, else ``MEMFLOW_DATABASE_URL``, else the embedded server under
+        ``home`` / ``MEMFLOW_HOME`` (started if needed). The embedded store upgrades its schema
+        itself; an external one must be upgraded with ``memflow db upgrade`` unless
         ``auto_upgrade=True``.
 
         ``read_replicas`` (else ``MEMFLOW_READ_REPLICA_URLS``, comma-separated) are streaming
@@ -110,63 +106,29 @@ class Memory:
         replica to replay this store's last write (else reads the primary); ``"eventual"`` does
         not wait. Pass :class:`memflow.config.ReplicaSettings` to set the timings too.
         """
-        url, emb, server = open_store(database_url, home, embedder, auto_upgrade)
-        if isinstance(read_replicas, ReplicaSettings):
-            settings = read_replicas
-        else:
-            settings = mfconfig.replica_settings(read_replicas, consistency)
+        url, emb, server = open_store(url, home, embedder, auto_upgrade)
+        settings = replica_settings(read_replicas, consistency)
         primary = dbe.make_engine(url, app_role=True)
-        for replica in settings.urls:
-            dbe.check_url(replica)
-        reads = ReadRouter(
-            primary,
-            settings,
-            lambda u: dbe.make_engine(
-                u,
-                app_role=True,
-                connect_timeout=settings.connect_timeout_s,
-                application_name="memflow-replica",
-            ),
-        )
+        reads = ReadRouter(primary, settings, replica_engine(settings))
         return cls(primary, emb, url=url, server=server, reads=reads)
 
     @staticmethod
     def recorded_embedder(
-        database_url: str | None, dataset: str, *, home: str | Path | None = None
+        url: str | None, dataset: str, *, home: str | Path | None = None
     ) -> str | None:
         """The embedder spec dataset ``dataset`` was written with (None: no such dataset, or a
         name that does not say how to rebuild it): what the CLI uses when given none."""
-        from memflow.embed.factory import spec_for_name
+        return recorded_embedder(url, dataset, home)
 
-        url, _ = locate(database_url, home)
-        engine = dbe.make_engine(url, pool_size=1)
-        try:
-            with dbe.transaction(engine) as conn:
-                dbe.check_schema_current(conn)
-                row = conn.execute(q("dataset_get"), {"name": dataset}).first()
-        except DatabaseError:
-            return None  # no store yet, or behind: opening it says what to do
-        finally:
-            engine.dispose()
-        return spec_for_name(row.embedder) if row is not None else None
+    def _run(self, op: Op[T]) -> T:
+        """Run an operation of :mod:`memflow.db.steps`: its reads where reads go (a replica),
+        its writes on the primary."""
+        return run_op(self.engine, self.reads.route(op), self.reads.engines_by_url())
 
     # -- lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
         self.reads.close()
         self.engine.dispose()
-
-    @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Around every write: afterwards later reads wait for replicas to replay it. After a
-        failure part way (which may have committed some transactions) too, unless the primary
-        cannot say where its WAL ends: then the write's own error is the one raised."""
-        try:
-            yield
-        except BaseException:
-            with suppress(MemflowError):
-                self.reads.note_write()
-            raise
-        self.reads.note_write()
 
     def __enter__(self) -> Memory:
         return self
@@ -184,116 +146,53 @@ class Memory:
         """The dataset ``name``; created unless ``create=False`` (then NotFound if absent).
         Opening one that exists only reads (a replica, or a standby given as the store, serves
         it); only creating one writes, on the primary."""
-        validate_dataset_name(name)
-        row = self.reads.run(lambda engine: dataset_row(engine, name))
-        if row is None:  # perhaps made by another process that a replica has not replayed yet
-            row = dataset_row(self.engine, name)
-        if row is None:
-            if not create:
-                raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
-            with self._writing(), dbe.transaction(self.engine) as conn:
-                conn.execute(
-                    q("dataset_create"),
-                    {"id": dataset_uuid(name), "name": name, "embedder": self.embedder.name},
-                )
-                row = conn.execute(q("dataset_get"), {"name": name}).first()
-        if row is None:  # pragma: no cover - created above
-            raise DatabaseError(f"dataset {name!r} could not be created")
-        return Dataset(self, row.id, row.name, embedder_name=row.embedder)
+        return Dataset(self, self._run(lookup_op(name, self.embedder.name, create=create)))
 
     def datasets(self) -> list[DatasetInfo]:
-        return self.reads.run(dataset_infos)
+        return self._run(sql_tx(list_datasets, read=True).op())
 
-    def search(
-        self,
-        query: str,
-        *,
-        datasets: Sequence[str],
-        top_k: int | None = None,
-        mode: SearchMode | None = None,
-        display: DisplayMode | None = None,
-        budget_tokens: int | None = None,
-        now: datetime | None = None,
-        config: RecallConfig | None = None,
-        as_of: datetime | None = None,
-        include_history: bool = False,
-        scope: dict[str, str] | None = None,
-        where: dict[str, Any] | None = None,
-    ) -> SearchResponse:
+    def search(self, query: str, **options: Unpack[MultiSearchKeywords]) -> SearchResponse:
         """One ranked list over several ``datasets`` (each result and context unit carries its
         ``dataset``); the other keywords as :meth:`Dataset.search`. The query is embedded once,
         so the datasets must share this store's embedder (else EmbedderMismatch). One read
         transaction, bound to one listed dataset at a time (:mod:`memflow.recall.multi`)."""
-        names = multi.dataset_names(datasets)
-        found = [self.dataset(name, create=False) for name in names]
-        multi.check_one_embedder([(d.name, d._embedder_name) for d in found], self.embedder.name)
-        targets = [multi.Target(d.name, d.id) for d in found]
-        plan = plan_search(
-            self.embedder, query, top_k=top_k, mode=mode, display=display,
-            budget_tokens=budget_tokens, now=now, config=config, as_of=as_of,
-            include_history=include_history, scope=scope, where=where,
-        )  # fmt: skip
-        fetched = self.reads.run(lambda engine: run_tx(engine, multi.fetch_tx(targets, plan)))
-        return multi.finish(targets, plan, fetched, config)
+        return self._run(multi.search_op(self.embedder, query, SearchOptions.of(**options)))
 
     def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
         """Delete a dataset and everything in it; returns False if it did not exist (or, with
         ``only_if_empty``, if it holds a document)."""
-        with self._writing():
-            return run_op(self.engine, drop_dataset_op(name, only_if_empty=only_if_empty))
+        return self._run(drop_dataset_op(name, only_if_empty=only_if_empty))
 
 
 class Dataset:
     """One tenant of a store. Every read and write is scoped to it."""
 
-    def __init__(
-        self, memory: Memory, id: uuid.UUID, name: str, *, embedder_name: str | None = None
-    ) -> None:
+    def __init__(self, memory: Memory, ref: DatasetRef) -> None:
         self.memory = memory
-        self.id = id
-        self.name = name
-        self._embedder_name = embedder_name
-
-    def check_embedder(self) -> None:
-        """Refuse to mix models: the dataset keeps the embedder it was first written with.
-        Only reads; a dataset that records none yet gets this store's with its first write."""
-        mine = self.memory.embedder.name
-        if self._embedder_name is not None:
-            check_same_embedder(self.name, self._embedder_name, mine)
+        self.ref = ref  # the embedder it records is set by its first write
+        self.id, self.name = ref.id, ref.name
 
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, id={self.id})"
 
-    def _claim_embedder(self) -> None:
-        """Before a write: check the embedder, and record it if the dataset has none yet."""
-        self.check_embedder()
-        if self._embedder_name is None:
-            mine = self.memory.embedder.name
-            with self.memory._writing(), dbe.transaction(self.memory.engine, self.id) as conn:
-                conn.execute(q("dataset_set_embedder"), {"dataset_id": self.id, "embedder": mine})
-            self._embedder_name = mine
+    def check_embedder(self) -> None:
+        """Refuse to mix models: the dataset keeps the embedder it was first written with.
+        Only reads; a dataset that records none yet gets this store's with its first write."""
+        if self.ref.embedder is not None:
+            check_same_embedder(self.name, self.ref.embedder, self.memory.embedder.name)
 
     @property
     def context(self) -> StoreContext:
-        """What ingest, recall and store need of this dataset (the store's current fault hook):
-        the primary, where writes go."""
-        return self._context(self.memory.engine)
-
-    def _context(self, engine: Engine) -> StoreContext:
+        """What ingest, recall and store need of this dataset (the store's current fault hook)."""
         m = self.memory
-        return StoreContext(engine, m.embedder, self.id, m.fault)
+        return StoreContext(m.engine, m.embedder, self.id, m.fault)
+
+    def _run(self, op: Callable[[StoreContext], Op[T]]) -> T:
+        return self.memory._run(op(self.context))
 
     def _read(self, fn: Callable[[Connection], T]) -> T:
         """``fn`` in one transaction bound to this dataset, on the server the store reads from."""
-
-        def run(engine: Engine) -> T:
-            with dbe.transaction(engine, self.id) as conn:
-                return fn(conn)
-
-        return self.memory.reads.run(run)
-
-    def _writer(self) -> Writer:
-        return Writer(self.memory.engine, self.memory.embedder, fault=self.memory.fault)
+        return self.memory._run(sql_tx(fn, self.id, read=True).op())
 
     # -- structured memory in -------------------------------------------------------------------
     def add_episode(self, draft: EpisodeDraft | dict[str, Any]) -> WriteResult:
@@ -308,10 +207,7 @@ class Dataset:
     ) -> WriteResult:
         """Store structured drafts in one transaction; adding the same drafts again is a no-op.
         ``scope`` and ``metadata``: as for :meth:`memorize`."""
-        self._claim_embedder()
-        doc, plan = draft_document(self.id, drafts, scope, metadata)
-        with self.memory._writing():
-            return run_op(self.memory.engine, write_drafts_op(self.context, doc, plan))
+        return self._run(lambda c: add_episodes_op(c, self.ref, drafts, scope, metadata))
 
     def import_episodes(
         self,
@@ -328,33 +224,17 @@ class Dataset:
         Several times faster than :meth:`add_episodes` per document for initial loads, but other
         sessions wait until it commits and the index rebuild covers the whole store: use it when
         the batch is large next to what is stored. Needs the login role that owns the schema."""
-        items = draft_documents(self.id, documents, scope, metadata)
-        self._claim_embedder()
-        with self.memory._writing():
-            return self._writer().write_bulk(self.id, items, progress)
+        op = import_episodes_op
+        return self._run(lambda c: op(c, self.ref, documents, progress, scope, metadata))
 
     # -- search ---------------------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int | None = None,
-        mode: SearchMode | None = None,
-        display: DisplayMode | None = None,
-        budget_tokens: int | None = None,
-        now: datetime | None = None,
-        config: RecallConfig | None = None,
-        as_of: datetime | None = None,
-        include_history: bool = False,
-        scope: dict[str, str] | None = None,
-        where: dict[str, Any] | None = None,
-    ) -> SearchResponse:
+    def search(self, query: str, **options: Unpack[SearchKeywords]) -> SearchResponse:
         """Episodes whose evidence chain is cheapest (``mode="episodic"``), or the ``vector`` /
-        ``lexical`` baselines. No LLM is called. ``now`` anchors relative dates in the query.
-
-        ``top_k``, ``mode``, ``display`` and ``budget_tokens`` left as None come from ``config``
-        (default ``RecallConfig()``: 10 episodic results, ``summary`` display; ``budget_tokens``
-        applies to ``highly_related`` only unless given).
+        ``lexical`` baselines, or procedures (``"procedural"``). No LLM is called. The options
+        (:class:`memflow.SearchOptions`, which documents each): ``now`` anchors relative dates
+        in the query; ``top_k``, ``mode``, ``display`` and ``budget_tokens`` left as None come
+        from ``config`` (default ``RecallConfig()``: 10 episodic results, ``summary`` display;
+        ``budget_tokens`` applies to ``highly_related`` only unless given).
 
         ``as_of``: what held at that time, as far as it had been learned by then. Facts replaced
         since rank below current ones and are shown with their validity; ``include_history``
@@ -363,65 +243,24 @@ class Dataset:
 
         ``scope`` (e.g. ``{"user": "u1"}``) and ``where`` (a metadata filter, see
         :mod:`memflow.db.filters`): only what documents of that scope and metadata support."""
+        opts = SearchOptions.of(**options)
         self.check_embedder()
-        resp = self.memory.reads.run(
-            lambda engine: search(
-                self._context(engine),
-                query,
-                top_k=top_k,
-                mode=mode,
-                display=display,
-                budget_tokens=budget_tokens,
-                now=now,
-                config=config,
-                as_of=as_of,
-                include_history=include_history,
-                scope=scope,
-                where=where,
-            )
-        )
-        return honour_budget(resp, budget_tokens, config)
+        return self._run(lambda c: search_op(c, query, opts))
 
-    # -- memorize and forget (memflow.ingest.pipeline, memflow.store.forget) --------------------
+    # -- memorize and forget (memflow.ingest, memflow.store.forget) -----------------------------
     def memorize(
-        self,
-        source: Source | Sequence[Source],
-        *,
-        content_type: str | None = None,
-        extractor: ExtractorChoice | Any = None,
-        reference_time: datetime | None = None,
-        progress: ProgressFn | None = None,
-        routing: RouteSettings | bool | None = None,
-        llm: LlmClient | None = None,
-        raise_on_error: bool | None = None,
-        options: MemorizeOptions | None = None,
-        on_progress: ProgressCallback | None = None,
-        scope: dict[str, str] | None = None,
-        metadata: dict[str, Any] | None = None,
+        self, source: Source | Sequence[Source], **options: Unpack[MemorizeKeywords]
     ) -> MemorizeReport:
         """Memorise files, directories, stdin ("-"), text, bytes or ParsedDocuments.
 
         Keywords left as None come from ``options`` (default ``MemorizeOptions()``, which
-        documents them). See :mod:`memflow.ingest.pipeline` for what ``source`` may be and when
-        it raises. ``progress`` hears of each finished document; ``on_progress`` receives
-        :class:`~memflow.ingest.progress.ProgressEvent`s (documents, embedding batches, writes,
-        with counts and an ETA). ``scope`` ({"user", "agent", "session"}, any subset) and
-        ``metadata`` (a JSON object) are stored on each document for ``search(scope=, where=)``.
-        """
-        opts = (options or MemorizeOptions()).updated(
-            content_type=content_type,
-            extractor=extractor,
-            reference_time=reference_time,
-            routing=routing,
-            raise_on_error=raise_on_error,
-            scope=scope,
-            metadata=metadata,
-        )
-        self._claim_embedder()
-        with self.memory._writing():
-            return memorize(
-                self.context, source, opts, progress=progress, on_progress=on_progress, llm=llm
-            )
+        documents them). See :mod:`memflow.ingest.inputs` for what ``source`` may be and
+        :mod:`memflow.ingest.memorize` for when it raises. ``progress`` hears of each finished
+        document; ``on_progress`` receives :class:`~memflow.ingest.progress.ProgressEvent`s
+        (documents, embedding batches, writes, with counts and an ETA). ``scope`` ({"user",
+        "agent", "session"}, any subset) and ``metadata`` (a JSON object) are stored on each
+        document for ``search(scope=, where=)``."""
+        return self._run(lambda c: memorize_op(c, self.ref, source, options))
 
     def forget(
         self,
@@ -430,8 +269,7 @@ class Dataset:
         episode_id: uuid.UUID | str | None = None,
     ) -> ForgetReport:
         """Remove a document and what only it supported, or one episode with its facets."""
-        with self.memory._writing():
-            return forget(self.context, document_id=document_id, episode_id=episode_id)
+        return self._run(lambda c: forget_op(c, document_id=document_id, episode_id=episode_id))
 
     # -- facts that change (memflow.store.history) ----------------------------------------------
     def correct(
@@ -440,17 +278,16 @@ class Dataset:
         """Write ``text`` as the new version of FacetPoint ``point_id`` and close the old one
         (logged with ``actor``, default the database login role). Returns the new point's id."""
         self.check_embedder()
-        with self.memory._writing():
-            return correct(self.context, _as_uuid(point_id), text, actor=actor)
+        return self._run(lambda c: correct_op(c, _as_uuid(point_id), text, actor=actor))
 
     def history(self, node_id: uuid.UUID | str) -> list[HistoryEntry]:
         """Every version of the fact ``node_id`` belongs to, oldest first, with both times and
         what closed each (document, rule, model, correction)."""
-        return history(self.context, _as_uuid(node_id))
+        return self._run(lambda c: history_op(c.dataset_id, _as_uuid(node_id)))
 
     def documents(self) -> list[DocumentVersion]:
         """The documents of the dataset: id, source, version, status (current | replaced)."""
-        return documents(self.context)
+        return self._read(lambda c: document_versions(c, self.id))
 
     # -- inspection ------------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
@@ -473,10 +310,8 @@ class Dataset:
         """Entities whose type (EntityType, linked by is_a) is ``label`` or embeds within
         ``max_distance`` of it ("customers", "客户" find entities typed customer): ``id``,
         ``name``, ``entity_type``, ``description``, ``type``, ``distance``."""
-        params = entity_type_params(
-            self.memory.embedder, self.id, label, max_distance=max_distance, limit=limit
-        )
-        return self._read(lambda c: reads.entities_of_type(c, params))
+        md = max_distance
+        return self._run(lambda c: entities_of_type_op(c, label, max_distance=md, limit=limit))
 
     def chunk(self, document_id: uuid.UUID | str, key: str) -> dict[str, Any]:
         """The message or section ``key`` of document ``document_id``: what a search's

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -21,7 +21,8 @@ from memflow.db import engine as dbe
 from memflow.db.filters import check_metadata, check_scope
 from memflow.db.queries import q, raw
 from memflow.errors import InvalidInput
-from memflow.ingest.pipeline import max_document_bytes, resolve_inputs
+from memflow.ingest.inputs import max_document_bytes, resolve_inputs
+from memflow.recall.options import iso_time
 
 if TYPE_CHECKING:
     from memflow.memory import Dataset, DatasetInfo, Memory
@@ -68,17 +69,7 @@ def stats_json(dataset: str, stats: dict[str, int]) -> dict[str, Any]:
 
 def parse_time(value: str | datetime | None, what: str) -> datetime | None:
     """An ISO 8601 time (a date alone is midnight UTC); naive times are taken as UTC."""
-    if value is None or isinstance(value, datetime):
-        when = value
-    else:
-        try:
-            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidInput(
-                f"{what} {value!r} is not an ISO 8601 time: use e.g. 2024-05-08 or "
-                "2024-05-08T13:56:00Z"
-            ) from None
-    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
+    return iso_time(value, what)
 
 
 def limit_statements(engine: Engine, seconds: float) -> None:

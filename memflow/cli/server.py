@@ -94,7 +94,7 @@ def _announce(args: argparse.Namespace, payload: dict[str, Any], text: str) -> N
 
 
 def _max_body() -> int:
-    from memflow.ingest.pipeline import max_document_bytes
+    from memflow.ingest.inputs import max_document_bytes
 
     return 2 * max_document_bytes() + _BODY_SLACK
 

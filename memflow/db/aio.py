@@ -16,7 +16,7 @@ import asyncio
 import functools
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, ParamSpec, TypeVar
@@ -73,11 +73,12 @@ async def _prepare_connection(conn: psycopg.AsyncConnection[Any], app_role: bool
         await conn.commit()  # SET is transactional: keep it past the pool's reset-on-return
 
 
-def make_async_engine(url: str, *, pool_size: int = 5, app_role: bool = False) -> AsyncEngine:
+def make_async_engine(url: str, *, app_role: bool = False, **options: Any) -> AsyncEngine:
     """An async engine on psycopg's async driver; with ``app_role`` its connections run as
-    ``memflow_app`` (subject to row-level security), as :func:`memflow.db.engine.make_engine`."""
+    ``memflow_app`` (subject to row-level security), as :func:`memflow.db.engine.make_engine`
+    (``options``: the pool size and connection settings of :func:`engine_options`)."""
     check_url(url)
-    engine = create_async_engine(url, **engine_options(pool_size))
+    engine = create_async_engine(url, **engine_options(**options))
 
     def on_connect(dbapi_conn: Any, _record: object) -> None:
         try:
@@ -114,11 +115,18 @@ async def run_body(conn: AsyncConnection, body: Body[T], cpu: CpuPool) -> T:
         value = await conn.run_sync(out)
 
 
-async def run_tx(engine: AsyncEngine, tx: Tx[T], cpu: CpuPool) -> T:
+async def run_tx(
+    engine: AsyncEngine,
+    tx: Tx[T],
+    cpu: CpuPool,
+    replicas: Mapping[str, AsyncEngine] | None = None,
+) -> T:
+    """Run ``tx`` on ``engine``, or on the replica its ``server`` names."""
+    on = engine if tx.server is None or replicas is None else replicas[tx.server]
     attempts = RETRY_ATTEMPTS if tx.retry else 1
     for attempt in range(attempts):
         try:
-            async with transaction(engine, tx.dataset_id) as conn:
+            async with transaction(on, tx.dataset_id) as conn:
                 return await run_body(conn, tx.body(), cpu)
         except (MemflowError, sa_exc.SQLAlchemyError) as exc:
             if not tx.retry:
@@ -127,8 +135,14 @@ async def run_tx(engine: AsyncEngine, tx: Tx[T], cpu: CpuPool) -> T:
     raise AssertionError("unreachable")
 
 
-async def run_op(engine: AsyncEngine, op: Op[T], cpu: CpuPool) -> T:
-    """Run an operation: its transactions on ``engine``, the code between them on ``cpu``."""
+async def run_op(
+    engine: AsyncEngine,
+    op: Op[T],
+    cpu: CpuPool,
+    replicas: Mapping[str, AsyncEngine] | None = None,
+) -> T:
+    """Run an operation: its transactions on ``engine`` (or the replica a transaction names),
+    the code between them on ``cpu``."""
     value: Any = None
     error: BaseException | None = None
     while True:
@@ -136,7 +150,7 @@ async def run_op(engine: AsyncEngine, op: Op[T], cpu: CpuPool) -> T:
         if done:
             return out  # type: ignore[no-any-return]
         try:
-            value, error = await run_tx(engine, out, cpu), None
+            value, error = await run_tx(engine, out, cpu, replicas), None
         except Exception as exc:  # thrown into the operation, which may handle it
             value, error = None, exc
 

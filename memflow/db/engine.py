@@ -143,7 +143,7 @@ def _use_app_role(dbapi_conn: Any, _record: object) -> None:
 
 
 def engine_options(
-    pool_size: int, *, connect_timeout: int = 10, application_name: str = "memflow"
+    pool_size: int = 5, *, connect_timeout: int = 10, application_name: str = "memflow"
 ) -> dict[str, Any]:
     """The pool and connection settings of every memflow engine (sync and async)."""
     return {

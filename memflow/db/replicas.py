@@ -1,33 +1,39 @@
 """Reads spread over streaming replicas, writes on the primary, and read-your-writes between them.
 
-A :class:`ReadRouter` holds the primary engine and one engine per replica. ``run(fn)`` calls
-``fn(engine)`` (one read: it may run several statements, but must not write) on a healthy replica
-chosen round-robin, else on the primary:
+A :class:`ReadRouter` holds the primary engine and one engine per replica. ``route(op)`` sends
+each read transaction of an operation (:mod:`memflow.db.steps`, ``Tx.read``: it may run several
+statements, but must not write) to a healthy replica chosen round-robin, else to the primary;
+the sync API runs the routed operation on its engines, the async API on async engines of the
+same servers (the router polls replicas through its own sync engines, in the thread the
+operation's code runs in):
 
-* read-your-writes (the default): after this store wrote (``note_write`` records the primary's
-  WAL position once the write committed), a replica serves a read only once it has replayed that
-  position -- polled for up to ``max_wait_s``, then the read goes to the primary;
+* read-your-writes (the default): after this store wrote (the routed operation then reads the
+  primary's WAL position), a replica serves a read only once it has replayed that position --
+  polled for up to ``max_wait_s``, then the read goes to the primary;
 * a replica that refuses connections, breaks off a read, lags past the bound or was promoted
   (``pg_is_in_recovery()`` false) is set aside for ``retry_after_s`` and tried again afterwards;
-  a read it broke off runs once more, on the primary. Writes never pass through here.
+  a read it broke off runs once more, on the primary. Writes always run on the primary.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import suppress
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy.exc as sa_exc
 from sqlalchemy import Engine
 
 from memflow.config import READ_CONSISTENCIES, ReplicaSettings
-from memflow.db.engine import sqlstate_of, wrap_db_error
+from memflow.db.engine import sqlstate_of
 from memflow.db.queries import q
+from memflow.db.steps import Op, Tx, advance, sql_tx
 from memflow.errors import ConfigurationError, ConnectionFailed, MemflowError
 
 log = logging.getLogger(__name__)
@@ -91,37 +97,67 @@ class ReadRouter:
         self.counts: Counter[str] = Counter()
         self.max_lag_bytes = 0  # the largest replay lag behind a write seen while choosing
 
-    # -- writes ---------------------------------------------------------------------------------
-    def note_write(self) -> None:
-        """Record where the primary's WAL ends: call after a write committed (or failed part way)."""
-        if not self.replicas or self.settings.consistency == "eventual":
-            return
-        try:
-            with self.primary.connect() as conn:
-                lsn = parse_lsn(conn.execute(q("primary_write_lsn")).scalar())
-        except sa_exc.SQLAlchemyError as exc:
-            raise wrap_db_error(exc) from exc
-        with self._lock:
-            self._written = max(self._written, lsn)
+    # -- operations -----------------------------------------------------------------------------
+    def route(self, op: Op[T]) -> Op[T]:
+        """``op`` (:mod:`memflow.db.steps`) with each read transaction (``Tx.read``) sent to a
+        caught-up replica and run again on the primary if the replica breaks it off -- only that
+        transaction: what the operation computed before it (a query's embedding) stands. After
+        an operation that wrote (or failed part way through a write), the primary's WAL position
+        is noted for read-your-writes. The sync and the async runner both run what it yields."""
+        return self._routed(op)
 
-    # -- reads ----------------------------------------------------------------------------------
-    def run(self, fn: Callable[[Engine], T]) -> T:
-        """``fn(engine)`` on a caught-up replica, else (or if that replica breaks off) the primary."""
-        replica = self._choose() if self.replicas else None
+    def _routed(self, op: Op[T]) -> Op[T]:
+        value: Any = None
+        error: BaseException | None = None
+        wrote = False
+        while True:
+            try:
+                done, tx = advance(op, value, error)
+            except Exception:
+                if wrote:  # a failure part way may have committed some transactions
+                    with suppress(MemflowError):  # then the write's own error is the one raised
+                        yield from self._note_write()
+                raise
+            if done:
+                if wrote:
+                    yield from self._note_write()
+                return tx  # type: ignore[no-any-return]
+            wrote = wrote or not tx.read
+            value, error = yield from self._attempt(tx)
+
+    def _attempt(self, tx: Tx[Any]) -> Generator[Tx[Any], Any, tuple[Any, BaseException | None]]:
+        """(result, None) or (None, the error to throw into the operation)."""
+        replica = self._choose() if tx.read and self.replicas else None
         if replica is not None:
             try:
-                result = fn(replica.engine)
+                value = yield dataclasses.replace(tx, server=replica.url)
             except MemflowError as exc:
                 if not _replica_fault(exc):
-                    raise
+                    return None, exc
                 self._set_aside(replica, "failed", str(exc))
                 self._count("primary_after_failure")
             else:
                 self._count("replica")
-                return result
-        result = fn(self.primary)
-        self._count("primary")
-        return result
+                return value, None
+        try:
+            value = yield tx
+        except Exception as exc:
+            return None, exc
+        if tx.read:
+            self._count("primary")
+        return value, None
+
+    def _note_write(self) -> Generator[Tx[Any], Any, None]:
+        """Record where the primary's WAL ends (after a write committed or failed part way)."""
+        if not self.replicas or self.settings.consistency == "eventual":
+            return
+        lsn = yield sql_tx(lambda conn: conn.execute(q("primary_write_lsn")).scalar())
+        with self._lock:
+            self._written = max(self._written, parse_lsn(lsn))
+
+    def engines_by_url(self) -> dict[str, Engine]:
+        """Each replica's engine by its URL (what a routed transaction's ``server`` names)."""
+        return {r.url: r.engine for r in self.replicas}
 
     def stats(self) -> dict[str, int]:
         """How reads were served (replica, primary, primary_after_failure) and why replicas were

@@ -15,7 +15,7 @@ So a step should do database work only, and CPU work belongs between steps.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -32,11 +32,20 @@ Body = Generator[Sql, Any, T]
 @dataclass(frozen=True)
 class Tx(Generic[T]):
     """One transaction: ``body()`` makes its generator (again, when ``retry`` reruns it after a
-    serialization failure or deadlock); ``dataset_id`` is bound before the first step."""
+    serialization failure or deadlock); ``dataset_id`` is bound before the first step. A ``read``
+    writes nothing, so it may run on a read replica: ``server`` names the one
+    :meth:`memflow.db.replicas.ReadRouter.route` chose (None: the primary)."""
 
     body: Callable[[], Body[T]]
     dataset_id: uuid.UUID | None = None
     retry: bool = False
+    read: bool = False
+    server: str | None = None
+
+    def op(self) -> Op[T]:
+        """The operation of this one transaction."""
+        result: T = yield self
+        return result
 
 
 Op = Generator[Tx[Any], Any, T]
@@ -49,10 +58,14 @@ def one_step(fn: Callable[[Connection], T]) -> Body[T]:
 
 
 def sql_tx(
-    fn: Callable[[Connection], T], dataset_id: uuid.UUID | None = None, *, retry: bool = False
+    fn: Callable[[Connection], T],
+    dataset_id: uuid.UUID | None = None,
+    *,
+    retry: bool = False,
+    read: bool = False,
 ) -> Tx[T]:
     """A transaction of one step."""
-    return Tx(lambda: one_step(fn), dataset_id, retry)
+    return Tx(lambda: one_step(fn), dataset_id, retry, read)
 
 
 def advance(
@@ -76,16 +89,19 @@ def run_body(conn: Connection, body: Body[T]) -> T:
         value = out(conn)
 
 
-def run_tx(engine: Engine, tx: Tx[T]) -> T:
+def run_tx(engine: Engine, tx: Tx[T], replicas: Mapping[str, Engine] | None = None) -> T:
+    """Run ``tx`` on ``engine``, or on the replica its ``server`` names."""
+    on = engine if tx.server is None or replicas is None else replicas[tx.server]
+
     def attempt() -> T:
-        with transaction(engine, tx.dataset_id) as conn:
+        with transaction(on, tx.dataset_id) as conn:
             return run_body(conn, tx.body())
 
     return run_with_retry(attempt) if tx.retry else attempt()
 
 
-def run_op(engine: Engine, op: Op[T]) -> T:
-    """Run an operation, each of its transactions on ``engine``."""
+def run_op(engine: Engine, op: Op[T], replicas: Mapping[str, Engine] | None = None) -> T:
+    """Run an operation, each of its transactions on ``engine`` (or the replica it names)."""
     value: Any = None
     error: BaseException | None = None
     while True:
@@ -93,7 +109,7 @@ def run_op(engine: Engine, op: Op[T]) -> T:
         if done:
             return out  # type: ignore[no-any-return]
         try:
-            value, error = run_tx(engine, out), None
+            value, error = run_tx(engine, out, replicas), None
         except Exception as exc:  # thrown into the operation, which may handle it
             value, error = None, exc
 

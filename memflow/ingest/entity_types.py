@@ -5,13 +5,14 @@ only next to a name the extractor already found; anything else stays untyped."""
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from memflow.context import StoreContext
+from memflow.db.steps import Op, sql_tx
 from memflow.drafts import EntityDraft, EpisodeDraft
-from memflow.embed.base import Embedder
 from memflow.ids import canonical_name
+from memflow.store import reads
 from memflow.text.document import Chunk
 
 # label as written -> the type name stored (one EntityType per name)
@@ -84,18 +85,22 @@ def type_name(label: str) -> str:
     return _LABELS.get(text.lower() if text.isascii() else text, text)
 
 
-def entity_type_params(
-    embedder: Embedder, dataset_id: uuid.UUID, label: str, *, max_distance: float, limit: int
-) -> dict[str, Any]:
-    """The parameters of :func:`memflow.store.reads.entities_of_type` for entities typed
-    ``label`` (CPU: embeds it)."""
-    return {
-        "dataset_id": dataset_id,
-        "q": embedder.embed_query(label),
+def entities_of_type_op(
+    ctx: StoreContext, label: str, *, max_distance: float, limit: int
+) -> Op[list[dict[str, Any]]]:
+    """Entities whose type is ``label`` or embeds within ``max_distance`` of it: the label
+    embedded (CPU), then one read (:func:`memflow.store.reads.entities_of_type`)."""
+    params = {
+        "dataset_id": ctx.dataset_id,
+        "q": ctx.embedder.embed_query(label),
         "key": canonical_name(type_name(label)),
         "max_distance": max_distance,
         "limit": limit,
     }
+    found: list[dict[str, Any]] = yield sql_tx(
+        lambda conn: reads.entities_of_type(conn, params), ctx.dataset_id, read=True
+    )
+    return found
 
 
-__all__ = ["entity_labels", "entity_type_params", "type_name", "with_entity_types"]
+__all__ = ["entities_of_type_op", "entity_labels", "type_name", "with_entity_types"]

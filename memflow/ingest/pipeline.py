@@ -1,21 +1,7 @@
 """memorize: inputs -> parse -> extract -> route -> plan -> write, one transaction per document.
 
-What ``source`` may be (``resolve_inputs``):
-
-- a :class:`~memflow.text.document.ParsedDocument` (used as is; the benchmark path);
-- an ``os.PathLike`` (``Path``): a file or a directory (read recursively), which must exist;
-- ``bytes``: the content of one input;
-- ``str``: ``"-"`` reads stdin; a string naming an existing file or directory is that path; a
-  one-line string that ends with a known text extension (``notes.md``) but does not exist is an
-  error (a mistyped path is never memorised as text); any other string is the text itself;
-- a list of any of these.
-
-The document id is derived from the content (so memorizing the same content again is detected
-before any extraction or embedding and reported as ``skipped``): for files and raw input it is
-the hash of the decoded input, the detected content type, the part index (a JSON list of
-conversations gives several documents) and the explicit reference time if one was given; for a
-ParsedDocument it is the hash of everything but its ``source``. A file's modification time is the
-reference time of text and Markdown documents when none is given (it anchors relative dates).
+:func:`memorize_op` is the operation both APIs run: the inputs resolved
+(:mod:`memflow.ingest.inputs`), then the :class:`Memorizer`, one document after another.
 
 Failures are per document: a document that fails writes nothing and the others go on. The call
 raises the first failure's error (InvalidInput, ExtractionError, ...) only when *every* input
@@ -24,35 +10,31 @@ failed and ``raise_on_error`` is true (the default); otherwise failures are in t
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from sqlalchemy import Connection, Engine
 
 from memflow.context import StoreContext
 from memflow.db.filters import check_metadata, check_scope
-from memflow.db.steps import Body, Op, Tx, run_op, sql_tx
+from memflow.db.steps import Body, Op, Tx, sql_tx
 from memflow.drafts import EpisodeDraft
 from memflow.embed.base import Vector, mean_direction
 from memflow.embed.cache import CachingEmbedder
 from memflow.errors import ConfigurationError, InvalidInput, MemflowError
-from memflow.ids import content_hash
-from memflow.ingest.options import EXTRACTOR_CHOICES, MemorizeOptions
-from memflow.ingest.parse import TEXT_EXTENSIONS, decode_input, iter_sources, parse_input
+from memflow.ingest.inputs import InputDocument, Source, resolve_inputs
+from memflow.ingest.options import EXTRACTOR_CHOICES, ExtractorChoice, MemorizeOptions
 from memflow.ingest.progress import ProgressCallback, ProgressTracker
 from memflow.ingest.report import DocumentReport, MemorizeReport
 from memflow.ingest.route import RouteSettings, merge_into_plan, reconcile, route_steps
 from memflow.ingest.supersede import make_decider
+from memflow.store.datasets import DatasetRef, claim_embedder_op
 from memflow.store.merge import EpisodeState, NodeUpdate, apply_updates, load_episodes
 from memflow.store.plan import Planner, WritePlan, summary_parts
 from memflow.store.versions import version_procedures
@@ -68,173 +50,10 @@ from memflow.text.document import ParsedDocument
 if TYPE_CHECKING:
     from memflow.llm.client import LlmClient, Usage
 
-Source = str | bytes | os.PathLike[str] | ParsedDocument
 ProgressFn = Callable[[int, int, DocumentReport], None]
 
 
-# ---------------------------------------------------------------- inputs
-
-
 AfterRows = Callable[[Connection, uuid.UUID], None]
-
-
-@dataclass
-class InputDocument:
-    """One document to memorise, or the error that kept an input from becoming one."""
-
-    source: str
-    doc: ParsedDocument | None = None
-    content_hash: str | None = None
-    error: MemflowError | None = None
-    # One file or named input that gave one document: re-memorising the source edited is its
-    # next version (memflow.store.temporal). Parts of a multi-document input never are.
-    versioned: bool = False
-
-
-def _is_path_like_text(text: str) -> bool:
-    one_line = "\n" not in text and len(text) < 4096
-    return one_line and text.strip().lower().endswith(TEXT_EXTENSIONS)
-
-
-def _input_hash(text: str, doc: ParsedDocument, part: int, explicit: datetime | None) -> str:
-    key = {
-        "input": content_hash(text),
-        "content_type": doc.content_type,
-        "part": part,
-        "reference_time": explicit.isoformat() if explicit else None,
-    }
-    return content_hash(json.dumps(key, sort_keys=True))
-
-
-def parsed_document_hash(doc: ParsedDocument) -> str:
-    return content_hash(doc.model_dump_json(exclude={"source"}))
-
-
-DEFAULT_MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
-
-
-def max_document_bytes() -> int:
-    """Largest input memorised as one document (``MEMFLOW_MAX_DOCUMENT_BYTES``, default 4 MiB).
-
-    One document is one transaction and every sentence becomes an embedded point: a 10 MB text
-    would hold a transaction open for many minutes. Split big inputs (by chapter, by day)."""
-    raw = os.environ.get("MEMFLOW_MAX_DOCUMENT_BYTES")
-    try:
-        return int(raw) if raw else DEFAULT_MAX_DOCUMENT_BYTES
-    except ValueError:
-        raise InvalidInput(
-            f"MEMFLOW_MAX_DOCUMENT_BYTES must be a number of bytes, got {raw!r}"
-        ) from None
-
-
-def _check_size(data: str | bytes, name: str) -> None:
-    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
-    limit = max_document_bytes()
-    if size > limit:
-        raise InvalidInput(
-            f"{name}: {size / 1048576:.1f} MiB is more than memflow memorises as one document "
-            f"({limit / 1048576:.1f} MiB): split it into smaller files (by chapter, by day) or raise "
-            "MEMFLOW_MAX_DOCUMENT_BYTES"
-        )
-
-
-def _parse_raw(
-    data: str | bytes,
-    name: str,
-    *,
-    content_type: str,
-    reference_time: datetime | None,
-    filename: str | None = None,
-    mtime: datetime | None = None,
-) -> list[InputDocument]:
-    try:
-        _check_size(data, name)
-        text = decode_input(data, name)
-        docs = parse_input(
-            text,
-            source=name,
-            content_type=content_type,
-            reference_time=reference_time,
-            filename=filename,
-        )
-    except MemflowError as exc:
-        return [InputDocument(name, error=exc)]
-    out = []
-    for i, doc in enumerate(docs):
-        if (
-            reference_time is None
-            and mtime is not None
-            and doc.content_type in ("text", "markdown")
-        ):
-            doc = doc.model_copy(update={"reference_time": mtime})
-        out.append(
-            InputDocument(
-                doc.source, doc, _input_hash(text, doc, i, reference_time), versioned=len(docs) == 1
-            )
-        )
-    return out
-
-
-def _read_paths(raw: str, **kw: Any) -> list[InputDocument]:
-    try:
-        found = iter_sources([raw])
-    except MemflowError as exc:
-        return [InputDocument("<stdin>" if raw == "-" else raw, error=exc)]
-    out: list[InputDocument] = []
-    for src in found:
-        filename = None if src.name == "<stdin>" else src.name
-        mtime = None if filename is None else src.mtime
-        out += _parse_raw(src.data, src.name, filename=filename, mtime=mtime, **kw)
-    return out
-
-
-def resolve_inputs(
-    source: Source | Sequence[Source],
-    *,
-    content_type: str = "auto",
-    reference_time: datetime | None = None,
-) -> list[InputDocument]:
-    """Turn ``source`` (see the module docstring) into documents, never raising per input."""
-    items: Sequence[Source] = (
-        list(source) if isinstance(source, list | tuple) else [source]  # type: ignore[list-item]
-    )
-    if not items:
-        raise InvalidInput("nothing to memorize: pass a path, a text, or a ParsedDocument")
-    ref = (
-        reference_time.replace(tzinfo=UTC)
-        if reference_time and not reference_time.tzinfo
-        else reference_time
-    )
-    kw: dict[str, Any] = {"content_type": content_type, "reference_time": ref}
-    out: list[InputDocument] = []
-    for item in items:
-        if isinstance(item, ParsedDocument):
-            out.append(InputDocument(item.source, item, parsed_document_hash(item)))
-        elif isinstance(item, bytes):
-            out += _parse_raw(item, "<bytes>", **kw)
-        elif isinstance(item, os.PathLike):
-            out += _read_paths(os.fspath(item), **kw)
-        elif isinstance(item, str):
-            if item == "-" or ("\n" not in item and _exists(item)):
-                out += _read_paths(item, **kw)
-            elif _is_path_like_text(item):
-                out.append(
-                    InputDocument(item, error=InvalidInput(f"{item}: no such file or directory"))
-                )
-            else:
-                out += _parse_raw(item, "<text>", **kw)
-        else:
-            raise InvalidInput(
-                f"cannot memorize a {type(item).__name__}: pass a path, str, bytes or ParsedDocument"
-            )
-    return out
-
-
-def _exists(text: str) -> bool:
-    try:
-        return bool(text.strip()) and len(text) < 4096 and Path(text).exists()
-    except (OSError, ValueError):
-        return False
 
 
 # ---------------------------------------------------------------- the pipeline
@@ -462,11 +281,9 @@ class Memorizer:
             at += n
         return out
 
-    def memorize_document(self, item: InputDocument) -> tuple[DocumentReport, MemflowError | None]:
-        return run_op(self.engine, self.document_op(item))
-
     def document_op(self, item: InputDocument) -> Op[tuple[DocumentReport, MemflowError | None]]:
-        """:meth:`memorize_document` as an operation (:mod:`memflow.db.steps`)."""
+        """Memorise one document: skipped when stored, else extracted, routed, planned and
+        written (:mod:`memflow.db.steps`)."""
         started = time.perf_counter()
         report = DocumentReport(id=None, source=item.source, status="failed")
         if item.doc is None or item.content_hash is None:
@@ -515,7 +332,6 @@ class Memorizer:
                 metadata=self.metadata,
             )
             writer = Writer(
-                self.engine,
                 self.embedder,
                 fault=self.ctx.fault,
                 after_rows=_after_rows(updates, supersede),
@@ -553,21 +369,13 @@ class Memorizer:
         report.seconds = time.perf_counter() - started
         return report
 
-    def run(
-        self,
-        items: Sequence[InputDocument],
-        progress: ProgressFn | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> tuple[MemorizeReport, list[MemflowError]]:
-        return run_op(self.engine, self.run_op(items, progress, on_progress))
-
     def run_op(
         self,
         items: Sequence[InputDocument],
         progress: ProgressFn | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> Op[tuple[MemorizeReport, list[MemflowError]]]:
-        """:meth:`run` as an operation: each document in its own transactions, one after another."""
+        """Memorise ``items``: each document in its own transactions, one after another."""
         report = MemorizeReport()
         errors: list[MemflowError] = []
         if on_progress is not None:
@@ -627,35 +435,50 @@ def _after_rows(updates: list[NodeUpdate], supersede: AfterRows | None) -> After
     return run
 
 
-def memorize(
+class MemorizeKeywords(TypedDict, total=False):
+    """The keywords of ``Dataset.memorize``: the fields of :class:`MemorizeOptions` a call may
+    set (left out or None: from ``options``), and what reports progress and which chat model
+    to use."""
+
+    content_type: str | None
+    extractor: ExtractorChoice | Any
+    reference_time: datetime | None
+    progress: ProgressFn | None
+    routing: RouteSettings | bool | None
+    llm: LlmClient | None
+    raise_on_error: bool | None
+    options: MemorizeOptions | None
+    on_progress: ProgressCallback | None
+    scope: dict[str, str] | None
+    metadata: dict[str, Any] | None
+
+
+_NOT_OPTIONS = ("progress", "on_progress", "llm", "options")
+
+
+def memorize_op(
     ctx: StoreContext,
+    ref: DatasetRef,
     source: Source | Sequence[Source],
-    options: MemorizeOptions | None = None,
-    *,
-    progress: ProgressFn | None = None,
-    on_progress: ProgressCallback | None = None,
-    llm: LlmClient | None = None,
-) -> MemorizeReport:
-    """Memorise ``source`` into the dataset of ``ctx`` (see the module docstring for the rules)."""
-    opts = options or MemorizeOptions()
+    keywords: MemorizeKeywords,
+) -> Op[MemorizeReport]:
+    """Memorise ``source`` into the dataset of ``ctx`` (see the module docstring for the rules):
+    the embedder claimed for the dataset, the inputs resolved (once: resolved ones pass
+    through), each document in its own transactions."""
+    given: dict[str, Any] = dict(keywords)
+    base = given.pop("options", None) or MemorizeOptions()
+    opts = base.updated(**{k: v for k, v in given.items() if k not in _NOT_OPTIONS})
+    yield from claim_embedder_op(ref, ctx.embedder.name)
     items = resolve_inputs(
         source, content_type=opts.content_type, reference_time=opts.reference_time
     )
-    memorizer = Memorizer(ctx, opts, llm=llm)
+    memorizer = Memorizer(ctx, opts, llm=given.get("llm"))
     try:
-        report, errors = memorizer.run(items, progress, on_progress)
+        run = memorizer.run_op(items, given.get("progress"), given.get("on_progress"))
+        report, errors = yield from run
     finally:
         memorizer.close()
     return outcome(report, errors, opts)
 
 
-__all__ = [
-    "InputDocument",
-    "Memorizer",
-    "ProgressFn",
-    "Source",
-    "memorize",
-    "outcome",
-    "parsed_document_hash",
-    "resolve_inputs",
-]
+__all__ = ["MemorizeKeywords", "Memorizer", "ProgressFn", "memorize_op", "outcome"]

@@ -59,7 +59,7 @@ def _context(
 
 
 @dataclass(frozen=True)
-class _Unit:
+class BaselineUnit:
     """One ranked unit of a baseline mode (a turn, a facet text or a chunk)."""
 
     node_id: uuid.UUID | None
@@ -82,9 +82,9 @@ def _vector_units(
     k: int,
     include_facets: bool,
     visible: Visible | None,
-) -> list[_Unit]:
+) -> list[BaselineUnit]:
     return [
-        _Unit(
+        BaselineUnit(
             node_id=r.node_id,
             node_kind="FacetPoint" if r.collection == "FacetPoint_search_text" else "Facet",
             episode_id=r.episode_id,
@@ -105,9 +105,9 @@ def _vector_units(
 
 def _lexical_units(
     conn: Any, dataset_id: uuid.UUID, query: str, k: int, visible: Visible | None
-) -> list[_Unit]:
+) -> list[BaselineUnit]:
     return [
-        _Unit(
+        BaselineUnit(
             node_id=r.point_id,
             node_kind="chunk",
             episode_id=r.episode_id,
@@ -125,7 +125,7 @@ def _lexical_units(
     ]
 
 
-def _best_per_episode(units: Sequence[_Unit], top_k: int) -> list[int]:
+def _best_per_episode(units: Sequence[BaselineUnit], top_k: int) -> list[int]:
     """The indexes of the first (best) unit of each episode, in rank order, at most ``top_k``
     (units without an episode stay)."""
     seen: set[uuid.UUID] = set()
@@ -138,14 +138,14 @@ def _best_per_episode(units: Sequence[_Unit], top_k: int) -> list[int]:
     return out[:top_k]
 
 
-def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]]:
+def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[BaselineUnit]]:
     """The ``vector`` and ``lexical`` modes' transaction: ranked units."""
     cfg, mode, query = plan.cfg, plan.mode, plan.query
     k = _baseline_k(plan)
     visible = yield from visible_body(dataset_id, plan)
     t = time.perf_counter()
     yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
-    units: list[_Unit]
+    units: list[BaselineUnit]
     if mode == "vector":
         units = yield lambda conn: _vector_units(
             conn, dataset_id, plan.qvec, k, cfg.vector_facets, visible
@@ -171,7 +171,7 @@ def _baseline_k(plan: SearchPlan) -> int:
     return max(plan.top_k, wide)
 
 
-def baseline_response(plan: SearchPlan, units: list[_Unit]) -> SearchResponse:
+def baseline_response(plan: SearchPlan, units: list[BaselineUnit]) -> SearchResponse:
     """The ``vector`` and ``lexical`` modes' response: ranked units, no graph. Results are
     episodes, each at the rank of its best unit (an episode is listed once); a
     ``highly_related`` context packs the units themselves."""

@@ -27,20 +27,21 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import Connection
 
 from memflow.db.queries import q
-from memflow.db.steps import Body, Tx
+from memflow.db.steps import Body, Op, Tx
+from memflow.embed.base import Embedder
 from memflow.errors import EmbedderMismatch, InvalidInput
 from memflow.recall.budget import honour_budget
-from memflow.recall.config import RecallConfig
+from memflow.recall.options import SearchOptions
 from memflow.recall.plan import SearchPlan
 from memflow.recall.render import GROUP_SEPARATOR, SUMMARY_SEPARATOR, pack_indexes
-from memflow.recall.search import finish_search, search_body
+from memflow.recall.rows import Fetched
+from memflow.recall.search import finish_rows, plan_search, search_body
 from memflow.recall.types import ContextUnit, SearchResponse, SearchResult
-from memflow.store.datasets import check_same_embedder, validate_dataset_name
+from memflow.store.datasets import check_same_embedder, lookup_op, validate_dataset_name
 from memflow.text.tokens import token_counter
 
 # How one dataset's summary/detail context joins its result contexts, by mode.
@@ -86,10 +87,12 @@ def _bind(conn: Connection, dataset_id: uuid.UUID) -> None:
     conn.execute(q("bind_dataset"), {"dataset_id": str(dataset_id)})
 
 
-def fetch_body(targets: Sequence[Target], plan: SearchPlan) -> Body[list[tuple[SearchPlan, Any]]]:
+def fetch_body(
+    targets: Sequence[Target], plan: SearchPlan
+) -> Body[list[tuple[SearchPlan, Fetched]]]:
     """The read transaction: each dataset's search body under its own binding. Each dataset
     gets a copy of ``plan`` (its own timings; the query vector is shared)."""
-    out: list[tuple[SearchPlan, Any]] = []
+    out: list[tuple[SearchPlan, Fetched]] = []
     for target in targets:
         ds = target.dataset_id
         yield lambda conn, ds=ds: _bind(conn, ds)  # type: ignore[misc]
@@ -98,21 +101,21 @@ def fetch_body(targets: Sequence[Target], plan: SearchPlan) -> Body[list[tuple[S
     return out
 
 
-def fetch_tx(targets: Sequence[Target], plan: SearchPlan) -> Tx[list[tuple[SearchPlan, Any]]]:
-    """:func:`fetch_body` as one transaction, bound to no dataset until its first step."""
-    return Tx(lambda: fetch_body(targets, plan))
-
-
-def finish(
-    targets: Sequence[Target],
-    plan: SearchPlan,
-    fetched: Sequence[tuple[SearchPlan, Any]],
-    config: RecallConfig | None = None,
-) -> SearchResponse:
-    """The pure stages: each dataset's response (:func:`finish_search`), merged, budgeted."""
-    responses = [finish_search(mine, got) for mine, got in fetched]
+def search_op(embedder: Embedder, query: str, options: SearchOptions) -> Op[SearchResponse]:
+    """One search over ``options.datasets``: each looked up and checked for the one embedder,
+    the query planned and embedded once, one read transaction, then each dataset's pure stages,
+    the merge and the budget."""
+    names = dataset_names(options.datasets or [])
+    found = []
+    for name in names:
+        found.append((yield from lookup_op(name, embedder.name, create=False)))
+    check_one_embedder([(d.name, d.embedder) for d in found], embedder.name)
+    targets = [Target(d.name, d.id) for d in found]
+    plan = plan_search(embedder, query, options.model_copy(update={"datasets": None}))
+    fetched = yield Tx(lambda: fetch_body(targets, plan), read=True)
+    responses = [finish_rows(mine, got) for mine, got in fetched]
     merged = merge([t.name for t in targets], responses, plan)
-    return honour_budget(merged, plan.budget_tokens, config)
+    return honour_budget(merged, plan.budget_tokens, plan.cfg)
 
 
 # ------------------------------------------------------------------------------------- merging
@@ -239,7 +242,6 @@ __all__ = [
     "check_one_embedder",
     "dataset_names",
     "fetch_body",
-    "fetch_tx",
-    "finish",
     "merge",
+    "search_op",
 ]

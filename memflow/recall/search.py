@@ -1,27 +1,24 @@
-"""Search orchestration: embed the query once, one bound transaction with the recall and
-projection statements, then the pure stages (bonus, index, score, render), each timed."""
+"""Search orchestration: :func:`search_op`, the one search both APIs and the doors run -- the
+options resolved and the query embedded once (:func:`plan_search`), one bound read transaction
+with the recall and projection statements (:func:`search_body`), then the pure stages (bonus,
+index, score, render, budget), each timed (:func:`finish_search`)."""
 
 from __future__ import annotations
 
 import time
 import uuid
 from datetime import UTC, datetime
-from typing import Any
 
 from memflow.context import StoreContext
 from memflow.db.filters import search_filter
-from memflow.db.steps import Body, Tx, run_tx
+from memflow.db.steps import Body, Op, Tx
 from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
 from memflow.recall import procedural, sqlrecall, temporal
 from memflow.recall.baseline import baseline_response, baseline_units
-from memflow.recall.config import (
-    DISPLAY_MODES,
-    SEARCH_MODES,
-    DisplayMode,
-    RecallConfig,
-    SearchMode,
-)
+from memflow.recall.budget import honour_budget
+from memflow.recall.config import RecallConfig
+from memflow.recall.options import SearchOptions
 from memflow.recall.pipeline import (
     ScoredHits,
     episode_hits,
@@ -31,60 +28,45 @@ from memflow.recall.pipeline import (
     score_hits,
 )
 from memflow.recall.plan import SearchPlan, ms, visible_body
-from memflow.recall.preprocess import PreprocessedQuery, preprocess
-from memflow.recall.tags import bare_episodes, document_ids, with_tags
-from memflow.recall.types import (
-    Hit,
-    SearchResponse,
-    Subgraph,
+from memflow.recall.preprocess import preprocess
+from memflow.recall.rows import (
+    BaselineRows,
+    EpisodicRows,
+    Fetched,
+    ProceduralRows,
+    SearchRows,
+    cited,
 )
+from memflow.recall.tags import with_tags
+from memflow.recall.types import Hit, SearchResponse, Subgraph
 from memflow.recall.visibility import Visible, result_documents
 
 
-def plan_search(
-    embedder: Embedder,
-    query: str,
-    *,
-    top_k: int | None = None,
-    mode: SearchMode | None = None,
-    display: DisplayMode | None = None,
-    budget_tokens: int | None = None,
-    now: datetime | None = None,
-    config: RecallConfig | None = None,
-    as_of: datetime | None = None,
-    include_history: bool = False,
-    scope: dict[str, str] | None = None,
-    where: dict[str, Any] | None = None,
-) -> SearchPlan:
-    """Check the arguments, preprocess the query and embed it (CPU only, no database).
-    ``scope`` and ``where``: memflow.db.filters (checked here, before any SQL)."""
-    cfg = config or RecallConfig()
-    top_k = cfg.top_k if top_k is None else top_k
-    mode = cfg.mode if mode is None else mode
-    if mode not in SEARCH_MODES:
-        raise InvalidInput(f"unknown search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
-    shown = display or cfg.display
-    if shown not in DISPLAY_MODES:
-        raise InvalidInput(f"unknown display {shown!r}: use one of {', '.join(DISPLAY_MODES)}")
-    if top_k < 1:
-        raise InvalidInput(f"top_k must be at least 1, got {top_k}")
-    if budget_tokens is not None and budget_tokens < 1:
-        raise InvalidInput(f"budget_tokens must be at least 1, got {budget_tokens}")
-    if mode == "procedural" and (as_of is not None or include_history):
+def plan_search(embedder: Embedder, query: str, options: SearchOptions) -> SearchPlan:
+    """Resolve the options (None: ``config``'s), preprocess the query and embed it (CPU only,
+    no database). ``scope`` and ``where``: memflow.db.filters (checked here, before any SQL)."""
+    cfg = options.config or RecallConfig()
+    mode = cfg.mode if options.mode is None else options.mode
+    stamps = (options.as_of, options.known_at)
+    if mode == "procedural" and (any(t is not None for t in stamps) or options.include_history):
         raise InvalidInput(
-            "procedures have no validity over time: drop as_of/include_history, or search "
-            "mode='episodic' (or 'vector', 'lexical') for facts as they were"
+            "procedures have no validity over time: drop as_of/known_at/include_history, or "
+            "search mode='episodic' (or 'vector', 'lexical') for facts as they were"
         )
-    flt = search_filter(scope, where)
+    flt = search_filter(options.scope, options.where)
     query = query.replace("\x00", "")
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    pq = preprocess(query, now, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+    pq = preprocess(query, options.now, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
     timings["preprocess"] = ms(t)
-    if as_of is not None and as_of.tzinfo is None:
-        as_of = as_of.replace(tzinfo=UTC)
-    plan = SearchPlan(query, mode, shown, top_k, budget_tokens, cfg, pq, timings)
-    plan.as_of, plan.include_history, plan.filter = as_of, include_history, flt
+    top_k = cfg.top_k if options.top_k is None else options.top_k
+    plan = SearchPlan(query, mode, options.display or cfg.display, top_k, options.budget_tokens,
+                      cfg, pq, timings)  # fmt: skip
+    as_of, known_at = (_aware(when) for when in stamps)
+    # Issue 26 (i26-facts) gives known_at a clock of its own (the store's write time). Until
+    # then it is served as as_of, which reads what held then as far as it had been learned.
+    plan.as_of = as_of if as_of is not None else known_at
+    plan.known_at, plan.include_history, plan.filter = known_at, options.include_history, flt
     if mode != "lexical":
         t = time.perf_counter()
         plan.qvec = embedder.embed_query(pq.vector_query)
@@ -92,37 +74,44 @@ def plan_search(
     return plan
 
 
-def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Any]:
-    """The transaction of a search: what :func:`finish_search` turns into the response (with
-    the scope and metadata of the documents it cites)."""
+def _aware(when: datetime | None) -> datetime | None:
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
+
+
+def search_op(ctx: StoreContext, query: str, options: SearchOptions) -> Op[SearchResponse]:
+    """One search of the dataset of ``ctx``: plan it (the query embedded once), one read
+    transaction, then the pure stages and the budget -- what ``Dataset.search`` returns."""
+    if options.datasets is not None:
+        raise InvalidInput(
+            "a dataset's search covers that dataset: to search several, use "
+            "Memory.search(query, datasets=[...])"
+        )
+    plan = plan_search(ctx.embedder, query, options)
+    fetched = yield Tx(lambda: search_body(ctx.dataset_id, plan), read=True)
+    return finish_search(plan, fetched)
+
+
+def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Fetched]:
+    """The transaction of a search: the rows :func:`finish_search` turns into the response, with
+    the scope and metadata of the documents they cite."""
     visible = (yield from visible_body(dataset_id, plan)) if plan.mode == "episodic" else None
-    fetched = yield from _search_rows(dataset_id, plan, visible)
+    rows = yield from _search_rows(dataset_id, plan, visible)
     # Episodes written from drafts have no chunks, so no citations: their source documents
     # (those the filter lets through) give their scope and metadata.
-    cited, bare = document_ids(fetched), bare_episodes(fetched)
+    docs = cited(rows)
+    bare = rows.bare_episodes() if isinstance(rows, EpisodicRows) else []
+    if not docs and not bare:
+        return Fetched(rows)
     allowed = None if visible is None else visible.documents
-    tags, by_node = (
-        (yield lambda conn: result_documents(conn, dataset_id, cited, bare, allowed))
-        if cited or bare
-        else ({}, {})
-    )
-    return fetched, (tags, by_node)
+    tags, by_node = yield lambda conn: result_documents(conn, dataset_id, docs, bare, allowed)
+    return Fetched(rows, tags, by_node)
 
 
-def _search_rows(dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None) -> Body[Any]:
+def _search_rows(
+    dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None
+) -> Body[SearchRows]:
     if plan.mode == "episodic":
-        hits, graph, scored = yield from retrieve_body(
-            dataset_id,
-            plan.qvec,
-            plan.pq,
-            plan.cfg,
-            top_k=plan.top_k,
-            display=plan.display,
-            timings=plan.timings,
-            as_of=plan.as_of,
-            include_history=plan.include_history,
-            visible=visible,
-        )
+        hits, graph, scored = yield from retrieve_body(dataset_id, plan, visible)
         how_to = None
         if plan.cfg.how_to_procedure_max_score > 0 and procedural.asks_how(plan.query):
             t = time.perf_counter()
@@ -131,44 +120,49 @@ def _search_rows(dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | Non
                 conn, dataset_id, qvec, cfg, visible
             )
             plan.timings["procedures_sql"] = ms(t)
-        return hits, graph, scored, how_to
+        return EpisodicRows(hits, graph, scored, how_to)
     if plan.mode == "procedural":
         qvec, cfg, k, flt = plan.qvec, plan.cfg, plan.top_k, plan.filter
-        return (yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k, flt))
-    return (yield from baseline_units(dataset_id, plan))
+        found = yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k, flt)
+        return ProceduralRows(found)
+    return BaselineRows((yield from baseline_units(dataset_id, plan)))
 
 
-def finish_search(plan: SearchPlan, fetched: Any) -> SearchResponse:
-    """The pure stages after the SQL (scoring, rendering), CPU only."""
-    rows, (tags, by_node) = fetched
-    return with_tags(_finish(plan, rows), tags, by_node)
+def finish_search(plan: SearchPlan, fetched: Fetched) -> SearchResponse:
+    """The pure stages after the SQL (scoring, rendering, the token budget), CPU only."""
+    return honour_budget(finish_rows(plan, fetched), plan.budget_tokens, plan.cfg)
 
 
-def _finish(plan: SearchPlan, fetched: Any) -> SearchResponse:
-    if plan.mode == "procedural":
+def finish_rows(plan: SearchPlan, fetched: Fetched) -> SearchResponse:
+    """:func:`finish_search` before the budget (several datasets' responses are merged first,
+    :mod:`memflow.recall.multi`)."""
+    return with_tags(_respond(plan, fetched.rows), fetched.tags, fetched.by_node)
+
+
+def _respond(plan: SearchPlan, rows: SearchRows) -> SearchResponse:
+    if isinstance(rows, ProceduralRows):
         pre = plan.pq.model_dump(mode="json")
         return procedural.procedural_response(
-            plan.query, fetched, plan.display, plan.cfg, plan.timings, pre
+            plan.query, rows.procedures, plan.display, plan.cfg, plan.timings, pre
         )
-    if plan.mode != "episodic":
-        return baseline_response(plan, fetched)
-    hits, graph, scored, how_to = fetched
+    if isinstance(rows, BaselineRows):
+        return baseline_response(plan, rows.units)
     response = respond(
-        hits,
-        graph,
+        rows.hits,
+        rows.graph,
         plan.pq,
         plan.cfg,
         display=plan.display,
         top_k=plan.top_k,
         budget_tokens=plan.budget_tokens,
         timings_ms=plan.timings,
-        scored=scored,
+        scored=rows.scored,
     )
-    response = temporal.decorate(response, graph.times)
-    if how_to is not None:
+    response = temporal.decorate(response, rows.graph.times)
+    if rows.how_to is not None:
         budgeted = plan.display == "highly_related" or plan.budget_tokens is not None
         response = procedural.with_how_to_procedure(
-            how_to, response, plan.cfg, plan.top_k, budgeted=budgeted
+            rows.how_to, response, plan.cfg, plan.top_k, budgeted=budgeted
         )
     response.timings_ms["total"] = round(
         sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
@@ -176,82 +170,16 @@ def _finish(plan: SearchPlan, fetched: Any) -> SearchResponse:
     return response
 
 
-def search(
-    ctx: StoreContext,
-    query: str,
-    *,
-    top_k: int | None = None,
-    mode: SearchMode | None = None,
-    display: DisplayMode | None = None,
-    budget_tokens: int | None = None,
-    now: datetime | None = None,
-    config: RecallConfig | None = None,
-    as_of: datetime | None = None,
-    include_history: bool = False,
-    scope: dict[str, str] | None = None,
-    where: dict[str, Any] | None = None,
-) -> SearchResponse:
-    """``top_k``, ``mode`` and ``display`` default to ``config``'s (``RecallConfig()``);
-    ``budget_tokens`` to ``config.budget_tokens`` for ``highly_related``, else no budget.
-    ``as_of`` and ``include_history``: :mod:`memflow.recall.temporal` (episodic mode ranks by
-    validity; ``vector`` and ``lexical`` leave out what was learned later and mark what was
-    replaced, in their own order; ``procedural`` refuses them: InvalidInput).
-    ``scope`` and ``where``: only what documents of that scope and metadata support."""
-    plan = plan_search(
-        ctx.embedder,
-        query,
-        top_k=top_k,
-        mode=mode,
-        display=display,
-        budget_tokens=budget_tokens,
-        now=now,
-        config=config,
-        as_of=as_of,
-        include_history=include_history,
-        scope=scope,
-        where=where,
-    )
-    fetched = run_tx(ctx.engine, Tx(lambda: search_body(ctx.dataset_id, plan)))
-    return finish_search(plan, fetched)
-
-
-def retrieve(
-    ctx: StoreContext,
-    qvec: Any,
-    pq: PreprocessedQuery,
-    cfg: RecallConfig,
-    *,
-    top_k: int,
-    display: DisplayMode,
-    timings: dict[str, float],
-    as_of: datetime | None = None,
-    include_history: bool = False,
-) -> tuple[list[Hit], Subgraph, ScoredHits]:
-    """The SQL of an episodic search (one transaction): recall, bonuses, projection (and the
-    detail expansion). Everything after it is pure (:func:`memflow.recall.pipeline.respond`),
-    so recorded results can be re-ranked offline (benchmarks/locomo_replay.py)."""
-    body = lambda: retrieve_body(  # noqa: E731
-        ctx.dataset_id, qvec, pq, cfg, top_k=top_k, display=display, timings=timings,
-        as_of=as_of, include_history=include_history,
-    )  # fmt: skip
-    return run_tx(ctx.engine, Tx(body))
-
-
 def retrieve_body(
-    dataset_id: uuid.UUID,
-    qvec: Any,
-    pq: PreprocessedQuery,
-    cfg: RecallConfig,
-    *,
-    top_k: int,
-    display: DisplayMode,
-    timings: dict[str, float],
-    as_of: datetime | None = None,
-    include_history: bool = False,
-    visible: Visible | None = None,
+    dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None = None
 ) -> Body[tuple[list[Hit], Subgraph, ScoredHits]]:
-    """:func:`retrieve` as a transaction body: the SQL steps, and the scoring between them.
-    Validity (:mod:`memflow.recall.temporal`) adjusts the hits and marks the graph."""
+    """The SQL of an episodic search, as a transaction body: recall, bonuses, projection (and
+    the detail expansion), with the scoring between them. Everything after it is pure
+    (:func:`memflow.recall.pipeline.respond`), so recorded results can be re-ranked offline
+    (benchmarks/locomo_replay.py). Validity (:mod:`memflow.recall.temporal`) adjusts the hits
+    and marks the graph."""
+    qvec, pq, cfg, top_k, display = plan.qvec, plan.pq, plan.cfg, plan.top_k, plan.display
+    timings, as_of, include_history = plan.timings, plan.as_of, plan.include_history
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
     t = time.perf_counter()
     yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))

@@ -1,20 +1,19 @@
-"""Datasets: names and ids, rows read by name or listed with their counts (on whichever server
-the caller picked: the primary, or a read replica for the reads), creation, the embedder check,
-and the document of structured drafts. Shared by the sync and async APIs."""
+"""Datasets: names and ids, the lookup (reads where reads go, creation on the primary), the list
+with counts, the embedder check, the documents of structured drafts and their writes, dropping.
+Operations (:mod:`memflow.db.steps`) both APIs run."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row
+from sqlalchemy import Connection, Row
 
 from memflow.context import StoreContext
-from memflow.db import engine as dbe
 from memflow.db.filters import check_metadata, check_scope
 from memflow.db.queries import q
 from memflow.db.steps import Op, sql_tx
@@ -38,14 +37,14 @@ class DatasetInfo:
     embedder: str | None = None  # the embedder its vectors come from (None: nothing written)
 
 
-def dataset_row(engine: Engine, name: str) -> Row[Any] | None:
-    with dbe.transaction(engine) as conn:
-        return conn.execute(q("dataset_get"), {"name": name}).first()
+@dataclass
+class DatasetRef:
+    """A dataset as a facade holds it: its id, name and the embedder its vectors come from
+    (None until its first write records this store's)."""
 
-
-def dataset_infos(engine: Engine) -> list[DatasetInfo]:
-    with dbe.transaction(engine) as conn:
-        return list_datasets(conn)
+    id: uuid.UUID
+    name: str
+    embedder: str | None = None
 
 
 def dataset_uuid(name: str) -> uuid.UUID:
@@ -77,6 +76,30 @@ def resolve_dataset(conn: Connection, name: str, embedder_name: str, *, create: 
     if row is None:  # pragma: no cover - created above
         raise DatabaseError(f"dataset {name!r} could not be created")
     return row
+
+
+def lookup_op(name: str, embedder_name: str, *, create: bool) -> Op[DatasetRef]:
+    """Dataset ``name``, read where reads go (a replica serves it); when absent there, on the
+    primary (another process may have made it, and the replica not replayed that yet), created
+    there unless ``create`` is false (then NotFound). Opening a dataset that exists only reads."""
+    validate_dataset_name(name)
+    row = yield sql_tx(
+        lambda conn: conn.execute(q("dataset_get"), {"name": name}).first(), read=True
+    )
+    if row is None:
+        row = yield sql_tx(lambda conn: resolve_dataset(conn, name, embedder_name, create=create))
+    return DatasetRef(row.id, row.name, row.embedder)
+
+
+def claim_embedder_op(ref: DatasetRef, mine: str) -> Op[None]:
+    """Before a write: refuse another embedder than the dataset's (EmbedderMismatch), and record
+    this store's on a dataset that has none yet."""
+    if ref.embedder is not None:
+        check_same_embedder(ref.name, ref.embedder, mine)
+        return
+    params = {"dataset_id": ref.id, "embedder": mine}
+    yield sql_tx(lambda conn: conn.execute(q("dataset_set_embedder"), params), ref.id)
+    ref.embedder = mine
 
 
 def list_datasets(conn: Connection) -> list[DatasetInfo]:
@@ -149,15 +172,38 @@ def draft_documents(
     return [draft_document(dataset_id, d, scope, metadata) for d in documents]
 
 
-def write_drafts_op(ctx: StoreContext, doc: DocumentInfo, plan: WritePlan) -> Op[WriteResult]:
-    """Write the document of structured drafts (``add_episodes``): a procedure in it becomes
-    the next version of its key (:mod:`memflow.store.versions`)."""
+def add_episodes_op(
+    ctx: StoreContext,
+    ref: DatasetRef,
+    drafts: Sequence[EpisodeDraft | dict[str, Any]],
+    scope: dict[str, str] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Op[WriteResult]:
+    """Write the document of structured drafts (``add_episodes``) in one transaction: a
+    procedure in it becomes the next version of its key (:mod:`memflow.store.versions`)."""
+    yield from claim_embedder_op(ref, ctx.embedder.name)
+    doc, plan = draft_document(ctx.dataset_id, drafts, scope, metadata)
     ds = ctx.dataset_id
     settle = None
     if plan.procedure_ids:
         settle = yield sql_tx(lambda conn: version_procedures(conn, ds, plan), ds)
-    writer = Writer(ctx.engine, ctx.embedder, fault=ctx.fault, after_rows=settle)
+    writer = Writer(ctx.embedder, fault=ctx.fault, after_rows=settle)
     return (yield from writer.write_op(ds, doc, plan))
+
+
+def import_episodes_op(
+    ctx: StoreContext,
+    ref: DatasetRef,
+    documents: Sequence[Sequence[EpisodeDraft | dict[str, Any]]],
+    progress: Callable[[int, int], None] | None = None,
+    scope: dict[str, str] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Op[list[WriteResult]]:
+    """A bulk import (``import_episodes``): every document in one transaction, or none."""
+    items = draft_documents(ctx.dataset_id, documents, scope, metadata)
+    yield from claim_embedder_op(ref, ctx.embedder.name)
+    writer = Writer(ctx.embedder, fault=ctx.fault)
+    return (yield from writer.write_bulk_op(ctx.dataset_id, items, progress))
 
 
 def drop_dataset_op(name: str, *, only_if_empty: bool = False) -> Op[bool]:

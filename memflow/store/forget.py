@@ -20,7 +20,7 @@ from sqlalchemy import Connection
 
 from memflow.context import StoreContext
 from memflow.db.queries import q
-from memflow.db.steps import Op, run_op, sql_tx
+from memflow.db.steps import Op, sql_tx
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import InvalidInput, NotFound
 from memflow.ids import text_hash
@@ -253,37 +253,25 @@ def _forget_episode(conn: Connection, dataset_id: uuid.UUID, episode_id: uuid.UU
     return report
 
 
-def forget(
-    ctx: StoreContext,
-    *,
-    document_id: uuid.UUID | str | None = None,
-    episode_id: uuid.UUID | str | None = None,
-) -> ForgetReport:
-    """Forget one document or one episode of the dataset; NotFound when it does not exist."""
-    op = forget_op(ctx, document_id=document_id, episode_id=episode_id, embed_inside=True)
-    return run_op(ctx.engine, op)
-
-
 def forget_op(
     ctx: StoreContext,
     *,
     document_id: uuid.UUID | str | None = None,
     episode_id: uuid.UUID | str | None = None,
-    embed_inside: bool = False,
 ) -> Op[ForgetReport]:
-    """:func:`forget` as an operation (:mod:`memflow.db.steps`), one transaction.
+    """Forget one document or one episode of the dataset in one transaction; NotFound when it
+    does not exist.
 
-    Re-deriving a merged node may need texts embedded. With ``embed_inside`` that happens in
-    the transaction; without it (the async API: no CPU work in a database step) the
-    transaction stops at the first text it lacks, rolls back, and runs again once those texts
-    are embedded between transactions."""
+    Re-deriving a merged node may need texts embedded: no CPU work runs in a database step, so
+    the transaction stops at the first text it lacks, rolls back, and runs again once those
+    texts are embedded between transactions."""
     if (document_id is None) == (episode_id is None):
         raise InvalidInput("forget needs exactly one of document_id=... or episode_id=...")
     ds = ctx.dataset_id
     doc = as_uuid(document_id, "document") if document_id is not None else None
     ep = as_uuid(episode_id, "episode") if episode_id is not None else None
     known: dict[str, Any] = {}
-    embedder: Embedder = ctx.embedder if embed_inside else _Known(ctx.embedder, known)
+    embedder: Embedder = _Known(ctx.embedder, known)
 
     def step(conn: Connection) -> ForgetReport:
         if doc is not None:
@@ -324,4 +312,4 @@ class _Known:
         raise _NeedVectors([text])
 
 
-__all__ = ["ForgetReport", "forget", "forget_op", "rederive_merged"]
+__all__ = ["ForgetReport", "forget_op", "rederive_merged"]

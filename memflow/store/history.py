@@ -10,9 +10,8 @@ from pydantic import BaseModel
 from sqlalchemy import Connection
 
 from memflow.context import StoreContext
-from memflow.db.engine import transaction
 from memflow.db.queries import q
-from memflow.db.steps import Op, run_op, sql_tx
+from memflow.db.steps import Op, sql_tx
 from memflow.errors import InvalidInput, NotFound
 from memflow.ids import content_hash, make_id, normalise_text
 from memflow.store.plan import EdgeRow, EmbedRow, NodeRow, WritePlan
@@ -51,13 +50,8 @@ class DocumentVersion(BaseModel):
     created_at: datetime
 
 
-def history(ctx: StoreContext, node_id: uuid.UUID) -> list[HistoryEntry]:
-    """Every version of the fact ``node_id`` belongs to, oldest first."""
-    return run_op(ctx.engine, history_op(ctx.dataset_id, node_id))
-
-
 def history_op(ds: uuid.UUID, node_id: uuid.UUID) -> Op[list[HistoryEntry]]:
-    """:func:`history` as an operation (:mod:`memflow.db.steps`)."""
+    """Every version of the fact ``node_id`` belongs to, oldest first."""
     chain = yield sql_tx(
         lambda conn: conn.execute(q("history_chain"), {"dataset_id": ds, "id": node_id}).all(), ds
     )
@@ -84,18 +78,12 @@ def history_op(ds: uuid.UUID, node_id: uuid.UUID) -> Op[list[HistoryEntry]]:
     ]
 
 
-def correct(
-    ctx: StoreContext, point_id: uuid.UUID, text: str, *, actor: str | None = None
-) -> uuid.UUID:
-    """Write ``text`` as the new version of FacetPoint ``point_id`` (same facet) and close the old
-    one (reason ``correction``). Returns the new point's id."""
-    return run_op(ctx.engine, correct_op(ctx, point_id, text, actor=actor))
-
-
 def correct_op(
     ctx: StoreContext, point_id: uuid.UUID, text: str, *, actor: str | None = None
 ) -> Op[uuid.UUID]:
-    """:func:`correct` as an operation: the lookup, then the new version's write."""
+    """Write ``text`` as the new version of FacetPoint ``point_id`` (same facet) and close the
+    old one (reason ``correction``): the lookup, then the new version's write. Returns the new
+    point's id."""
     text = (text or "").replace("\x00", "").strip()
     if not text:
         raise InvalidInput("the correction is empty: pass the text the fact should now say")
@@ -136,18 +124,12 @@ def correct_op(
         meta={"corrects": str(point_id)},
         actor=actor,
     )
-    yield from Writer(ctx.engine, ctx.embedder, fault=ctx.fault).write_op(ds, doc, plan)
+    yield from Writer(ctx.embedder, fault=ctx.fault).write_op(ds, doc, plan)
     return new_id
 
 
-def documents(ctx: StoreContext) -> list[DocumentVersion]:
-    """The dataset's documents with their source, version and status, by source and version."""
-    with transaction(ctx.engine, ctx.dataset_id) as conn:
-        return document_versions(conn, ctx.dataset_id)
-
-
 def document_versions(conn: Connection, ds: uuid.UUID) -> list[DocumentVersion]:
-    """:func:`documents` as a step (:mod:`memflow.db.steps`)."""
+    """The dataset's documents with their source, version and status, by source and version."""
     rows = conn.execute(q("document_list"), {"dataset_id": ds}).all()
     return [DocumentVersion(**dict(r._mapping)) for r in rows]
 
@@ -155,10 +137,7 @@ def document_versions(conn: Connection, ds: uuid.UUID) -> list[DocumentVersion]:
 __all__ = [
     "DocumentVersion",
     "HistoryEntry",
-    "correct",
     "correct_op",
     "document_versions",
-    "documents",
-    "history",
     "history_op",
 ]

@@ -3,7 +3,7 @@
 Each is a step (:mod:`memflow.db.steps`): a function of a ``Connection`` inside a transaction
 bound to the dataset, doing database work only. :class:`memflow.memory.Dataset` runs them on the
 server it reads from, :class:`memflow.aio.AsyncDataset` on its async engine. What needs the CPU
-first (embedding a type label: :func:`memflow.ingest.entity_types.entity_type_params`) the
+first (embedding a type label: :func:`memflow.ingest.entity_types.entities_of_type_op`) the
 caller runs before the step.
 """
 

@@ -11,13 +11,13 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection
 
 from memflow.context import FaultHook
 from memflow.db.filters import tags_json
 from memflow.db.queries import q
 from memflow.db.schema import COLLECTION_BY_NAME
-from memflow.db.steps import Body, Op, Tx, run_op, sql_tx
+from memflow.db.steps import Body, Op, Tx, sql_tx
 from memflow.embed.base import Embedder, embed_passages_checked, mean_direction
 from memflow.errors import DatabaseError
 from memflow.ids import make_id, text_hash
@@ -97,14 +97,12 @@ def document_exists(conn: Connection, dataset_id: uuid.UUID, doc_id: uuid.UUID) 
 class Writer:
     def __init__(
         self,
-        engine: Engine,
         embedder: Embedder,
         *,
         fault: FaultHook | None = None,
         after_rows: Callable[[Connection, uuid.UUID], None] | None = None,
         decide: Callable[[uuid.UUID, WritePlan, dict[bytes, Any]], None] | None = None,
     ) -> None:
-        self.engine = engine
         self.embedder = embedder
         self.fault = fault or (lambda _stage: None)
         # Runs inside the document's transaction after its rows (routing's merge updates).
@@ -125,16 +123,10 @@ class Writer:
         )
         return {bytes(r.text_hash): r.embedding for r in rows}
 
-    def compute_vectors(
-        self, dataset_id: uuid.UUID, *plans: WritePlan
-    ) -> tuple[dict[bytes, Any], list[bytes]]:
-        """Vectors for every text of the plans, by text hash, and the hashes newly embedded."""
-        return run_op(self.engine, self.vectors_op(dataset_id, *plans))
-
     def vectors_op(
         self, dataset_id: uuid.UUID, *plans: WritePlan
     ) -> Op[tuple[dict[bytes, Any], list[bytes]]]:
-        """:meth:`compute_vectors` as an operation (:mod:`memflow.db.steps`).
+        """Vectors for every text of the plans, by text hash, and the hashes newly embedded.
 
         Each distinct text is embedded at most once; a text with vector parts (a derived edge
         text or summary: :meth:`WritePlan.vector_parts`) is not embedded: its vector is its
@@ -164,17 +156,6 @@ class Writer:
         return vectors, missing
 
     # -- the transaction --------------------------------------------------------------------------
-    def write(
-        self,
-        dataset_id: uuid.UUID,
-        doc: DocumentInfo,
-        plan: WritePlan,
-        *,
-        on_write: Callable[[], None] | None = None,
-    ) -> WriteResult:
-        """``on_write`` runs after the embeddings, before the transaction (progress)."""
-        return run_op(self.engine, self.write_op(dataset_id, doc, plan, on_write=on_write))
-
     def write_op(
         self,
         dataset_id: uuid.UUID,
@@ -183,7 +164,8 @@ class Writer:
         *,
         on_write: Callable[[], None] | None = None,
     ) -> Op[WriteResult]:
-        """:meth:`write` as an operation: the rows are written in one transaction."""
+        """Write one document: the missing embeddings, then the rows in one transaction.
+        ``on_write`` runs after the embeddings, before the transaction (progress)."""
         started = time.perf_counter()
         exists = lambda conn: document_exists(conn, dataset_id, doc.id)  # noqa: E731
         if (yield sql_tx(exists, dataset_id)):
@@ -220,26 +202,17 @@ class Writer:
             list(plan.episode_ids),
         )
 
-    def write_bulk(
-        self,
-        dataset_id: uuid.UUID,
-        items: Sequence[tuple[DocumentInfo, WritePlan]],
-        progress: Callable[[int, int], None] | None = None,
-    ) -> list[WriteResult]:
-        """Write many documents in one transaction, building indexes and checking foreign keys
-        once at the end (:mod:`memflow.store.bulk`): all of them are written, or none.
-
-        Other sessions wait while it runs, and the index rebuild covers every row of the store,
-        so it pays off for initial imports and batches that are large next to the store."""
-        return run_op(self.engine, self.write_bulk_op(dataset_id, items, progress))
-
     def write_bulk_op(
         self,
         dataset_id: uuid.UUID,
         items: Sequence[tuple[DocumentInfo, WritePlan]],
         progress: Callable[[int, int], None] | None = None,
     ) -> Op[list[WriteResult]]:
-        """:meth:`write_bulk` as an operation: the embeddings, then one transaction."""
+        """Write many documents in one transaction, building indexes and checking foreign keys
+        once at the end (:mod:`memflow.store.bulk`): all of them are written, or none.
+
+        Other sessions wait while it runs, and the index rebuild covers every row of the store,
+        so it pays off for initial imports and batches that are large next to the store."""
         started = time.perf_counter()
         vectors, missing = yield from self.vectors_op(dataset_id, *(plan for _, plan in items))
 

@@ -12,8 +12,9 @@ from memflow import Memory
 from memflow.config import libpq_url
 from memflow.embed.base import Matrix
 from memflow.embed.hash import HashEmbedder
+from memflow.ingest.inputs import resolve_inputs
 from memflow.ingest.options import MemorizeOptions
-from memflow.ingest.pipeline import Memorizer, resolve_inputs
+from memflow.ingest.pipeline import Memorizer
 from memflow.ingest.progress import ProgressEvent
 
 PLACES = ["harbour", "orchard", "library", "bakery", "glacier"]

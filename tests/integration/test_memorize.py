@@ -13,8 +13,10 @@ import pytest
 
 from memflow import DatabaseError, ExtractionError, InvalidInput, Memory
 from memflow.config import libpq_url
+from memflow.db.steps import run_op
+from memflow.ingest.inputs import resolve_inputs
 from memflow.ingest.options import MemorizeOptions
-from memflow.ingest.pipeline import Memorizer, resolve_inputs
+from memflow.ingest.pipeline import Memorizer
 from memflow.llm.client import LlmClient, LlmSettings
 from memflow.text.document import Chunk, ParsedDocument, Session
 from tests.integration.test_storage import snapshot
@@ -224,13 +226,14 @@ def test_parsed_documents_as_the_benchmark_builds_them(mem: Memory, db_url: str)
     ]
     memorizer = Memorizer(ds.context, MemorizeOptions(extractor="rules"))
     seen: list[tuple[int, int, str]] = []
-    report, errors = memorizer.run(
-        resolve_inputs(docs), progress=lambda i, n, d: seen.append((i, n, d.status))
+    report, errors = run_op(
+        mem.engine,
+        memorizer.run_op(resolve_inputs(docs), lambda i, n, d: seen.append((i, n, d.status))),
     )
     assert errors == [] and seen == [(1, 2, "written"), (2, 2, "written")]
     keys = sorted(k for chunks in point_chunks(db_url).values() for k, _ in chunks)
     assert keys == ["D1:1", "D1:2", "D1:3", "D2:1"]
-    report2, _ = memorizer.run(resolve_inputs(docs))
+    report2, _ = run_op(mem.engine, memorizer.run_op(resolve_inputs(docs)))
     assert [d.status for d in report2.documents] == ["skipped", "skipped"]
     assert [d.id for d in report2.documents] == [d.id for d in report.documents]
 

@@ -17,6 +17,7 @@ from memflow.db import engine as dbe
 from memflow.db.steps import advance
 from memflow.embed.hash import HashEmbedder
 from memflow.recall import multi
+from memflow.recall.options import SearchOptions
 from memflow.recall.render import count_tokens
 from memflow.recall.search import plan_search
 
@@ -191,7 +192,7 @@ def test_at_every_step_row_level_security_shows_exactly_one_listed_dataset(store
     of its own sees, through row-level security alone, the rows of one listed dataset."""
     ids = {name: store.dataset(name).id for name in ("garden", "kitchen")}
     targets = [multi.Target(name, ds) for name, ds in ids.items()]
-    plan = plan_search(store.embedder, PLANTING, display="highly_related")
+    plan = plan_search(store.embedder, PLANTING, SearchOptions(display="highly_related"))
     visible_sets: list[set[Any]] = []
     with dbe.transaction(store.engine) as conn:
         assert conn.execute(text("SELECT current_user")).scalar() == "memflow_app"
@@ -210,7 +211,7 @@ def test_at_every_step_row_level_security_shows_exactly_one_listed_dataset(store
             visible_sets.append(visible())
     assert len(visible_sets) >= 8 and all(len(v) == 1 for v in visible_sets)
     assert set().union(*visible_sets) == set(ids.values())
-    assert len(out) == 2 and all(hits for _, (hits, *_) in out)  # both searched, both found
+    assert len(out) == 2 and all(fetched.rows.hits for _, fetched in out)  # both found
 
 
 def test_datasets_of_different_embedders_are_refused_with_what_to_do(

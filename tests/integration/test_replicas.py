@@ -1,23 +1,25 @@
 """Read replicas for real: a primary and streaming standbys started from the embedded server's
 binaries on 127.0.0.1 (tests/support/replication.py). Searches and reads go to a standby, writes
-to the primary; read-your-writes holds; a standby that is paused, killed or promoted is set aside
-and searches keep succeeding through the primary."""
+to the primary, in the sync and the async API; read-your-writes holds; a standby that is paused,
+killed or promoted is set aside and searches keep succeeding through the primary; a read a
+replica breaks off runs again on the primary, and only that read (the query is embedded once)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
-from memflow import Memory
+from memflow import AsyncMemory, Memory
 from memflow.config import ReplicaSettings, libpq_url
 from memflow.db.embedded import EmbeddedServer
 from memflow.embed.hash import HashEmbedder
-from memflow.errors import DatabaseError
+from memflow.errors import ConnectionFailed, DatabaseError
 
 from ..support.replication import StreamingPair, sql, wait_until
 
@@ -225,3 +227,74 @@ def test_a_promoted_standby_is_left_out(pair: StreamingPair) -> None:
         assert _finds(ds, "m1")  # from the primary: the promoted server left its timeline
         stats = mem.reads.stats()
         assert stats["set_aside_promoted"] >= 1 and stats["primary"] >= 1
+
+
+class _Counting(HashEmbedder):
+    """Counts the queries it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.queries = 0
+
+    def embed_query(self, text: str) -> Any:
+        self.queries += 1
+        return super().embed_query(text)
+
+
+def _break_recall_once(engine: Any) -> list[int]:
+    """Make ``engine``'s next recall statement fail as a replica breaking off a read would."""
+    broke: list[int] = []
+
+    def fail(_c: Any, _cur: Any, statement: str, *_args: Any) -> None:
+        if not broke and "<=>" in statement:
+            broke.append(1)
+            raise ConnectionFailed("the replica closed the connection (injected)")
+
+    event.listen(engine, "before_cursor_execute", fail)
+    return broke
+
+
+def test_a_replica_that_breaks_off_a_search_costs_no_second_embedding(
+    pair: StreamingPair, standby: EmbeddedServer
+) -> None:
+    emb = _Counting()
+    settings = ReplicaSettings(urls=(standby.tcp_url(),), max_wait_s=10.0, retry_after_s=60)
+    with Memory.open(pair.primary_url, embedder=emb, read_replicas=settings) as mem:
+        ds = mem.dataset("broken-off")
+        ds.add_episode(_draft("b0"))
+        broke = _break_recall_once(mem.reads.replicas[0].engine)
+        before = emb.queries
+        assert _finds(ds, "b0")  # the search ran again on the primary, not from the start
+        assert broke and emb.queries == before + 1
+        stats = mem.reads.stats()
+        assert stats["set_aside_failed"] == 1 and stats["primary_after_failure"] == 1, stats
+
+
+def test_the_async_api_reads_from_replicas_and_reruns_only_the_broken_read(
+    pair: StreamingPair, standby: EmbeddedServer
+) -> None:
+    emb = _Counting()
+    settings = ReplicaSettings(urls=(standby.tcp_url(),), max_wait_s=10.0, retry_after_s=60)
+
+    async def main() -> tuple[Any, ...]:
+        async with AsyncMemory.open(pair.primary_url, embedder=emb, read_replicas=settings) as m:
+            ds = m.dataset("async-routing")
+            await ds.add_episode(_draft("a1"))  # read-your-writes: the search sees it
+            found = await ds.search(_draft("a1")["summary"], top_k=5)
+            port = await ds._read(lambda c: c.execute(text("SELECT inet_server_port()")).scalar())
+            served = dict(m.reads.stats()) if m.reads else {}
+            broke = _break_recall_once(m._replicas[standby.tcp_url()].sync_engine)
+            before = emb.queries
+            again = await ds.search(_draft("a1")["summary"], top_k=5)
+            return found, port, served, broke, emb.queries - before, again, m.reads.stats()
+
+    found, port, served, broke, embedded, again, stats = asyncio.run(main())
+    assert [r.name for r in found.results][:1] == [_draft("a1")["name"]]
+    assert port == standby.port != pair.primary.port
+    assert served["replica"] >= 3 and served.get("primary", 0) == 0, served
+    assert (
+        broke
+        and embedded == 1
+        and [r.name for r in again.results] == [r.name for r in found.results]
+    )
+    assert stats["set_aside_failed"] == 1 and stats["primary_after_failure"] == 1, stats

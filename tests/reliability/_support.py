@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 
 from memflow.config import libpq_url
+from memflow.db.steps import run_op
 from memflow.drafts import EpisodeDraft
 from memflow.ids import content_hash
 from memflow.memory import Dataset
@@ -318,5 +319,5 @@ def write_chunked_document(ds: Dataset, i: int) -> WriteResult:
         reference_time=None,
         chunks=chunks,
     )
-    writer = Writer(ds.memory.engine, ds.memory.embedder)
-    return writer.write(ds.id, doc, plan_drafts(ds.id, parsed))
+    writer = Writer(ds.memory.embedder)
+    return run_op(ds.memory.engine, writer.write_op(ds.id, doc, plan_drafts(ds.id, parsed)))

@@ -31,10 +31,6 @@ ASYNC_ONLY = {
 }
 # (class, method) -> parameters only one side takes, and why
 PARAMETERS = {
-    ("open", "database_url"): "AsyncMemory.open names it url (issue 16's spelling)",
-    ("open", "url"): "the sync open names it database_url",
-    ("open", "read_replicas"): "read replicas are sync only (memflow.db.replicas)",
-    ("open", "consistency"): "read replicas are sync only (memflow.db.replicas)",
     ("open", "cpu_workers"): "the size of the async API's CPU pool",
 }
 # Same name, a different kind of member (property on one side, coroutine method on the other).

@@ -12,8 +12,8 @@ import memflow
 # Standard-library, typing and third-party names a signature may use without memflow exporting them.
 EXTERNAL = {
     "Any", "AsyncEngine", "BaseException", "Callable", "Literal", "None", "Path", "Sequence", "TracebackType",
-    "UUID", "bool", "bytes", "datetime", "dict", "float", "int", "list", "os", "str", "tuple",
-    "type", "uuid",
+    "UUID", "Unpack", "bool", "bytes", "datetime", "dict", "float", "int", "list", "os", "str",
+    "tuple", "type", "uuid",
 }  # fmt: skip
 
 PUBLIC = [memflow.Memory, memflow.Dataset, memflow.AsyncMemory, memflow.AsyncDataset]
