@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 import json
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from memflow.asgi import BodyLimit
 from memflow.errors import (
@@ -26,8 +26,7 @@ from memflow.errors import (
     MemflowError,
     NotFound,
 )
-from memflow.recall.config import SearchMode
-from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Limits, PayloadTooLarge, Service
+from memflow.service import ContentTypeChoice, PayloadTooLarge, Service, search_request
 
 try:
     from fastapi import Depends, FastAPI, Request
@@ -127,26 +126,13 @@ class MemorizeBody(BaseModel):
     )
 
 
-class SearchBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1, max_length=4000)
-    top_k: int = Field(default=10, ge=1, le=100)
-    mode: SearchMode = "episodic"
-    display: Literal["highly_related", "summary", "detail"] = AGENT_DISPLAY
-    budget_tokens: int | None = Field(default=None, ge=1, le=20_000)
-    now: str | None = Field(default=None, description="ISO 8601 time for relative dates")
-    scope: dict[str, str] | None = Field(
-        default=None, description='only memories of this scope, e.g. {"user": "u1"}'
-    )
-    where: dict[str, Any] | None = Field(
-        default=None, description='a metadata filter, e.g. {"project": "atlas"} (see README)'
-    )
-
-
-class SearchDatasetsBody(SearchBody):
-    datasets: list[str] = Field(
-        min_length=1, max_length=Limits.max_datasets, description="the datasets to search together"
-    )
+# The search bodies: SearchOptions with the query, within the service's bounds (Limits).
+if TYPE_CHECKING:
+    SearchBody: TypeAlias = BaseModel
+    SearchDatasetsBody: TypeAlias = BaseModel
+else:
+    SearchBody = search_request(several=False)
+    SearchDatasetsBody = search_request(several=True)
 
 
 class ErrorDetail(BaseModel):
@@ -252,7 +238,7 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
         `Server-Timing` header says how long the server spent on it (`app`: wall ms, `cpu`:
         CPU ms of its thread): the rest of what a caller waits is the HTTP round trip."""
         wall, cpu = time.perf_counter(), time.thread_time()
-        resp = service.search_response(name, **body.model_dump())
+        resp = service.search(name, **dict(body))
         # One pass from the model to bytes (model_dump + dump_json would walk it twice).
         payload = resp.model_dump_json()
         return Response(payload, media_type="application/json", headers=_timing(wall, cpu))
@@ -263,12 +249,12 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
     ) -> Response:
         """Search several datasets at once: one ranked list, each result with its `dataset`.
         403 unless the key may use every dataset asked for (nothing is searched then)."""
-        denied = [] if names is None else [d for d in body.datasets if d not in names]
+        given = dict(body)
+        denied = [] if names is None else [d for d in given["datasets"] if d not in names]
         if denied:
             listed = ", ".join(repr(d) for d in denied)
             raise ApiError(403, "Forbidden", f"this API key may not use the datasets {listed}")
-        args = body.model_dump(exclude={"datasets"})
-        resp = service.search_datasets_response(body.datasets, **args)
+        resp = service.search(None, **given)
         return Response(resp.model_dump_json(), media_type="application/json")
 
     @app.delete("/v1/datasets/{name}/documents/{document_id}", tags=["memory"], responses=_JSON)

@@ -13,13 +13,12 @@ import functools
 import inspect
 import json
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from memflow.errors import MemflowError
-from memflow.recall.config import SearchMode
-from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Limits, Service
+from memflow.service import ContentTypeChoice, Service, search_request
 
 try:
     from mcp.server import MCPServer
@@ -38,44 +37,9 @@ its "context" field); `get_episode` shows one episode with the documents it came
 removes a document or an episode. Search before answering questions about past events."""
 
 DatasetName = Annotated[str, Field(description="dataset (memory space) name, e.g. 'notes'")]
-Query = Annotated[
-    str, Field(description="the question or keywords, in the language of the stored text")
-]
-TopK = Annotated[int, Field(ge=1, le=100, description="episodes to return (1-100)")]
-Mode = Annotated[
-    SearchMode,
-    Field(
-        description="episodic (graph ranking, best) | vector | lexical baselines | "
-        "procedural (procedures with their steps in order)"
-    ),
-]
-Display = Annotated[
-    Literal["highly_related", "summary", "detail"],
-    Field(
-        description="highly_related: the facts most related to the query, packed into "
-        "budget_tokens (what an agent should read); summary: one block per episode; detail: "
-        "whole episodes"
-    ),
-]
-Budget = Annotated[
-    int | None,
-    Field(ge=1, le=20_000, description="token budget of the context (default 500)"),
-]
-IsoTime = Annotated[
-    str | None,
-    Field(description="ISO 8601 time, e.g. 2024-05-08 or 2024-05-08T13:56:00Z"),
-]
 Scope = Annotated[
     dict[str, str] | None,
     Field(description='whose memory: any of {"user": .., "agent": .., "session": ..}'),
-]
-Where = Annotated[
-    dict[str, Any] | None,
-    Field(
-        description='only memories whose metadata passes this filter: {"k": v}, '
-        '{"k": {"in": [..]}}, {"k": {"not": v}}, {"k": {"gte": .., "lt": ..}}, '
-        '{"k": {"exists": true}}, {"and": [..]}, {"or": [..]}'
-    ),
 ]
 
 
@@ -92,6 +56,24 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise _tool_error(exc) from exc
 
     return call
+
+
+def _with_options(fn: Callable[..., Any], request: type[BaseModel]) -> Callable[..., Any]:
+    """``fn`` (which takes ``**options``) with the fields of ``request`` as its parameters: the
+    tool's schema is the service's search request (memflow.service.search_request)."""
+    sig = inspect.signature(fn)
+    named = [p for p in sig.parameters.values() if p.kind != p.VAR_KEYWORD]
+    options = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if info.is_required() else info.default,
+            annotation=Annotated[(info.annotation, info)],
+        )
+        for name, info in request.model_fields.items()
+    ]
+    fn.__signature__ = sig.replace(parameters=[*named, *options])  # type: ignore[attr-defined]
+    return fn
 
 
 def _bind(fn: Callable[..., Any], **fixed: Any) -> Callable[..., Any]:
@@ -153,62 +135,15 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             metadata=metadata,
         )
 
-    def search(
-        dataset: DatasetName,
-        query: Query,
-        top_k: TopK = 10,
-        mode: Mode = "episodic",
-        display: Display = AGENT_DISPLAY,
-        budget_tokens: Budget = None,
-        now: IsoTime = None,
-        scope: Scope = None,
-        where: Where = None,
-    ) -> dict[str, Any]:
+    def search(dataset: DatasetName, **options: Any) -> dict[str, Any]:
         """Search the memory. Read the "context" field: the stored facts most related to the
         query, with their dates. "results" lists the ranked episodes with their ids."""
-        return service.search(
-            dataset,
-            query,
-            top_k=top_k,
-            mode=mode,
-            display=display,
-            budget_tokens=budget_tokens,
-            now=now,
-            scope=scope,
-            where=where,
-        )
+        return service.search(dataset, **options).model_dump(mode="json")
 
-    def search_datasets(
-        datasets: Annotated[
-            list[str],
-            Field(
-                min_length=1,
-                max_length=Limits.max_datasets,
-                description="the datasets to search together",
-            ),
-        ],
-        query: Query,
-        top_k: TopK = 10,
-        mode: Mode = "episodic",
-        display: Display = AGENT_DISPLAY,
-        budget_tokens: Budget = None,
-        now: IsoTime = None,
-        scope: Scope = None,
-        where: Where = None,
-    ) -> dict[str, Any]:
+    def search_datasets(**options: Any) -> dict[str, Any]:
         """Search several datasets at once: one ranked list, each result with its "dataset";
         read the "context" field as for search."""
-        return service.search_datasets_response(
-            datasets,
-            query,
-            top_k=top_k,
-            mode=mode,
-            display=display,
-            budget_tokens=budget_tokens,
-            now=now,
-            scope=scope,
-            where=where,
-        ).model_dump(mode="json")
+        return service.search(None, **options).model_dump(mode="json")
 
     def forget(
         dataset: DatasetName,
@@ -242,14 +177,14 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             memorize,
             ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
         ),
-        (search, read_only),
+        (_with_options(search, search_request(several=False)), read_only),
         (forget, ToolAnnotations(read_only_hint=False, destructive_hint=True)),
         (list_datasets, read_only),
         (stats, read_only),
         (get_episode, read_only),
     ]
     if dataset is None:  # a server fixed to one dataset searches that one only
-        tools.insert(2, (search_datasets, read_only))
+        tools.insert(2, (_with_options(search_datasets, search_request(several=True)), read_only))
     for fn, annotations in tools:
         fixed: dict[str, Any] = {}
         params = inspect.signature(fn).parameters

@@ -12,9 +12,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from sqlalchemy import Engine, event
 
 from memflow.db import engine as dbe
@@ -22,11 +24,11 @@ from memflow.db.filters import check_metadata, check_scope
 from memflow.db.queries import q, raw
 from memflow.errors import InvalidInput
 from memflow.ingest.inputs import max_document_bytes, resolve_inputs
-from memflow.recall.options import iso_time
+from memflow.recall.config import DisplayMode
+from memflow.recall.options import SearchOptions, iso_time
 
 if TYPE_CHECKING:
     from memflow.memory import Dataset, DatasetInfo, Memory
-    from memflow.recall.config import DisplayMode, SearchMode
     from memflow.recall.types import SearchResponse
 
 ContentTypeChoice = Literal["auto", "text", "markdown", "dialog", "conversation", "draft"]
@@ -42,12 +44,42 @@ class PayloadTooLarge(InvalidInput):
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on what one remote call may ask for (a local script calls the Dataset API)."""
+    """Bounds on what one remote call may ask for (a local script calls the Dataset API): the
+    only place they are written; both doors' schemas come from :func:`search_request`."""
 
     max_top_k: int = 100
     max_budget_tokens: int = 20_000
     max_query_chars: int = 4_000
     max_datasets: int = 20  # in one search over several datasets
+
+
+@cache
+def search_request(*, several: bool, limits: Limits = Limits()) -> type[BaseModel]:
+    """The request of a remote search, derived from :class:`~memflow.SearchOptions`: ``query``
+    and every option, within ``limits``, ``display`` defaulting to ``highly_related``;
+    ``datasets`` (required) only when ``several``. The HTTP body and the MCP tool's arguments
+    are this model, so every door offers every option."""
+    bounds = {
+        "top_k": Field(le=limits.max_top_k),
+        "budget_tokens": Field(le=limits.max_budget_tokens),
+        "datasets": Field(min_length=1, max_length=limits.max_datasets),
+    }
+    fields: dict[str, Any] = {
+        "query": (
+            Annotated[str, Field(min_length=1, max_length=limits.max_query_chars)],
+            Field(description="the question or keywords, in the language of the stored text"),
+        )
+    }
+    for name, info in SearchOptions.model_fields.items():
+        if name == "datasets" and not several:
+            continue
+        required = name == "datasets"
+        annotation = list[str] if required else info.annotation
+        default = ... if required else AGENT_DISPLAY if name == "display" else info.default
+        parts = [info, *([bounds[name]] if name in bounds else [])]
+        fields[name] = (Annotated[(annotation, *parts)], default)
+    name = "SearchDatasetsBody" if several else "SearchBody"
+    return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
 
 
 def dataset_json(d: DatasetInfo) -> dict[str, Any]:
@@ -86,12 +118,6 @@ def limit_statements(engine: Engine, seconds: float) -> None:
 
     event.listen(engine, "connect", _set)
     engine.dispose()  # connections already pooled reopen with the limit
-
-
-def _between(value: int, low: int, high: int, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidInput(f"{what} must be an integer from {low} to {high}, got {value!r}")
-    return value
 
 
 class Service:
@@ -183,11 +209,12 @@ class Service:
                 )
         else:
             source = self._readable(str(path))
-        for item in resolve_inputs(source, content_type=content_type, reference_time=ref):
+        items = resolve_inputs(source, content_type=content_type, reference_time=ref)
+        for item in items:
             if item.error is not None:
                 raise item.error
         report = self.memory.dataset(dataset).memorize(
-            source,
+            items,
             content_type=content_type,
             extractor=extractor,
             reference_time=ref,
@@ -197,102 +224,24 @@ class Service:
         return report.to_json()
 
     # -- search and forget -------------------------------------------------------------------------
-    def search(
-        self,
-        dataset: str,
-        query: str,
-        *,
-        top_k: int = 10,
-        mode: SearchMode = "episodic",
-        display: DisplayMode = AGENT_DISPLAY,
-        budget_tokens: int | None = None,
-        now: str | datetime | None = None,
-        scope: dict[str, str] | None = None,
-        where: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """The same JSON as ``memflow search --json``."""
-        return self.search_response(
-            dataset,
-            query,
-            top_k=top_k,
-            mode=mode,
-            display=display,
-            budget_tokens=budget_tokens,
-            now=now,
-            scope=scope,
-            where=where,
-        ).model_dump(mode="json")
-
-    def search_response(
-        self,
-        dataset: str,
-        query: str,
-        *,
-        top_k: int = 10,
-        mode: SearchMode = "episodic",
-        display: DisplayMode = AGENT_DISPLAY,
-        budget_tokens: int | None = None,
-        now: str | datetime | None = None,
-        scope: dict[str, str] | None = None,
-        where: dict[str, Any] | None = None,
-    ) -> SearchResponse:
-        """:meth:`search` before its conversion to JSON-able dicts (the HTTP API serialises the
-        model to bytes in one pass)."""
-        self._check_search(query, top_k, budget_tokens)
-        return self._dataset(dataset).search(
-            query,
-            top_k=top_k,
-            mode=mode,
-            display=display,
-            budget_tokens=budget_tokens,
-            now=parse_time(now, "now"),
-            scope=scope,
-            where=where,
-        )
-
-    def search_datasets_response(
-        self,
-        datasets: Sequence[str],
-        query: str,
-        *,
-        top_k: int = 10,
-        mode: SearchMode = "episodic",
-        display: DisplayMode = AGENT_DISPLAY,
-        budget_tokens: int | None = None,
-        now: str | datetime | None = None,
-        scope: dict[str, str] | None = None,
-        where: dict[str, Any] | None = None,
-    ) -> SearchResponse:
-        """One search over several datasets (:meth:`memflow.Memory.search`): each result
-        carries its ``dataset``. The caller checks the datasets may be used, before this."""
-        self._check_search(query, top_k, budget_tokens)
-        if isinstance(datasets, str) or len(datasets) > self.limits.max_datasets:
-            raise InvalidInput(
-                f"datasets must be a list of at most {self.limits.max_datasets} names"
-            )
-        return self.memory.search(
-            query,
-            datasets=datasets,
-            top_k=top_k,
-            mode=mode,
-            display=display,
-            budget_tokens=budget_tokens,
-            now=parse_time(now, "now"),
-            scope=scope,
-            where=where,
-        )
-
-    def _check_search(self, query: str, top_k: int, budget_tokens: int | None) -> None:
-        lim = self.limits
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInput("the query is empty: pass the question or keywords to search for")
-        if len(query) > lim.max_query_chars:
-            raise InvalidInput(
-                f"the query is {len(query)} characters long: use at most {lim.max_query_chars}"
-            )
-        _between(top_k, 1, lim.max_top_k, "top_k")
-        if budget_tokens is not None:
-            _between(budget_tokens, 1, lim.max_budget_tokens, "budget_tokens")
+    def search(self, dataset: str | None, query: str, **options: Any) -> SearchResponse:
+        """Search ``dataset``, or with ``dataset`` None the ``datasets`` among the ``options``
+        (:meth:`memflow.Memory.search`: each result carries its ``dataset``; the caller checks
+        they may be used, before this). ``options``: those of :class:`~memflow.SearchOptions`,
+        within this service's :class:`Limits` (:func:`search_request`); ``display`` defaults to
+        ``highly_related``. Its ``model_dump(mode="json")`` is what ``memflow search --json``
+        prints."""
+        model = search_request(several=dataset is None, limits=self.limits)
+        try:
+            request = model.model_validate({"query": query, **options})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "request"
+            raise InvalidInput(f"{where}: {first.get('msg')}") from None
+        given = {k: v for k, v in request if k != "query"}
+        if dataset is None:
+            return self.memory.search(query, **given)
+        return self._dataset(dataset).search(query, **given)
 
     def forget(
         self, dataset: str, *, document_id: str | None = None, episode_id: str | None = None
@@ -339,5 +288,6 @@ __all__ = [
     "dataset_json",
     "limit_statements",
     "parse_time",
+    "search_request",
     "stats_json",
 ]

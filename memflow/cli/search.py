@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
 from memflow.cli.base import command, default_dataset, emit, open_memory
 from memflow.cli.filters import add_scope_option, add_where_option, json_object, scope_of
-from memflow.errors import InvalidInput
 from memflow.recall.config import DISPLAY_MODES, SEARCH_MODES, RecallConfig
+from memflow.recall.options import SearchOptions
 from memflow.recall.types import SearchResponse, SearchResult
 
 
@@ -64,8 +63,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         "been learned by then",
     )
     p.add_argument(
+        "--known-at",
+        default=None,
+        help="answer with what the store knew at this time (ISO 8601 date or time)",
+    )
+    p.add_argument(
         "--history",
         action="store_true",
+        dest="include_history",
         help="show what each current fact replaced (its earlier versions, with their validity)",
     )
     add_scope_option(p, search=True)
@@ -138,20 +143,6 @@ def human(resp: SearchResponse, explain: bool, budget: int | None = None) -> str
     return "\n\n".join([legend, *blocks])
 
 
-def iso_time(value: str | None, flag: str, *, utc: bool = True) -> datetime | None:
-    """``value`` parsed as ISO 8601; a time without a zone is UTC (``utc``) or left naive."""
-    if not value:
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidInput(
-            f"{flag} {value!r} is not an ISO 8601 time (e.g. 2024-05-07 or "
-            "2024-05-07T12:00:00+00:00)"
-        ) from None
-    return when if when.tzinfo or not utc else when.replace(tzinfo=UTC)
-
-
 def procedure_lines(proc: dict[str, Any]) -> list[str]:
     status = "" if proc["status"] == "current" else f", {proc['status']}"
     lines = [f"{proc['name']}  (version {proc['version']}{status})  {proc['id']}"]
@@ -170,19 +161,10 @@ def _procedures(args: argparse.Namespace) -> None:
 
 @command("search")
 def _search(args: argparse.Namespace) -> None:
-    now = iso_time(args.now, "--now", utc=False)
     names = list(dict.fromkeys(args.dataset or [default_dataset()]))
-    options: dict[str, Any] = {
-        "top_k": args.top_k,
-        "mode": args.mode,
-        "display": args.display,
-        "budget_tokens": args.budget_tokens,
-        "now": now,
-        "as_of": iso_time(args.as_of, "--as-of"),
-        "include_history": args.history,
-        "scope": scope_of(args.scope),
-        "where": json_object(args.where, "--where"),
-    }
+    # The options are the flags of the same names (times as given: SearchOptions parses them).
+    options = {k: getattr(args, k) for k in SearchOptions.model_fields if k in vars(args)}
+    options["scope"], options["where"] = scope_of(args.scope), json_object(args.where, "--where")
     with open_memory(args) as mem:
         if len(names) == 1:  # one dataset: its own search, results without a dataset name
             resp = mem.dataset(names[0], create=False).search(args.query, **options)

@@ -8,13 +8,13 @@ plan_search` resolves them once: options left as None come from ``config``
 (:class:`~memflow.recall.config.RecallConfig`).
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the TypedDicts' ``Required`` must be seen at run time.
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Required, TypedDict
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from memflow.errors import InvalidInput
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
@@ -39,7 +39,16 @@ def iso_time(value: str | datetime | None, what: str, *, utc: bool = True) -> da
 
 
 def _time_field(what: str) -> BeforeValidator:
-    return BeforeValidator(lambda v: iso_time(v, what, utc=False))
+    """An ISO 8601 time, left naive when it is (read in ``RecallConfig.timezone``); a bad one
+    fails validation with a message that says what to send (any door: HTTP 422, an MCP error)."""
+
+    def parse(value: Any) -> datetime | None:
+        try:
+            return iso_time(value, what, utc=False)
+        except InvalidInput as exc:
+            raise PydanticCustomError("iso_time", "{message}", {"message": str(exc)}) from None
+
+    return BeforeValidator(parse)
 
 
 class SearchOptions(BaseModel):
@@ -107,22 +116,20 @@ class SearchOptions(BaseModel):
         return list(value) if isinstance(value, tuple) else value
 
     @classmethod
-    def of(cls, **given: Any) -> SearchOptions:
+    def of(cls, **given: Any) -> "SearchOptions":
         """The options ``given`` as keywords; InvalidInput (saying which) for a bad one."""
         try:
             return cls(**given)
         except ValidationError as exc:
             first = exc.errors()[0]
+            if first["type"] == "iso_time":  # its message names the option
+                raise InvalidInput(first["msg"]) from None
             where = ".".join(str(p) for p in first.get("loc", ())) or "options"
             raise InvalidInput(f"search option {where}: {first.get('msg')}") from None
 
     def keywords(self) -> dict[str, Any]:
         """The options set explicitly, as keywords of ``Dataset.search`` (not converted)."""
         return {name: getattr(self, name) for name in self.model_fields_set}
-
-    @property
-    def recall(self) -> RecallConfig:
-        return self.config or RecallConfig()
 
 
 class SearchKeywords(TypedDict, total=False):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, edge_best_hits
-from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+from memflow.recall.config import DisplayMode, RecallConfig
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
 from memflow.recall.scoring import (
@@ -256,7 +256,6 @@ def respond(
     display: DisplayMode | None = None,
     top_k: int | None = None,
     budget_tokens: int | None = None,
-    mode: SearchMode = "episodic",
     timings_ms: dict[str, float] | None = None,
     scored: ScoredHits | None = None,
 ) -> SearchResponse:
@@ -298,7 +297,7 @@ def respond(
     timings["render"] = _ms(t)
     return SearchResponse(
         query=pq.original,
-        mode=mode,
+        mode="episodic",
         display=shown,
         results=results,
         timings_ms=timings,

@@ -90,3 +90,21 @@ def test_statement_timeout_cancels_and_maps_to_504(mem: Any) -> None:
     assert service.stats("t")["documents"] == 0  # the pool still serves ordinary calls
     with pytest.raises(InvalidInput, match="positive"):
         limit_statements(mem.engine, 0)
+
+
+def test_the_service_parses_each_input_once(mem: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote memorize checks its input before anything is written, and the memorize that
+    follows takes the documents so resolved (inputs up to MEMFLOW_MAX_DOCUMENT_BYTES)."""
+    from memflow.service import Service, resolve_inputs
+
+    resolver = sys.modules[resolve_inputs.__module__]
+    parsed: list[str] = []
+    real = resolver.parse_input
+
+    def counting(text: str, **kwargs: Any) -> Any:
+        parsed.append(text)
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(resolver, "parse_input", counting)
+    report = Service(mem).memorize("notes", text="Ana keeps the spare keys in the blue drawer.")
+    assert report["documents"][0]["status"] == "written" and len(parsed) == 1
