@@ -3,7 +3,7 @@
 For each size (embedding rows in the whole store, spread over many datasets), in one run: load a
 synthetic store (benchmarks/synth.py), then measure on the largest dataset
 - the bare lower bound: one filtered ANN query (k = wide_search_top_k) on the FacetPoint table;
-- memflow's search (memflow.recall.search.search, display summary) split by stage, with the
+- memflow's search (memflow.recall.search.search_op, display summary) split by stage, with the
   query embedding excluded (queries are precomputed vectors served by a lookup embedder);
 - the m_flow-style baseline: the same pipeline with every recall branch exact (no ANN index);
 - the episode top-10 overlap between the two, and how often the query's source episode is found;
@@ -509,7 +509,7 @@ METHOD = (
     "store (50 %, 15 %, 10 % of the rows and N of 1 %), bulk-loaded with binary COPY, HNSW "
     "(m 16, ef_construction 64) built after the load. Queries are stored FacetPoint vectors plus "
     "noise. Each query runs the bare lower bound (one filtered ANN query, k = 100, FacetPoint table), "
-    "memflow's search (`memflow.recall.search.search`, ANN recall through HNSW with iterative scan) "
+    "memflow's search (`memflow.recall.search.search_op`, ANN recall through HNSW with iterative scan) "
     "and the exact baseline (same pipeline; recall branches ordered by `(embedding <=> q) + 0`, which "
     "the HNSW index cannot serve) side by side. overlap@10 = shared episodes in the two top-10 lists; "
     "source@10 = the query's source episode is in the top 10."

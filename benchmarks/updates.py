@@ -22,7 +22,6 @@ baseline, same run):
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import sys
 import time
@@ -37,6 +36,7 @@ from benchmarks import common, updates_heldout
 from benchmarks.updates_data import Conversation, Question, conversations
 from memflow.db.engine import transaction
 from memflow.memory import Dataset, Memory
+from memflow.recall.options import SearchOptions
 from memflow.recall.types import SearchResponse
 
 UNLIMITED = 10**6
@@ -45,7 +45,7 @@ TARGETS = {"current_first": 0.90, "as_of_past": 0.90, "false_supersession_rate":
 
 
 def supports_as_of() -> bool:
-    return "as_of" in inspect.signature(Dataset.search).parameters
+    return "as_of" in SearchOptions.model_fields
 
 
 def ingest(mem: Memory, conv: Conversation) -> Dataset:
