@@ -48,6 +48,7 @@ from memflow.recall.pipeline import episode_hits, hit_ids_for_projection, respon
 from memflow.recall.preprocess import preprocess
 from memflow.recall.search import search_op
 from memflow.recall.types import Hit, SearchResponse
+from memflow.store.datasets import DatasetRef
 
 _ANN_ORDER = "ORDER BY embedding <=> CAST(:q AS vector) LIMIT"
 _EXACT_ORDER = "ORDER BY (embedding <=> CAST(:q AS vector)) + 0 LIMIT"
@@ -62,7 +63,8 @@ TARGETS = {"p50_ms": 50.0, "speedup_vs_exact": 20.0, "overlap@10": 0.95,
 
 def search(ctx: StoreContext, query: str, **options: Any) -> SearchResponse:
     """One search as ``Dataset.search`` runs it (:func:`memflow.recall.search.search_op`)."""
-    return run_op(ctx.engine, search_op(ctx, query, SearchOptions(**options)))
+    ref = DatasetRef(ctx.dataset_id, "bench")
+    return run_op(ctx.engine, search_op(ctx, ref, query, SearchOptions(**options)))
 
 
 def exact_recall_sql() -> str:

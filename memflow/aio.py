@@ -287,9 +287,9 @@ class AsyncDataset:
     # -- search ---------------------------------------------------------------------------------
     async def search(self, query: str, **options: Unpack[SearchKeywords]) -> SearchResponse:
         """As :meth:`memflow.Dataset.search`."""
-        opts = SearchOptions.of(**options)
-        await self.check_embedder()
-        return await self._run(lambda c: search_op(c, query, opts))
+        return await self._run(
+            lambda c: search_op(c, self._ref, query, SearchOptions.of(**options))
+        )
 
     # -- memorize and forget --------------------------------------------------------------------
     async def memorize(

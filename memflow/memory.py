@@ -243,9 +243,7 @@ class Dataset:
 
         ``scope`` (e.g. ``{"user": "u1"}``) and ``where`` (a metadata filter, see
         :mod:`memflow.db.filters`): only what documents of that scope and metadata support."""
-        opts = SearchOptions.of(**options)
-        self.check_embedder()
-        return self._run(lambda c: search_op(c, query, opts))
+        return self._run(lambda c: search_op(c, self.ref, query, SearchOptions.of(**options)))
 
     # -- memorize and forget (memflow.ingest, memflow.store.forget) -----------------------------
     def memorize(

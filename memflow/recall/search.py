@@ -40,6 +40,7 @@ from memflow.recall.rows import (
 from memflow.recall.tags import with_tags
 from memflow.recall.types import Hit, SearchResponse, Subgraph
 from memflow.recall.visibility import Visible, result_documents
+from memflow.store.datasets import DatasetRef, check_same_embedder
 
 
 def plan_search(embedder: Embedder, query: str, options: SearchOptions) -> SearchPlan:
@@ -78,9 +79,14 @@ def _aware(when: datetime | None) -> datetime | None:
     return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
 
 
-def search_op(ctx: StoreContext, query: str, options: SearchOptions) -> Op[SearchResponse]:
-    """One search of the dataset of ``ctx``: plan it (the query embedded once), one read
-    transaction, then the pure stages and the budget -- what ``Dataset.search`` returns."""
+def search_op(
+    ctx: StoreContext, ref: DatasetRef, query: str, options: SearchOptions
+) -> Op[SearchResponse]:
+    """One search of the dataset ``ref``: plan it (the query embedded once), one read
+    transaction, then the pure stages and the budget -- what ``Dataset.search`` returns.
+    EmbedderMismatch when the dataset holds another embedder's vectors."""
+    if ref.embedder is not None:
+        check_same_embedder(ref.name, ref.embedder, ctx.embedder.name)
     if options.datasets is not None:
         raise InvalidInput(
             "a dataset's search covers that dataset: to search several, use "
