@@ -214,7 +214,8 @@ def measure(url: str, qs: Sequence[str], rounds: int, warmup: int) -> dict[str, 
                         elif door == "async_api":
                             out[door] = await ads.search(q, **body)  # type: ignore[arg-type]
                         elif door == "service":
-                            out[door] = service.search(DATASET, q, **body)  # type: ignore[arg-type]
+                            resp = service.search(DATASET, q, **body)
+                            out[door] = resp.model_dump(mode="json")
                         elif door == "http":
                             r = http.post(path, json=payload)
                             out[door] = (r.status_code, r.content, r.headers.get("server-timing"))

@@ -125,7 +125,10 @@ class SearchOptions(BaseModel):
             if first["type"] == "iso_time":  # its message names the option
                 raise InvalidInput(first["msg"]) from None
             where = ".".join(str(p) for p in first.get("loc", ())) or "options"
-            raise InvalidInput(f"search option {where}: {first.get('msg')}") from None
+            raise InvalidInput(
+                f"search option {where}: {first.get('msg')}; fix it (memflow.SearchOptions "
+                "documents each option)"
+            ) from None
 
     def keywords(self) -> dict[str, Any]:
         """The options set explicitly, as keywords of ``Dataset.search`` (not converted)."""

@@ -18,8 +18,9 @@ from psycopg import errors as pgerr
 from sqlalchemy import text
 
 from memflow.config import libpq_url
-from memflow.memory import Dataset, Memory, dataset_uuid
+from memflow.memory import Dataset, Memory
 from memflow.recall.config import SearchMode
+from memflow.store.datasets import dataset_uuid
 
 from ._support import (
     TABLES,
