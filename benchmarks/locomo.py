@@ -33,6 +33,7 @@ from memflow.ingest.options import MemorizeOptions
 from memflow.ingest.parse import parse_input
 from memflow.memory import Dataset, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+from memflow.recall.options import DEFAULTS
 from memflow.recall.preprocess import preprocess
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import SearchResponse
@@ -192,7 +193,9 @@ def embed_queries(embedder: CachedEmbedder, convs: Sequence[Conversation]) -> li
     took = []
     for conv in convs:
         for q in conv.questions:
-            pq = preprocess(q.text, None, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+            pq = preprocess(
+                q.text, None, DEFAULTS.timezone, time_confidence_min=cfg.time_confidence_min
+            )
             t = time.perf_counter()
             embedder.embed_query(pq.vector_query)
             took.append((time.perf_counter() - t) * 1000)

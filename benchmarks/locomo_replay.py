@@ -86,9 +86,7 @@ def evaluate(recorded: Sequence[Recorded], config: RecallConfig) -> dict[str, An
             graph,
             r.pq,
             config,
-            display="highly_related",
-            top_k=config.top_k,
-            budget_tokens=locomo.UNLIMITED,
+            SearchOptions(display="highly_related", budget_tokens=locomo.UNLIMITED),
         )
         eps = locomo.ranked_episodes(resp)
         values = [

@@ -43,7 +43,7 @@ from memflow.db.steps import run_op
 from memflow.embed.base import Matrix, Vector
 from memflow.recall import sqlrecall, visibility
 from memflow.recall.config import RecallConfig
-from memflow.recall.options import SearchOptions
+from memflow.recall.options import DEFAULTS, SearchOptions
 from memflow.recall.pipeline import episode_hits, hit_ids_for_projection, respond, score_hits
 from memflow.recall.preprocess import preprocess
 from memflow.recall.search import search_op
@@ -108,7 +108,7 @@ def search_exact(
     same scope / where filter when ``flt`` is given (the exact filtered scan).
     Also returns the size of the projected subgraph (nodes per kind, edges)."""
     timings: dict[str, float] = {}
-    pq = preprocess(query, None, cfg.timezone)
+    pq = preprocess(query, None, DEFAULTS.timezone)
     k = cfg.recall_k(None)
     with dbe.transaction(engine) as conn:
         t = time.perf_counter()
@@ -122,12 +122,12 @@ def search_exact(
         timings["recall_sql"] = _ms(t)
         t = time.perf_counter()
         scored = score_hits(hits, pq, cfg)
-        seeds = hit_ids_for_projection(scored, cfg, pq, top_k=cfg.top_k)
+        seeds = hit_ids_for_projection(scored, cfg, pq, top_k=DEFAULTS.top_k)
         graph = sqlrecall.project(
             conn, ds, seeds, cfg, leaves=episode_hits(scored), with_sources=False, visible=visible
         )
         timings["projection_sql"] = _ms(t)
-    resp = respond(hits, graph, pq, cfg, top_k=cfg.top_k, timings_ms=timings)
+    resp = respond(hits, graph, pq, cfg, DEFAULTS, timings_ms=timings)
     resp.timings_ms["total"] = sum(v for key, v in resp.timings_ms.items() if key != "total")
     shape = {k: 0 for k in ("Episode", "Facet", "FacetPoint", "Entity")}
     for node in graph.nodes.values():
@@ -185,7 +185,7 @@ def compare(engine: Engine, emb: LookupEmbedder, queries: list[tuple[str, synth.
             conn.execute(text(_LOWER_BOUND),
                          {"dataset_id": qry.dataset_id, "q": qry.vector, "k": cfg.wide_search_top_k}).all()  # fmt: skip
             lower.append(_ms(t))
-        a = search(StoreContext(engine, emb, qry.dataset_id), qtext, top_k=cfg.top_k, config=cfg)
+        a = search(StoreContext(engine, emb, qry.dataset_id), qtext, config=cfg)
         e, shape = search_exact(engine, qry.dataset_id, qry.vector, qtext, cfg)
         for key, n in shape.items():
             projected.setdefault(key, []).append(float(n))
@@ -240,8 +240,8 @@ def compare_filtered(engine: Engine, emb: LookupEmbedder, gen: synth.Generator,
         for qtext, qry in queries:
             scope, where = make(qry)
             flt = search_filter(scope, where)
-            a = search(StoreContext(engine, emb, qry.dataset_id), qtext, top_k=cfg.top_k,
-                       config=cfg, scope=scope, where=where)  # fmt: skip
+            a = search(StoreContext(engine, emb, qry.dataset_id), qtext, config=cfg,
+                       scope=scope, where=where)  # fmt: skip
             e, _ = search_exact(engine, qry.dataset_id, qry.vector, qtext, cfg, flt)
             ann.append(latency(a))
             exact.append(latency(e))
@@ -285,7 +285,6 @@ def concurrency(engine: Engine, emb: LookupEmbedder, queries: list[tuple[str, sy
                         search(
                             StoreContext(engine, emb, qry.dataset_id),
                             qtext,
-                            top_k=cfg.top_k,
                             config=cfg,
                         )
                     )

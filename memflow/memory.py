@@ -231,10 +231,10 @@ class Dataset:
     def search(self, query: str, **options: Unpack[SearchKeywords]) -> SearchResponse:
         """Episodes whose evidence chain is cheapest (``mode="episodic"``), or the ``vector`` /
         ``lexical`` baselines, or procedures (``"procedural"``). No LLM is called. The options
-        (:class:`memflow.SearchOptions`, which documents each): ``now`` anchors relative dates
-        in the query; ``top_k``, ``mode``, ``display`` and ``budget_tokens`` left as None come
-        from ``config`` (default ``RecallConfig()``: 10 episodic results, ``summary`` display;
-        ``budget_tokens`` applies to ``highly_related`` only unless given).
+        and their defaults are :class:`memflow.SearchOptions` (10 episodic results, ``summary``
+        display; ``budget_tokens`` applies to ``highly_related`` only unless given; ``config``:
+        the recall constants, default ``RecallConfig()``). ``now`` anchors relative dates in
+        the query.
 
         ``as_of``: what held at that time, as far as it had been learned by then. Facts replaced
         since rank below current ones and are shown with their validity; ``include_history``

@@ -8,9 +8,10 @@ from typing import Any
 
 from memflow.cli.base import command, default_dataset, emit, open_memory
 from memflow.cli.filters import add_scope_option, add_where_option, json_object, scope_of
-from memflow.recall.config import DISPLAY_MODES, SEARCH_MODES, RecallConfig
-from memflow.recall.options import SearchOptions
+from memflow.recall.config import DISPLAY_MODES, SEARCH_MODES
+from memflow.recall.options import HIGHLY_RELATED_BUDGET, SearchOptions
 from memflow.recall.types import SearchResponse, SearchResult
+from memflow.text.tokens import TOKEN_COUNTERS
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Any) -> None:
@@ -25,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     )
     common(p, several=True)
     p.add_argument("query", help="the question or keywords")
-    defaults = RecallConfig()  # the one source of search defaults
+    defaults = SearchOptions()  # the one source of search defaults
     p.add_argument(
         "--top-k", type=int, default=None, help=f"number of results (default {defaults.top_k})"
     )
@@ -47,9 +48,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         type=int,
         default=None,
         help="token budget of the context, in text and --json: highly_related packs units into "
-        f"it (default {defaults.budget_tokens}); summary and detail keep the whole episode "
+        f"it (default {HIGHLY_RELATED_BUDGET}); summary and detail keep the whole episode "
         "contexts that fit and list the other results without one (default: no limit); a note "
         "says when nothing fits",
+    )
+    p.add_argument(
+        "--token-counter",
+        choices=TOKEN_COUNTERS,
+        default=None,
+        help=f"how the budget counts tokens (default {defaults.token_counter})",
+    )
+    p.add_argument(
+        "--timezone",
+        default=None,
+        help="the zone of relative dates in the query and of a --now without one (IANA name or "
+        f"+HH:MM; default {defaults.timezone})",
     )
     p.add_argument(
         "--now",

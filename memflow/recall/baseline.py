@@ -13,6 +13,7 @@ from typing import Any, Literal
 from memflow.db.steps import Body
 from memflow.recall import sqlrecall, temporal
 from memflow.recall.config import DisplayMode
+from memflow.recall.options import HIGHLY_RELATED_BUDGET
 from memflow.recall.plan import SearchPlan, ms, visible_body
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import (
@@ -49,12 +50,12 @@ def _context(
     units: Sequence[tuple[str, str]],
     results: Sequence[SearchResult],
     display: DisplayMode,
-    budget: int,
+    budget: int | None,
     listed: list[int],
     counter: TokenCounter,
 ) -> tuple[str, list[int]]:
     if display == "highly_related":
-        return _pack(units, budget, counter)
+        return _pack(units, budget or HIGHLY_RELATED_BUDGET, counter)
     return "\n".join(res.context for res in results), listed
 
 
@@ -140,7 +141,7 @@ def _best_per_episode(units: Sequence[BaselineUnit], top_k: int) -> list[int]:
 
 def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[BaselineUnit]]:
     """The ``vector`` and ``lexical`` modes' transaction: ranked units."""
-    cfg, mode, query = plan.cfg, plan.mode, plan.query
+    cfg, mode, query = plan.cfg, plan.options.mode, plan.query
     k = _baseline_k(plan)
     visible = yield from visible_body(dataset_id, plan)
     t = time.perf_counter()
@@ -155,7 +156,7 @@ def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[Baselin
             units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
     else:
         units = yield lambda conn: _lexical_units(conn, dataset_id, query, k, visible)
-    found, as_of, history = units, plan.as_of, plan.include_history
+    found, as_of, history = units, plan.options.as_of, plan.options.include_history
     texts = yield lambda conn: temporal.unit_texts(
         conn, dataset_id, [(u.node_id, u.text) for u in found], as_of, history
     )
@@ -167,16 +168,17 @@ def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[Baselin
 
 
 def _baseline_k(plan: SearchPlan) -> int:
-    wide = plan.cfg.wide_search_top_k if plan.display == "highly_related" else 3 * plan.top_k
-    return max(plan.top_k, wide)
+    top_k = plan.options.top_k
+    wide = plan.cfg.wide_search_top_k if plan.options.display == "highly_related" else 3 * top_k
+    return max(top_k, wide)
 
 
 def baseline_response(plan: SearchPlan, units: list[BaselineUnit]) -> SearchResponse:
     """The ``vector`` and ``lexical`` modes' response: ranked units, no graph. Results are
     episodes, each at the rank of its best unit (an episode is listed once); a
     ``highly_related`` context packs the units themselves."""
-    query, mode, top_k, display = plan.query, plan.mode, plan.top_k, plan.display
-    cfg, budget, timings = plan.cfg, plan.budget_tokens, plan.timings
+    opts, query, timings = plan.options, plan.query, plan.timings
+    mode, top_k, display, budget = opts.mode, opts.top_k, opts.display, opts.budget_tokens
     pre = plan.pq.model_dump(mode="json")
     t = time.perf_counter()
     listed = _best_per_episode(units, top_k)
@@ -207,8 +209,8 @@ def baseline_response(plan: SearchPlan, units: list[BaselineUnit]) -> SearchResp
         for i, u in enumerate((units[j] for j in listed), start=1)
     ]
     lines = [(_unit_header(u.episode_name, u.when), u.text) for u in units]
-    counter = token_counter(cfg.token_counter)
-    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, listed, counter)
+    counter = token_counter(opts.token_counter)
+    context, kept = _context(lines, results, display, budget, listed, counter)
     context_units = [
         ContextUnit(
             node_id=units[i].node_id,
@@ -232,5 +234,5 @@ def baseline_response(plan: SearchPlan, units: list[BaselineUnit]) -> SearchResp
         timings_ms=timings,
         context=context,
         preprocessed=pre,
-        token_counter=cfg.token_counter,
+        token_counter=opts.token_counter,
     )

@@ -9,18 +9,16 @@ and says so when nothing fits.
 
 from __future__ import annotations
 
-from memflow.recall.config import RecallConfig
+from memflow.recall.options import HIGHLY_RELATED_BUDGET
 from memflow.recall.render import count_tokens
 from memflow.recall.types import SearchResponse
 
 
-def honour_budget(
-    resp: SearchResponse, budget_tokens: int | None, config: RecallConfig | None = None
-) -> SearchResponse:
+def honour_budget(resp: SearchResponse, budget_tokens: int | None) -> SearchResponse:
     """``resp`` with every result context within ``budget_tokens`` and a note on what did not
-    fit (``highly_related`` defaults to ``config.budget_tokens``; the others have no default)."""
+    fit (``highly_related`` defaults to HIGHLY_RELATED_BUDGET; the others have no default)."""
     if resp.display == "highly_related":
-        budget = budget_tokens or (config or RecallConfig()).budget_tokens
+        budget = budget_tokens or HIGHLY_RELATED_BUDGET
         if resp.results and not resp.context.strip():
             note = f"no evidence fits in the budget of {budget} tokens: raise --budget-tokens"
             return resp.model_copy(update={"notes": [*resp.notes, note]})

@@ -10,8 +10,6 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memflow.text.tokens import TokenCounterName
-
 DisplayMode = Literal["summary", "highly_related", "detail"]
 SearchMode = Literal["episodic", "vector", "lexical", "procedural"]
 # The lists where one is needed (validation messages, CLI choices): from the types, never repeated.
@@ -20,9 +18,9 @@ DISPLAY_MODES: tuple[DisplayMode, ...] = get_args(DisplayMode)
 
 
 class RecallConfig(BaseModel):
-    """Knobs of recall, scoring and rendering, and the defaults of ``Dataset.search`` (``mode``,
-    ``top_k``, ``display``, ``budget_tokens``) and ``memflow search``. Scores are distances:
-    smaller is better."""
+    """Knobs of recall, scoring and rendering. Scores are distances: smaller is better. A
+    search's own options and their defaults (mode, display, top_k, budget, token counter, time
+    zone) are :class:`memflow.recall.options.SearchOptions`'."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -79,15 +77,6 @@ class RecallConfig(BaseModel):
     vector_facets: bool = False
 
     # --- 8. output
-    mode: SearchMode = "episodic"
-    top_k: int = Field(default=10, ge=1)
-    display: DisplayMode = "summary"
-    # highly_related context budget (summary and detail keep whole episode blocks: no budget
-    # unless the call passes one)
-    budget_tokens: int = Field(default=500, ge=1)
-    # How budgets count tokens (memflow.text.tokens): "words" (whitespace words, CJK characters
-    # as half) or "tiktoken" (cl100k_base; the optional extra memflow[tiktoken]).
-    token_counter: TokenCounterName = "words"
     # highly_related: FacetPoints ranked by u(unit) + lambda * (EpisodeScore - best EpisodeScore)
     # + mu * d(best unit of its facet), u = raw cosine distance plus the unit rules (LoCoMo tune
     # half, docs/benchmarks/locomo.md).
@@ -132,9 +121,6 @@ class RecallConfig(BaseModel):
     # best episode by 0.04-0.12 there, chit-chat "how do you ..." questions by less than 0.01.
     how_to_procedure_max_score: float = Field(default=0.2, ge=0)
     how_to_procedure_margin: float = Field(default=0.02, ge=0)
-
-    # --- time parsing
-    timezone: str = "UTC"
 
     # --- facts that change (revision 0004): a hit on a replaced fact costs this much more (a
     # Facet's or Episode's hit: times the share of its points that were replaced); a query about

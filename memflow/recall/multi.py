@@ -115,7 +115,7 @@ def search_op(embedder: Embedder, query: str, options: SearchOptions) -> Op[Sear
     fetched = yield Tx(lambda: fetch_body(targets, plan), read=True)
     responses = [finish_rows(mine, got) for mine, got in fetched]
     merged = merge([t.name for t in targets], responses, plan)
-    return honour_budget(merged, plan.budget_tokens, plan.cfg)
+    return honour_budget(merged, plan.options.budget_tokens)
 
 
 # ------------------------------------------------------------------------------------- merging
@@ -191,21 +191,22 @@ def merge(
         key=lambda ri: (round(ri[0].score, 9), ri[1], ri[0].rank),
     )
     results = [
-        r.model_copy(update={"rank": n}) for n, (r, _) in enumerate(ranked[: plan.top_k], start=1)
+        r.model_copy(update={"rank": n})
+        for n, (r, _) in enumerate(ranked[: plan.options.top_k], start=1)
     ]
-    mode, display = plan.mode, plan.display
+    mode, display = plan.options.mode, plan.options.display
     if display == "highly_related" and mode != "procedural":
         blocks = sorted(
             (b for i, resp in enumerate(tagged) for b in _unit_blocks(i, resp)),
             key=lambda b: (round(b.key, 9), b.source, b.pos),
         )
-        budget: int | None = plan.budget_tokens or plan.cfg.budget_tokens
+        budget = plan.options.budget_tokens
         separator = GROUP_SEPARATOR if mode == "episodic" else "\n"
     else:
         blocks = _result_blocks(results, tagged, names)
-        budget, separator = plan.budget_tokens, _RESULT_SEPARATOR.get(mode, "\n")
+        budget, separator = plan.options.budget_tokens, _RESULT_SEPARATOR.get(mode, "\n")
     if budget is not None:
-        counter = token_counter(plan.cfg.token_counter)
+        counter = token_counter(plan.options.token_counter)
         items = [(n, counter(b.text), 0) for n, b in enumerate(blocks)]
         blocks = [blocks[n] for n in pack_indexes(items, budget)]
     timings = _timings(tagged, plan)
@@ -223,7 +224,7 @@ def merge(
         notes=list(
             dict.fromkeys(f"{n}: {x}" for n, r in zip(names, tagged, strict=True) for x in r.notes)
         ),
-        token_counter=plan.cfg.token_counter,
+        token_counter=plan.options.token_counter,
     )
 
 

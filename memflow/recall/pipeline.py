@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, edge_best_hits
-from memflow.recall.config import DisplayMode, RecallConfig
+from memflow.recall.config import RecallConfig
+from memflow.recall.options import DEFAULTS, SearchOptions
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.render import render
 from memflow.recall.scoring import (
@@ -227,7 +228,7 @@ def rank_scored(
         or scored.evidence(subgraph, pq.original, config, dated=query_time(pq, config) is not None),
         config,
         query_time(pq, config),
-        top_k or config.top_k,
+        top_k or DEFAULTS.top_k,
         trace,
     )
 
@@ -252,15 +253,15 @@ def respond(
     subgraph: Subgraph,
     pq: PreprocessedQuery,
     config: RecallConfig,
+    options: SearchOptions = DEFAULTS,
     *,
-    display: DisplayMode | None = None,
-    top_k: int | None = None,
-    budget_tokens: int | None = None,
     timings_ms: dict[str, float] | None = None,
     scored: ScoredHits | None = None,
 ) -> SearchResponse:
-    """All pure stages after the SQL, timed: ``bonus``, ``index``, ``score``, ``render``.
-    Timings the caller already measured (``recall_sql``, ``projection_sql`` …) are kept."""
+    """All pure stages after the SQL, timed: ``bonus``, ``index``, ``score``, ``render``, as
+    ``options`` ask (display, top_k, budget, token counter). Timings the caller already measured
+    (``recall_sql``, ``projection_sql`` …) are kept."""
+    opts = options.resolved()
     timings = dict(timings_ms or {})
     if scored is None:
         t = time.perf_counter()
@@ -273,8 +274,7 @@ def respond(
     evidence = scored.evidence(
         subgraph, pq.original, config, dated=query_time(pq, config) is not None
     )
-    shown = display or config.display
-    k = top_k or config.top_k
+    shown, k = opts.display, opts.top_k
     wide = k
     if shown == "highly_related":
         wide = config.highly_related_episodes or max(k, len(index.episodes))
@@ -290,7 +290,8 @@ def respond(
         config,
         evidence=evidence,
         index=index,
-        budget_tokens=budget_tokens,
+        budget_tokens=opts.budget_tokens,
+        token_counter=opts.token_counter,
         units_out=units,
         unit_bundles=ranked[:wide] if shown == "highly_related" else None,
     )
@@ -305,7 +306,7 @@ def respond(
         context_units=units,
         preprocessed=pq.model_dump(mode="json"),
         notes=list(subgraph.notes),
-        token_counter=config.token_counter,
+        token_counter=opts.token_counter,
     )
 
 

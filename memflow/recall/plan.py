@@ -7,13 +7,13 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from memflow.db.filters import SearchFilter
 from memflow.db.steps import Body
 from memflow.recall import sqlrecall, visibility
-from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
+from memflow.recall.config import RecallConfig
+from memflow.recall.options import SearchOptions
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.visibility import Visible
 
@@ -24,21 +24,16 @@ def ms(start: float) -> float:
 
 @dataclass
 class SearchPlan:
-    """A search's checked arguments, its preprocessed query and the query vector: everything
-    the SQL needs, computed before the transaction (:func:`plan_search`)."""
+    """A search's options (resolved: :meth:`SearchOptions.resolved`), its recall constants, its
+    preprocessed query and the query vector: everything the SQL needs, computed before the
+    transaction (:func:`memflow.recall.search.plan_search`)."""
 
     query: str
-    mode: SearchMode
-    display: DisplayMode
-    top_k: int
-    budget_tokens: int | None
+    options: SearchOptions
     cfg: RecallConfig
     pq: PreprocessedQuery
     timings: dict[str, float]
     qvec: Any = None
-    as_of: datetime | None = None
-    include_history: bool = False
-    known_at: datetime | None = None  # what the store knew then (issue 26: see plan_search)
     filter: SearchFilter | None = None  # scope and where (memflow.db.filters); None: everything
 
 

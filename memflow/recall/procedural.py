@@ -20,7 +20,8 @@ from sqlalchemy import Connection
 from memflow.db.filters import SearchFilter
 from memflow.db.queries import q
 from memflow.recall import sqlrecall, visibility
-from memflow.recall.config import DisplayMode, RecallConfig
+from memflow.recall.config import RecallConfig
+from memflow.recall.options import SearchOptions
 from memflow.recall.types import PathStep, SearchResponse, SearchResult, citations
 from memflow.recall.visibility import Visible
 
@@ -195,8 +196,7 @@ def procedures_step(
 def procedural_response(
     query: str,
     results: list[SearchResult],
-    display: DisplayMode,
-    cfg: RecallConfig,
+    options: SearchOptions,
     timings: dict[str, float],
     pre: dict[str, Any],
 ) -> SearchResponse:
@@ -205,12 +205,12 @@ def procedural_response(
     return SearchResponse(
         query=query,
         mode="procedural",
-        display=display,
+        display=options.display,
         results=results,
         timings_ms=timings,
         context="\n\n".join(r.context for r in results),
         preprocessed=pre,
-        token_counter=cfg.token_counter,
+        token_counter=options.token_counter,
     )
 
 

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from uuid import UUID
 
 from memflow.recall.config import DisplayMode, RecallConfig
+from memflow.recall.options import HIGHLY_RELATED_BUDGET
 from memflow.recall.scoring import INF, BundleScorer, Evidence, RelationshipIndex
 from memflow.recall.types import (
     Bundle,
@@ -28,11 +29,12 @@ from memflow.recall.types import (
     source_keys,
 )
 from memflow.recall.unitrules import body_of, is_decision
-from memflow.text.tokens import TokenCounter, count_words, token_counter
+from memflow.text.tokens import TokenCounter, TokenCounterName, count_words
+from memflow.text.tokens import token_counter as counter_of
 
 SUMMARY_SEPARATOR = "\n\n---\n\n"
 GROUP_SEPARATOR = "\n\n"
-count_tokens = count_words  # the default counter (``RecallConfig.token_counter="words"``)
+count_tokens = count_words  # the default counter (``SearchOptions.token_counter="words"``)
 
 
 def _is_midnight(dt: datetime) -> bool:
@@ -363,6 +365,7 @@ def render(
     evidence: Evidence,
     index: RelationshipIndex | None = None,
     budget_tokens: int | None = None,
+    token_counter: TokenCounterName = "words",
     units_out: list[ContextUnit] | None = None,
     unit_bundles: Sequence[Bundle] | None = None,
 ) -> tuple[list[SearchResult], str]:
@@ -373,7 +376,7 @@ def render(
     ``unit_bundles`` (default ``bundles``) are the episodes whose units ``highly_related`` ranks."""
     index = index or RelationshipIndex.build(subgraph)
     nodes = subgraph.nodes
-    counter = token_counter(config.token_counter)
+    counter = counter_of(token_counter)
     contexts: dict[UUID, str]
     if display == "summary":
         contexts = {b.episode_id: summary_context(nodes.get(b.episode_id)) for b in bundles}
@@ -382,7 +385,7 @@ def render(
         pool = bundles if unit_bundles is None else unit_bundles
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
         units = evidence_units(pool, index, evidence, config, subgraph.unit_distances)
-        groups = pack_units(units, headers, budget_tokens or config.budget_tokens, counter)
+        groups = pack_units(units, headers, budget_tokens or HIGHLY_RELATED_BUDGET, counter)
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}
             units_out.extend(

@@ -44,31 +44,29 @@ from memflow.store.datasets import DatasetRef, check_same_embedder
 
 
 def plan_search(embedder: Embedder, query: str, options: SearchOptions) -> SearchPlan:
-    """Resolve the options (None: ``config``'s), preprocess the query and embed it (CPU only,
-    no database). ``scope`` and ``where``: memflow.db.filters (checked here, before any SQL)."""
-    cfg = options.config or RecallConfig()
-    mode = cfg.mode if options.mode is None else options.mode
-    stamps = (options.as_of, options.known_at)
-    if mode == "procedural" and (any(t is not None for t in stamps) or options.include_history):
+    """Resolve the options, preprocess the query and embed it (CPU only, no database).
+    ``scope`` and ``where``: memflow.db.filters (checked here, before any SQL)."""
+    opts = options.resolved()
+    stamps = (opts.as_of, opts.known_at)
+    if opts.mode == "procedural" and (any(t is not None for t in stamps) or opts.include_history):
         raise InvalidInput(
             "procedures have no validity over time: drop as_of/known_at/include_history, or "
             "search mode='episodic' (or 'vector', 'lexical') for facts as they were"
         )
-    flt = search_filter(options.scope, options.where)
+    flt = search_filter(opts.scope, opts.where)
+    cfg = opts.config or RecallConfig()
     query = query.replace("\x00", "")
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    pq = preprocess(query, options.now, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+    pq = preprocess(query, opts.now, opts.timezone, time_confidence_min=cfg.time_confidence_min)
     timings["preprocess"] = ms(t)
-    top_k = cfg.top_k if options.top_k is None else options.top_k
-    plan = SearchPlan(query, mode, options.display or cfg.display, top_k, options.budget_tokens,
-                      cfg, pq, timings)  # fmt: skip
     as_of, known_at = (_aware(when) for when in stamps)
     # Issue 26 (i26-facts) gives known_at a clock of its own (the store's write time). Until
     # then it is served as as_of, which reads what held then as far as it had been learned.
-    plan.as_of = as_of if as_of is not None else known_at
-    plan.known_at, plan.include_history, plan.filter = known_at, options.include_history, flt
-    if mode != "lexical":
+    as_of = as_of if as_of is not None else known_at
+    opts = opts.model_copy(update={"as_of": as_of, "known_at": known_at})
+    plan = SearchPlan(query, opts, cfg, pq, timings, filter=flt)
+    if opts.mode != "lexical":
         t = time.perf_counter()
         plan.qvec = embedder.embed_query(pq.vector_query)
         timings["embed"] = ms(t)
@@ -100,7 +98,9 @@ def search_op(
 def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Fetched]:
     """The transaction of a search: the rows :func:`finish_search` turns into the response, with
     the scope and metadata of the documents they cite."""
-    visible = (yield from visible_body(dataset_id, plan)) if plan.mode == "episodic" else None
+    visible = (
+        (yield from visible_body(dataset_id, plan)) if plan.options.mode == "episodic" else None
+    )
     rows = yield from _search_rows(dataset_id, plan, visible)
     # Episodes written from drafts have no chunks, so no citations: their source documents
     # (those the filter lets through) give their scope and metadata.
@@ -116,7 +116,7 @@ def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Fetched]:
 def _search_rows(
     dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None
 ) -> Body[SearchRows]:
-    if plan.mode == "episodic":
+    if plan.options.mode == "episodic":
         hits, graph, scored = yield from retrieve_body(dataset_id, plan, visible)
         how_to = None
         if plan.cfg.how_to_procedure_max_score > 0 and procedural.asks_how(plan.query):
@@ -127,8 +127,8 @@ def _search_rows(
             )
             plan.timings["procedures_sql"] = ms(t)
         return EpisodicRows(hits, graph, scored, how_to)
-    if plan.mode == "procedural":
-        qvec, cfg, k, flt = plan.qvec, plan.cfg, plan.top_k, plan.filter
+    if plan.options.mode == "procedural":
+        qvec, cfg, k, flt = plan.qvec, plan.cfg, plan.options.top_k, plan.filter
         found = yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k, flt)
         return ProceduralRows(found)
     return BaselineRows((yield from baseline_units(dataset_id, plan)))
@@ -136,7 +136,7 @@ def _search_rows(
 
 def finish_search(plan: SearchPlan, fetched: Fetched) -> SearchResponse:
     """The pure stages after the SQL (scoring, rendering, the token budget), CPU only."""
-    return honour_budget(finish_rows(plan, fetched), plan.budget_tokens, plan.cfg)
+    return honour_budget(finish_rows(plan, fetched), plan.options.budget_tokens)
 
 
 def finish_rows(plan: SearchPlan, fetched: Fetched) -> SearchResponse:
@@ -149,26 +149,19 @@ def _respond(plan: SearchPlan, rows: SearchRows) -> SearchResponse:
     if isinstance(rows, ProceduralRows):
         pre = plan.pq.model_dump(mode="json")
         return procedural.procedural_response(
-            plan.query, rows.procedures, plan.display, plan.cfg, plan.timings, pre
+            plan.query, rows.procedures, plan.options, plan.timings, pre
         )
     if isinstance(rows, BaselineRows):
         return baseline_response(plan, rows.units)
     response = respond(
-        rows.hits,
-        rows.graph,
-        plan.pq,
-        plan.cfg,
-        display=plan.display,
-        top_k=plan.top_k,
-        budget_tokens=plan.budget_tokens,
-        timings_ms=plan.timings,
+        rows.hits, rows.graph, plan.pq, plan.cfg, plan.options, timings_ms=plan.timings,
         scored=rows.scored,
-    )
+    )  # fmt: skip
     response = temporal.decorate(response, rows.graph.times)
     if rows.how_to is not None:
-        budgeted = plan.display == "highly_related" or plan.budget_tokens is not None
+        budgeted = plan.options.budget_tokens is not None  # (highly_related always has one)
         response = procedural.with_how_to_procedure(
-            rows.how_to, response, plan.cfg, plan.top_k, budgeted=budgeted
+            rows.how_to, response, plan.cfg, plan.options.top_k, budgeted=budgeted
         )
     response.timings_ms["total"] = round(
         sum(v for kk, v in response.timings_ms.items() if kk != "total"), 3
@@ -184,8 +177,14 @@ def retrieve_body(
     (:func:`memflow.recall.pipeline.respond`), so recorded results can be re-ranked offline
     (benchmarks/locomo_replay.py). Validity (:mod:`memflow.recall.temporal`) adjusts the hits
     and marks the graph."""
-    qvec, pq, cfg, top_k, display = plan.qvec, plan.pq, plan.cfg, plan.top_k, plan.display
-    timings, as_of, include_history = plan.timings, plan.as_of, plan.include_history
+    qvec, pq, cfg, timings = plan.qvec, plan.pq, plan.cfg, plan.timings
+    opts = plan.options
+    top_k, display, as_of, include_history = (
+        opts.top_k,
+        opts.display,
+        opts.as_of,
+        opts.include_history,
+    )
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
     t = time.perf_counter()
     yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))

@@ -262,7 +262,7 @@ class SearchResponse(BaseModel):
     context_units: list[ContextUnit] = Field(default_factory=list)  # in rank order
     preprocessed: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
-    # How the context's budget counted tokens (RecallConfig.token_counter, memflow.text.tokens).
+    # How the context's budget counted tokens (SearchOptions.token_counter, memflow.text.tokens).
     token_counter: TokenCounterName = "words"
     # What the results' ``score`` is (SCORE_MEANING): a cost, so the best result scores lowest.
     score_meaning: str = ""

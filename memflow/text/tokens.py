@@ -1,4 +1,4 @@
-"""Token counters for context budgets, chosen by name (``RecallConfig.token_counter``).
+"""Token counters for context budgets, chosen by name (``SearchOptions.token_counter``).
 
 - ``words`` (the default, no dependency): every CJK character (Chinese, Japanese kana, Korean,
   CJK and full-width punctuation) is half a token, rounded up over the text; every other

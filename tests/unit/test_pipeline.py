@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memflow.recall.config import RecallConfig
+from memflow.recall.options import SearchOptions
 from memflow.recall.pipeline import (
     entity_seed_bound,
     hit_ids_for_projection,
@@ -196,7 +197,7 @@ def test_respond_end_to_end_highly_related() -> None:
         g.sub(),
         pq(QUERY),
         CFG,
-        display="highly_related",
+        SearchOptions(display="highly_related"),
         timings_ms={"recall_sql": 1.5},
     )
     assert set(resp.timings_ms) == {"recall_sql", "bonus", "index", "score", "render"}
@@ -228,7 +229,7 @@ def test_respond_summary_and_notes() -> None:
     g, hits = harbour_graph()
     sub = g.sub()
     sub.notes.append("hub guard: none")
-    resp = respond(hits, sub, pq(QUERY), CFG, top_k=1)
+    resp = respond(hits, sub, pq(QUERY), CFG, SearchOptions(top_k=1))
     assert resp.display == "summary" and len(resp.results) == 1
     assert resp.context == "[Crane repair]\nAda fixed the harbour crane."
     assert resp.notes == ["hub guard: none"]
@@ -258,8 +259,8 @@ def test_respond_is_the_same_for_the_same_content_under_other_ids() -> None:
         for h in hits
         if h.node_id
     ]
-    a = respond(hits, g.sub(), pq(QUERY), CFG, display="highly_related")
-    b = respond(moved, other.sub(), pq(QUERY), CFG, display="highly_related")
+    a = respond(hits, g.sub(), pq(QUERY), CFG, SearchOptions(display="highly_related"))
+    b = respond(moved, other.sub(), pq(QUERY), CFG, SearchOptions(display="highly_related"))
     assert a.context == b.context
     assert [r.score for r in a.results] == [r.score for r in b.results]
     assert [r.name for r in a.results] == [r.name for r in b.results]
