@@ -1,8 +1,10 @@
 """The one service layer behind memflow's front doors (MCP server, HTTP API).
 
-It takes an open :class:`~memflow.memory.Memory`, validates what a remote caller sends, calls the
-Dataset API and returns JSON-able dicts -- the same ones ``memflow search --json`` and
-``memflow memorize --json`` print. Every failure is a :class:`~memflow.errors.MemflowError` whose
+It takes an open :class:`~memflow.memory.Memory`, validates what a remote caller sends (within
+:class:`Limits`; a search's request is :func:`search_request`, derived from
+:class:`~memflow.SearchOptions`), calls the Dataset API and returns JSON-able dicts -- the same
+ones ``memflow memorize --json`` prints -- or, for a search, the ``SearchResponse`` whose JSON
+``memflow search --json`` prints. Every failure is a :class:`~memflow.errors.MemflowError` whose
 one-line message the doors pass on unchanged. Nothing here knows about HTTP or MCP.
 """
 

@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any, ParamSpec, TypeVar
 
 import psycopg
@@ -142,17 +142,23 @@ async def run_op(
     replicas: Mapping[str, AsyncEngine] | None = None,
 ) -> T:
     """Run an operation: its transactions on ``engine`` (or the replica a transaction names),
-    the code between them on ``cpu``."""
+    the code between them on ``cpu``. Cancelled, the operation is closed (its ``finally``
+    blocks run) unless its code is running in a worker thread right then."""
     value: Any = None
     error: BaseException | None = None
-    while True:
-        done, out = await cpu.run(advance, op, value, error)
-        if done:
-            return out  # type: ignore[no-any-return]
-        try:
-            value, error = await run_tx(engine, out, cpu, replicas), None
-        except Exception as exc:  # thrown into the operation, which may handle it
-            value, error = None, exc
+    try:
+        while True:
+            done, out = await cpu.run(advance, op, value, error)
+            if done:
+                return out  # type: ignore[no-any-return]
+            try:
+                value, error = await run_tx(engine, out, cpu, replicas), None
+            except Exception as exc:  # thrown into the operation, which may handle it
+                value, error = None, exc
+    except BaseException:
+        with suppress(ValueError):  # "generator already executing": it ends in that thread
+            op.close()
+        raise
 
 
 __all__ = ["CpuPool", "make_async_engine", "run_body", "run_op", "run_tx", "transaction"]

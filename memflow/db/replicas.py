@@ -123,7 +123,11 @@ class ReadRouter:
                     yield from self._note_write()
                 return tx  # type: ignore[no-any-return]
             wrote = wrote or not tx.read
-            value, error = yield from self._attempt(tx)
+            try:
+                value, error = yield from self._attempt(tx)
+            except GeneratorExit:  # this routing closed (a cancelled task): close the operation
+                op.close()
+                raise
 
     def _attempt(self, tx: Tx[Any]) -> Generator[Tx[Any], Any, tuple[Any, BaseException | None]]:
         """(result, None) or (None, the error to throw into the operation)."""
