@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from memflow.errors import ConfigurationError, InvalidInput
 from memflow.ingest.parse import parse_input
+from memflow.recall.options import SearchKeywords
 from memflow.recall.types import PathStep, SearchResponse, SearchResult
 from memflow.service import AGENT_DISPLAY
 from memflow.text.document import ParsedDocument
@@ -18,19 +19,9 @@ from memflow.text.document import ParsedDocument
 T = TypeVar("T")
 
 # Every keyword of Dataset.search / AsyncDataset.search the adapters forward (besides the
-# query), in one place: a retriever takes each as a setting and as a per-call override.
-SEARCH_KEYWORDS: tuple[str, ...] = (
-    "top_k",
-    "mode",
-    "display",
-    "budget_tokens",
-    "now",
-    "config",
-    "as_of",
-    "include_history",
-    "scope",
-    "where",
-)
+# query): SearchOptions' (memflow.recall.options.SearchKeywords). A retriever takes each as a
+# setting and as a per-call override.
+SEARCH_KEYWORDS: tuple[str, ...] = tuple(SearchKeywords.__annotations__)
 # What a retriever shows unless told otherwise: the doors' agent default (the units most related
 # to the query, packed into the budget).
 DEFAULT_DISPLAY = AGENT_DISPLAY

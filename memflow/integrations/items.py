@@ -309,7 +309,7 @@ def run_sync(flow: Flow[T], ds: Dataset) -> T:
             value = getattr(ds, effect.method)(*effect.args, **effect.kwargs)
         else:
             doc = effect.make(ds.id)
-            writer = Writer(mem.engine, mem.embedder, fault=mem.fault)
+            writer = Writer(mem.embedder, fault=mem.fault)
             value = run_op(mem.engine, writer.write_op(ds.id, doc, WritePlan())).document_id
         effect, value = _step(flow, value)
     return value  # type: ignore[no-any-return]
@@ -327,7 +327,7 @@ async def run_async(flow: Flow[T], ads: AsyncDataset) -> T:
         elif isinstance(effect, Call):
             value = await getattr(ads, effect.method)(*effect.args, **effect.kwargs)
         else:
-            writer = Writer(ctx.engine, ctx.embedder, fault=ctx.fault)
+            writer = Writer(ctx.embedder, fault=ctx.fault)
             op = writer.write_op(ctx.dataset_id, effect.make(ctx.dataset_id), WritePlan())
             value = (await aio.run_op(mem.engine, op, mem.cpu)).document_id
         effect, value = _step(flow, value)

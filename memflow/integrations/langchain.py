@@ -34,6 +34,7 @@ from memflow.integrations.common import (
 from memflow.memory import Dataset
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.types import SearchResponse
+from memflow.text.tokens import TokenCounterName
 
 try:
     from langchain_core.callbacks import (
@@ -68,9 +69,9 @@ def documents(response: SearchResponse) -> list[Document]:
 class MemflowRetriever(BaseRetriever):
     """A LangChain retriever over one memflow dataset.
 
-    Every keyword of :meth:`memflow.Dataset.search` is a field (``top_k``, ``mode``,
-    ``display``, ``budget_tokens``, ``now``, ``config``, ``as_of``, ``include_history``,
-    ``scope``, ``where``) and can be overridden per call: ``retriever.invoke(q, top_k=3,
+    Every keyword of :meth:`memflow.Dataset.search` (:class:`memflow.SearchOptions`) is a
+    field (``top_k``, ``mode``, ``display``, ``budget_tokens``, ``now``, ``as_of``, ...) and
+    can be overridden per call: ``retriever.invoke(q, top_k=3,
     scope={"user": "u1"})``. ``display`` defaults to ``highly_related`` (the facts most related
     to the query, packed into ``budget_tokens``), as memflow's HTTP and MCP doors do."""
 
@@ -83,9 +84,12 @@ class MemflowRetriever(BaseRetriever):
     mode: SearchMode | None = None
     display: DisplayMode | None = DEFAULT_DISPLAY
     budget_tokens: int | None = None
+    token_counter: TokenCounterName | None = None
+    timezone: str | None = None
     now: datetime | None = None
     config: RecallConfig | None = None
     as_of: datetime | None = None
+    known_at: datetime | None = None
     include_history: bool = False
     scope: dict[str, str] | None = None
     where: dict[str, Any] | None = None

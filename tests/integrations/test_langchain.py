@@ -4,7 +4,6 @@ the tool that memorises a turn, through the sync and the async API."""
 
 from __future__ import annotations
 
-import inspect
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -28,6 +27,7 @@ from memflow import (
 from memflow.embed.hash import HashEmbedder
 from memflow.integrations.common import SEARCH_KEYWORDS
 from memflow.integrations.langchain import MemflowRetriever, MemorizeTurnTool
+from memflow.recall.options import SearchOptions
 
 from .conftest import DATASET, QUERIES, memorize_notes
 
@@ -67,12 +67,8 @@ class TestStandardRetrieverTests(RetrieversIntegrationTests):
 def test_the_retriever_forwards_every_keyword_of_dataset_search() -> None:
     """SEARCH_KEYWORDS is Dataset.search's keyword list, and each is a retriever field (when
     search grows a keyword, this says where the adapters need it)."""
-    keywords = [
-        p.name
-        for p in inspect.signature(Dataset.search).parameters.values()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY
-    ]
-    assert list(SEARCH_KEYWORDS) == keywords
+    keywords = set(SearchOptions.model_fields) - {"datasets"}  # Dataset.search's own dataset
+    assert set(SEARCH_KEYWORDS) == keywords
     assert set(SEARCH_KEYWORDS) <= set(MemflowRetriever.model_fields)
 
 
