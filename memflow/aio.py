@@ -218,7 +218,7 @@ class AsyncMemory:
         self,
         source: DumpFile,
         *,
-        dataset: str,
+        dataset: str | None = None,
         re_embed: bool = False,
         progress: DumpProgressFn | None = None,
     ) -> ImportReport:

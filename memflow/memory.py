@@ -243,13 +243,14 @@ class Memory:
         self,
         source: DumpFile,
         *,
-        dataset: str,
+        dataset: str | None = None,
         re_embed: bool = False,
         progress: DumpProgressFn | None = None,
     ) -> ImportReport:
         """Read a dump (:meth:`Dataset.export`: a path or an open file) into the new dataset
-        ``dataset``, all or nothing. Its vectors are kept unless it has none or ``re_embed``:
-        then its texts are embedded with this store's embedder (docs/export.md)."""
+        ``dataset`` (default: the dump's own name), all or nothing. Its vectors are kept unless
+        it has none or ``re_embed``: then its texts are embedded with this store's embedder
+        (docs/export.md)."""
         op = import_op(self.embedder, source, dataset=dataset, re_embed=re_embed, progress=progress)
         with self._writing():
             return run_op(self.engine, op)

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from memflow.cli import commands, demo, history, memorize, search, server
+from memflow.cli import commands, demo, dump, history, memorize, search, server
 from memflow.cli.base import COMMANDS, common_options
 from memflow.errors import MemflowError
 
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"memflow {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # The order of the commands in --help and docs/cli.md.
-    for module in (commands, memorize, search, history, demo, server):
+    for module in (commands, memorize, search, history, dump, demo, server):
         module.register(sub, common_options)
     _describe(parser)
     return parser

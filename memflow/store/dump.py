@@ -298,15 +298,16 @@ class DumpReader:
 
 # ------------------------------------------------------------------ progress and reports
 
-Stage = Literal["export", "read", "check", "rekey", "write", "embed", "vectors", "done"]
+Stage = Literal["read", "check", "rekey", "write", "embed", "vectors", "done"]
 
 
 @dataclass(frozen=True)
 class DumpProgress:
-    """Where an export or import is. ``stage``: export (records written), read (records read
-    and staged), check, rekey (ids re-derived for the new dataset), write (tables written),
-    embed (texts embedded), vectors (vector rows written, indexes updated), done. ``done`` and
-    ``total`` count records (texts while embedding); ``total`` is None when unknown."""
+    """Where an export or import is. ``stage``: read (records read from the store and written
+    to the dump, or read from the dump and staged), then for an import: check, rekey (ids
+    derived for a new name), write (tables written), embed (texts embedded), vectors (vector
+    rows written, their indexes updated); last, done. ``done`` and ``total`` count records
+    (texts while embedding, passes while rekeying); ``total`` is None when unknown."""
 
     operation: Literal["export", "import"]
     stage: Stage
@@ -317,9 +318,10 @@ class DumpProgress:
 
     def describe(self) -> str:
         share = f" {100.0 * self.done / self.total:5.1f}%" if self.total else ""
-        count = f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+        count = f" {self.done}/{self.total}" if self.total is not None else ""
+        count = count or (f" {self.done}" if self.done else "")
         what = f" {self.detail}" if self.detail else ""
-        return f"{self.operation} {self.stage}{share} {count}{what} ({self.elapsed:.1f} s)"
+        return f"{self.operation} {self.stage}{share}{count}{what} ({self.elapsed:.1f} s)"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False)

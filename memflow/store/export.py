@@ -146,7 +146,7 @@ def _export_body(
     out.line(json.dumps(header, ensure_ascii=False, default=str))
     written: dict[str, int] = {}
     done = 0
-    clock.emit("export", 0, total)
+    clock.emit("read", 0, total)
     for record in RECORD_TYPES:
         yield statement(q(f"export_{record}"), params)
         written[record] = 0
@@ -155,7 +155,7 @@ def _export_body(
                 out.line(line)
             written[record] += len(lines)
             done += len(lines)
-            clock.emit("export", done, total, record)
+            clock.emit("read", done, total, record)
         yield statement("dump_close")
     out.line(json.dumps({"type": "end", "counts": written}))
     clock.emit("done", done, total)

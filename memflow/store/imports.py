@@ -82,16 +82,19 @@ def import_op(
     embedder: Embedder,
     source: DumpFile,
     *,
-    dataset: str,
+    dataset: str | None = None,
     re_embed: bool = False,
     progress: DumpProgressFn | None = None,
 ) -> Op[ImportReport]:
-    """Read the dump ``source`` into the new (or empty) dataset ``dataset``. ``re_embed``:
-    embed the texts with ``embedder`` even when the dump holds vectors."""
-    validate_dataset_name(dataset)
+    """Read the dump ``source`` into the new (or empty) dataset ``dataset`` (None: the name the
+    dump gives). ``re_embed``: embed the texts with ``embedder`` even when the dump holds
+    vectors."""
+    if dataset is not None:
+        validate_dataset_name(dataset)
     clock = Clock("import", progress)
     with open_source(source) as reader:
         header = reader.header()
+        dataset = validate_dataset_name(dataset or header.dataset.name)
         target = yield sql_tx(
             lambda conn: conn.execute(q("import_target"), {"name": dataset}).one()
         )
