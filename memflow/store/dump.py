@@ -344,6 +344,7 @@ class Clock:
         return round(time.perf_counter() - self.started, 3)
 
     def emit(self, stage: Stage, done: int, total: int | None, detail: str = "") -> None:
+        """Report progress; a stage's time runs from its first event to the next stage's."""
         now = time.perf_counter()
         if stage != self._stage:
             if self._stage is not None:

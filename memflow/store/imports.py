@@ -181,6 +181,7 @@ def _import_body(job: _Import, reader: DumpReader, embedder: Embedder) -> Body[I
         rekeyed = yield from rekey_body(job.header.dataset.id, ds, job.clock)
     written = 0
     total = sum(job.counts[t] for t in TABLE_RECORDS)
+    job.clock.emit("write", 0, total)
     for table in TABLE_RECORDS:
         yield statement(
             q(f"import_write_{table}"), {"dataset_id": ds, "strip": not job.keep_vectors}
@@ -211,6 +212,7 @@ def _stage(job: _Import, reader: DumpReader) -> Body[None]:
     firsts = dict.fromkeys(RECORD_TYPES, 0)
     total = sum(job.header.counts.values()) or None
     end, end_line, read = None, 0, 0
+    job.clock.emit("read", 0, total)
     for number, line in reader.records():
         if end is not None:
             raise InvalidInput(f"line {number}: a record after the end record (line {end_line})")
@@ -277,6 +279,7 @@ def _write_vectors(job: _Import) -> Body[None]:
     if not span.n:
         return
     done = 0
+    job.clock.emit("vectors", 0, span.n)
     for lo in range(span.first - 1, span.last, VECTOR_LINES):
         params = {"dataset_id": job.dataset_id, "lo": lo, "hi": lo + VECTOR_LINES}
         done += yield scalar("import_write_vectors", params)

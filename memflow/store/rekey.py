@@ -126,6 +126,7 @@ def derive(row: Any, recipe: Recipe, source: uuid.UUID, target: uuid.UUID) -> uu
 def rekey_body(source: uuid.UUID, target: uuid.UUID, clock: Clock) -> Body[int]:
     """Fill ``import_map`` for the staged dump; returns how many ids changed."""
     changed = 0
+    clock.emit("rekey", 0, len(PASSES))
     for number, (name, params, recipe) in enumerate(PASSES, start=1):
         yield statement(name, params)
         while rows := (yield fetch_rows):
