@@ -139,15 +139,16 @@ def _check_vectors(header: Header, store_dim: int, embedder_name: str) -> None:
 
 
 def _refused(job: _Import, exc: DatabaseError) -> InvalidInput | None:
-    """A value the database refused while staging (a data or integrity error): the lines."""
+    """A value of the dump the database refused (a data or integrity error, which the checks
+    before could not see: a number out of range, a constraint), with the lines being staged."""
     state = sqlstate_of(exc.__cause__) if exc.__cause__ is not None else None
-    if job.batch is None or not (state or "").startswith(("22", "23")):
+    if not (state or "").startswith(("22", "23")):
         return None
-    kind, first, last = job.batch
-    return InvalidInput(
-        f"lines {first}-{last}: the database refused a {kind} record there ({exc}); fix the "
-        "record or export the dataset again"
-    )
+    where = "the dump holds a record the database refused"
+    if job.batch is not None:
+        kind, first, last = job.batch
+        where = f"lines {first}-{last}: the database refused a {kind} record there"
+    return InvalidInput(f"{where} ({exc}); fix the record or export the dataset again")
 
 
 def _import_body(job: _Import, reader: DumpReader, embedder: Embedder) -> Body[ImportReport]:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import TEMPLATE, _scratch_database
+from tests.conftest import REPO, TEMPLATE, _scratch_database
 
 from .test_cli_foundation import SEED, js, run
 
@@ -87,3 +91,18 @@ def test_import_dump_errors_say_what_to_do(db_url: str, tmp_path: Path) -> None:
     assert nothing.returncode == 1 and "memflow datasets" in nothing.stderr
     names = {d["name"] for d in js(run(db_url, "datasets", "--json"))["datasets"]}
     assert names == {"notes"}
+
+
+def test_the_python_example_of_docs_export_runs(db_url: str, tmp_path: Path) -> None:
+    doc = (REPO / "docs" / "export.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"```python\n(.*?)```", doc, re.S)
+    env = {**os.environ, "MEMFLOW_DATABASE_URL": db_url, "MEMFLOW_EMBEDDER": "hash"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+        timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    nodes, moved, found = out.stdout.splitlines()
+    assert int(nodes.split()[0]) > 3 and moved.startswith("imported ")
+    assert (int(moved.split()[1]) > 3 and "Lisbon" in found) or "offsite" in found.lower()
+    assert (tmp_path / "notes.jsonl").exists()

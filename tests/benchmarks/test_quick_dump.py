@@ -19,7 +19,8 @@ def test_quick_dump_round_trip_writes_documented_results(pg_admin_url: str, tmp_
     written = json.loads((tmp_path / "dump.json").read_text())
     lo, big = written["locomo"], written["large"]
     assert lo["identical"] and lo["figures_source"] == lo["figures_imported"]
-    assert lo["questions"] == lo["questions_with_identical_sql_results"] > 0
+    assert lo["questions"] == sum(lo["sql_results_source_vs_imported"].values()) > 0
+    assert lo["control_reindexed"]["figures_identical"]
     assert lo["figures_source"]["overall"]["evidence_recall@1000"] > 0
     for run in (*lo["export"], *lo["import"], big["export"], big["import"]):
         assert 50 < run["peak_rss_mb"] < 1000 and run["report"]["seconds"] > 0

@@ -319,6 +319,17 @@ def test_a_dump_is_validated_and_a_failed_import_leaves_nothing(
     end = json.loads(twice[-1])
     end["counts"]["edge"] += 1
     refused("\n".join([*twice[:-1], json.dumps(end)]), f"line {edge_at + 2}: repeats edge")
+    # Values only the database can refuse: a number out of its column's range (named by the
+    # lines being staged), a value a constraint forbids (found when the tables are written).
+    chunk_at = next(i for i, line in enumerate(lines) if '"type": "chunk"' in line)
+    chunk = json.loads(lines[chunk_at])
+    chunk["idx"] = 2**40
+    refused("\n".join([*lines[:chunk_at], json.dumps(chunk), *lines[chunk_at + 1 :]]),
+            r"lines \d+-\d+: the database refused a chunk record .*out of range")  # fmt: skip
+    change_at = next(i for i, line in enumerate(lines) if '"type": "change_log"' in line)
+    change = json.loads(lines[change_at]) | {"reason": "whim"}
+    refused("\n".join([*lines[:change_at], json.dumps(change), *lines[change_at + 1 :]]),
+            "the dump holds a record the database refused .*change_log_reason_check")  # fmt: skip
     # Vectors of another model or size are refused before anything is read.
     other_model = json.dumps({**header, "embedder": {"name": "local:e5", "dim": 384}})
     refused("\n".join([other_model, *lines[1:]]), "open it with that embedder", EmbedderMismatch)
