@@ -128,7 +128,7 @@ class RecallConfig(BaseModel):
     # gets the best current procedure ranked first when its score (cosine distance, a step or
     # context hit +0.05) is at most the max and beats the best episode's score by the margin;
     # max 0 turns it off. Set on a small invented set of runbooks, notes and chats
-    # (benchmarks/procedures_howto.py, docs/benchmarks/procedures.md): right procedures beat the
+    # (benchmarks/procedures_howto.py, docs/benchmarks/procedures-howto.md): right procedures beat the
     # best episode by 0.04-0.12 there, chit-chat "how do you ..." questions by less than 0.01.
     how_to_procedure_max_score: float = Field(default=0.2, ge=0)
     how_to_procedure_margin: float = Field(default=0.02, ge=0)
