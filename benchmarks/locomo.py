@@ -34,7 +34,7 @@ from memflow.ingest.options import MemorizeOptions
 from memflow.ingest.parse import parse_input
 from memflow.memory import Dataset, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-from memflow.recall.preprocess import preprocess
+from memflow.recall.preprocess import PreprocessedQuery, preprocess
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import SearchResponse
 from memflow.text.document import ParsedDocument
@@ -184,6 +184,17 @@ class CachedEmbedder:
         return got
 
 
+def preprocessed(text: str, cfg: RecallConfig) -> PreprocessedQuery:
+    """A question as the search preprocesses it with ``cfg`` (no reference time)."""
+    return preprocess(
+        text,
+        None,
+        cfg.timezone,
+        time_confidence_min=cfg.time_confidence_min,
+        short_query_chars=cfg.short_query_chars,
+    )
+
+
 def embed_queries(embedder: CachedEmbedder, convs: Sequence[Conversation]) -> list[float]:
     """Embed every question's search text once (milliseconds per query): the systems then
     search with cached vectors, so their latencies exclude the query embedding."""
@@ -191,7 +202,7 @@ def embed_queries(embedder: CachedEmbedder, convs: Sequence[Conversation]) -> li
     took = []
     for conv in convs:
         for q in conv.questions:
-            pq = preprocess(q.text, None, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+            pq = preprocessed(q.text, cfg)
             t = time.perf_counter()
             embedder.embed_query(pq.vector_query)
             took.append((time.perf_counter() - t) * 1000)

@@ -38,7 +38,7 @@ from benchmarks import common, locomo
 from memflow.memory import Memory
 from memflow.recall.config import RecallConfig
 from memflow.recall.pipeline import respond
-from memflow.recall.preprocess import PreprocessedQuery, preprocess
+from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.search import retrieve
 from memflow.recall.types import Hit, Subgraph
 
@@ -65,7 +65,7 @@ def record(
         sessions = locomo.episode_sessions(mem, ds)
         present = set(sessions.values())
         for q in [q for q in conv.questions if q.sessions <= present][:max_questions]:
-            pq = preprocess(q.text, None, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+            pq = locomo.preprocessed(q.text, cfg)
             qvec = mem.embedder.embed_query(pq.vector_query)
             hits, graph, _ = retrieve(
                 ds.context, qvec, pq, cfg, top_k=cfg.top_k, display="highly_related", timings={}

@@ -149,8 +149,8 @@ def entity_seed_bound(scored: ScoredHits, config: RecallConfig, top_k: int) -> f
     )
     most = (
         config.second_point_weight * max(config.second_point_miss, spread + rules)
-        + config.facet_support_weight * worst.get("Facet_anchor_text", 1.0)
-        + config.summary_support_weight * worst.get("Episode_summary", 1.0)
+        + config.facet_support_weight * worst.get("Facet_anchor_text", config.missing_distance)
+        + config.summary_support_weight * worst.get("Episode_summary", config.missing_distance)
     )
     direct = sorted(
         h.score + config.direct_cost + most
