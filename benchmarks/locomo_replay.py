@@ -307,6 +307,35 @@ def parse_variant(text: str) -> tuple[str, RecallConfig]:
         ) from None
 
 
+def compare(before: Sequence[Recorded], after: Sequence[Recorded]) -> dict[str, Any]:
+    """Do two recordings hold the same search, question by question: the same preprocessed
+    query, recall hits (distances included) and projected subgraph? (A change that should change
+    no result: record before and after it, then compare.)"""
+
+    def key(r: Recorded) -> tuple[str, str]:
+        return (r.question.sample_id, r.question.text)
+
+    old = {key(r): r for r in before}
+    differ: dict[str, list[str]] = {"query": [], "hits": [], "graph": []}
+    for r in after:
+        o = old.get(key(r))
+        if o is None:
+            continue
+        for part, same in (("query", o.pq == r.pq), ("hits", o.hits == r.hits),
+                           ("graph", o.graph == r.graph)):  # fmt: skip
+            if not same:
+                differ[part].append(f"{r.question.sample_id}: {r.question.text}")
+    both = sum(1 for r in after if key(r) in old)
+    return {
+        "questions_before": len(before),
+        "questions_after": len(after),
+        "compared": both,
+        "identical": both - len({q for qs in differ.values() for q in qs}),
+        "differ": {part: len(qs) for part, qs in differ.items()},
+        "examples": {part: qs[:5] for part, qs in differ.items() if qs},
+    }
+
+
 def parse_value(text: str) -> Any:
     """A constant's value on the command line: JSON, with ``none`` for None."""
     return None if text.strip().lower() in ("none", "null") else json.loads(text)
@@ -342,6 +371,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     pick = sub.add_parser("choose", help="choose a constant on the tune half, then measure test")
     pick.add_argument("field", help="a RecallConfig field")
     pick.add_argument("values", help="comma-separated values (JSON; none for None)")
+    same = sub.add_parser("compare", help="do two recordings hold the same SQL results?")
+    same.add_argument("before", type=Path)
+    same.add_argument("after", type=Path)
     for p in (rank, pick):
         p.add_argument("--recording", type=Path, default=DEFAULT_RECORDING)
         p.add_argument(
@@ -373,6 +405,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(f"recorded {len(recorded)} questions in {took:.0f} s -> {args.recording}")
         return {"questions": len(recorded), "recording": str(args.recording)}
 
+    if args.command == "compare":
+        res = compare(load_recording(args.before)[0], load_recording(args.after)[0])
+        print(json.dumps(res, indent=2, ensure_ascii=False))
+        return res
     recorded, rec_stamp = load_recording(args.recording)
     settings = {
         "recording": _recording_facts(args.recording, rec_stamp),

@@ -65,6 +65,8 @@ def test_choose_and_ablations_write_their_pages(db_url: str, tmp_path: Path) -> 
     chosen_row = next(row for row in picked["tune"] if row["value"] == picked["chosen"])
     assert locomo_replay._order_key(chosen_row) == best  # the rule picks a best tune value
     assert set(picked["splits"]) == {"tune"}  # the quick recording has no test half
+    same = locomo_replay.main(["compare", str(recording), str(recording)])
+    assert same["compared"] == same["identical"] > 0 and set(same["differ"].values()) == {0}
     ablations = locomo_replay.main(["rank", "--ablations", "--write", "abl", *out])
     assert set(ablations["variants"]) == set(locomo_replay.ABLATIONS)
     for name in ("cut", "abl"):
