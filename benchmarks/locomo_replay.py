@@ -232,11 +232,11 @@ def _head() -> list[str]:
     ]
 
 
-def _cells(res: dict[str, Any]) -> list[Any]:
-    return [
-        *(res["overall"][c] for c in COLS),
-        res.get("multi-hop", {}).get("evidence_recall@500", ""),
-    ]
+def _cells(res: dict[str, Any]) -> list[str]:
+    """The figures of a row to four decimals, as evaluated (the choice compares them so)."""
+    multi_hop = res.get("multi-hop", {}).get("evidence_recall@500")
+    values = [res["overall"][c] for c in COLS] + [multi_hop]
+    return [f"{v:.4f}" if v is not None else "" for v in values]
 
 
 def markdown(out: dict[str, Any]) -> str:
