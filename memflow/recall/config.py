@@ -156,7 +156,12 @@ class RecallConfig(BaseModel):
     facet_title_bonus: float = knob(0.1, "unit-example", ge=0)
     # highly_related keeps only units within this distance of the best unit's rank (None: all
     # units of every scored episode compete for the budget): the rest is padding, not evidence.
-    relevance_cutoff: float | None = knob(0.2, "locomo-tune", ge=0)
+    # Chosen on the LoCoMo tune half by `python -m benchmarks.locomo_replay choose
+    # relevance_cutoff none,0.05,0.1,0.15,0.2,0.25,0.3` (docs/benchmarks/locomo-cutoff.md; the
+    # highest ev@500, then ev@200). Tune ev@200 / ev@500 / ev@1000 (ep@1 0.6384 at every value):
+    # none .6554/.7816/.8379, 0.05 .6152/.6840/.6979, 0.1 .6659/.7754/.8238,
+    # 0.15 .6574/.7822/.8381, 0.2-0.3 as none. Test half at 0.15: .6234/.7410/.7944.
+    relevance_cutoff: float | None = knob(0.15, "locomo-tune", ge=0)
     # Apply the same rules to the ``vector`` baseline's turns (benchmarks: what the graph adds).
     vector_unit_rules: bool = knob(False, "reasoning")
     highly_related_facets: bool = knob(False, "reasoning")
