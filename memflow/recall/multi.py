@@ -204,7 +204,8 @@ def merge(
     if budget is not None:
         counter = token_counter(plan.cfg.token_counter)
         items = [(n, counter(b.text), 0) for n, b in enumerate(blocks)]
-        blocks = [blocks[n] for n in pack_indexes(items, budget)]
+        kept = pack_indexes(items, budget, floor=plan.cfg.pack_ladder_floor)
+        blocks = [blocks[n] for n in kept]
     timings = _timings(tagged, plan)
     timings["merge"] = round((time.perf_counter() - t) * 1000, 3)
     timings["total"] = round(sum(v for k, v in timings.items() if k != "total"), 3)

@@ -79,7 +79,13 @@ def plan_search(
     query = query.replace("\x00", "")
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    pq = preprocess(query, now, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+    pq = preprocess(
+        query,
+        now,
+        cfg.timezone,
+        time_confidence_min=cfg.time_confidence_min,
+        short_query_chars=cfg.short_query_chars,
+    )
     timings["preprocess"] = ms(t)
     if as_of is not None and as_of.tzinfo is None:
         as_of = as_of.replace(tzinfo=UTC)
@@ -301,7 +307,7 @@ def retrieve_body(
             )
         else:
             graph = yield lambda conn: sqlrecall.expand_points(
-                conn, dataset_id, qvec, chosen, shown, visible
+                conn, dataset_id, qvec, chosen, shown, cfg, visible
             )
         if validity is not None:
             expanded = graph
