@@ -168,7 +168,7 @@ SOURCES = sorted(
 
 
 # The hand-written evaluation sets are frozen: their git history must show them committed before
-# any tuning, so they are never edited afterwards. A first name they share with LoCoMo ("Sam") is
+# any tuning, so they are never edited afterwards. A first name they share with LoCoMo speakers is
 # no leak by itself; they still go through the phrase check below, which normalises names.
 FROZEN = REPO / "benchmarks" / "data"
 
