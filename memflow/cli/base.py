@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from memflow.bounds import escape_unsafe
 from memflow.memory import Memory
 
 Handler = Callable[[argparse.Namespace], Any]
@@ -106,10 +107,13 @@ def counts_text(counts: Any, keys: tuple[str, ...] = GRAPH) -> str:
 
 
 def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
+    """Print ``payload`` as JSON (--json) or ``text``; control characters a stored name or text
+    may hold (ESC, the C1 range, bidirectional overrides) never reach the terminal raw."""
     if args.json:
-        print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+        dumped = json.dumps(payload, ensure_ascii=False, indent=2, default=str)
+        print(escape_unsafe(dumped, "\n", json_text=True))
     elif text is not None:
-        print(text)
+        print(escape_unsafe(text, "\n\t"))
 
 
 __all__ = [

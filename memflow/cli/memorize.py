@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memflow.bounds import escape_unsafe
 from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory, plural
 from memflow.cli.filters import add_metadata_option, add_scope_option, json_object, scope_of
 from memflow.errors import NotFound
@@ -148,7 +149,7 @@ def _memorize(args: argparse.Namespace) -> int:
     emit(args, report.to_json(), memorize_text(report))
     failures = failure_text(report)
     if failures:
-        print(failures, file=sys.stderr)
+        print(escape_unsafe(failures, "\n"), file=sys.stderr)
     return 0 if report.ok else 1
 
 
