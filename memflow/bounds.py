@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,9 +40,10 @@ MAX_JSON_NUMBER = 1e308
 MAX_NAME_CHARS = 200
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# Format characters that reorder or hide text in a terminal (bidirectional marks and overrides).
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+# Unsafe in a terminal: the controls (Unicode category Cc: C0, DEL, C1), surrogates (Cs), the
+# line and paragraph separators (Zl, Zp) and the format characters that reorder text (bidi).
+_UNSAFE = "\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNSAFE_RE = re.compile(f"[{_UNSAFE}]")
 
 
 # ---------------------------------------------------------------- times
@@ -110,20 +110,21 @@ def check_text(text: str, what: str) -> str:
 def unsafe_char(ch: str) -> bool:
     """A character that must never reach a terminal raw: controls (tab, newline and ESC
     included), surrogates, line and paragraph separators, bidirectional overrides."""
-    return unicodedata.category(ch) in _UNSAFE_CATEGORIES or ch in _BIDI
+    return _UNSAFE_RE.match(ch) is not None
 
 
 def escape_unsafe(text: str, keep: str = "", *, json_text: bool = False) -> str:
     """``text`` with every unsafe character but those in ``keep`` written as an escape, safe to
     print: ``\\x1b``, ``\\t``, ``\\u202e`` (Python's), or ``\\u001b`` in ``json_text`` (JSON
     whose strings may hold such characters raw: the escape keeps it the same JSON)."""
-    if not any(unsafe_char(ch) and ch not in keep for ch in text):
-        return text
 
-    def escape(ch: str) -> str:
+    def escape(m: re.Match[str]) -> str:
+        ch = m.group()
+        if ch in keep:
+            return ch
         return f"\\u{ord(ch):04x}" if json_text else repr(ch)[1:-1]
 
-    return "".join(escape(ch) if unsafe_char(ch) and ch not in keep else ch for ch in text)
+    return _UNSAFE_RE.sub(escape, text)
 
 
 _NAME_RULE = (
@@ -139,9 +140,9 @@ def check_label(value: Any, what: str, *, max_chars: int = MAX_NAME_CHARS) -> st
         raise InvalidInput(f"{what} must be a non-empty string, got {value!r}: {_NAME_RULE}")
     if len(value) > max_chars:
         raise InvalidInput(f"{what} is {len(value)} characters long: {_NAME_RULE}")
-    bad = next((ch for ch in value if unsafe_char(ch)), None)
+    bad = _UNSAFE_RE.search(value)
     if bad is not None:
-        raise InvalidInput(f"{what} {value!r} holds {bad!r}: {_NAME_RULE}")
+        raise InvalidInput(f"{what} {value!r} holds {bad.group()!r}: {_NAME_RULE}")
     return value
 
 

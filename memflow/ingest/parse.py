@@ -16,7 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple, cast, get_args
 
-from memflow.bounds import MALFORMED, check_text, check_time, from_epoch, load_json
+from memflow.bounds import (
+    MALFORMED,
+    MAX_NAME_CHARS,
+    check_text,
+    check_time,
+    from_epoch,
+    load_json,
+)
 from memflow.errors import InvalidInput
 from memflow.text.document import Chunk, ContentType, ParsedDocument, Session
 from memflow.text.sentences import shorten, speaker_label, text_units
@@ -310,6 +317,11 @@ def _conversation_document(
             if not body:
                 continue
             speaker = next((msg[k] for k in SPEAKER_KEYS if msg.get(k) is not None), None)
+            if speaker is not None and len(str(speaker)) > MAX_NAME_CHARS:
+                raise InvalidInput(
+                    f"{where}: the speaker's name is {len(str(speaker))} characters long: "
+                    f"use at most {MAX_NAME_CHARS}"
+                )
             ts = _timestamp(msg.get("ts", msg.get("timestamp")), started, f"{where}.ts")
             key = str(msg.get("id", msg.get("dia_id", f"t{len(chunks)}"))).strip()
             if key in keys:

@@ -262,6 +262,8 @@ CASES: tuple[Case, ...] = (
     _conv("session_year_1_plus_14", "invalid", ("started_at",),
           conversation(started_at="0001-01-01T00:00:00+14:00"), before="OverflowError"),
     _conv("session_year_294276", "invalid", ("started_at",), conversation(started_at="294276-01-01")),
+    _conv("speaker_name_of_2000_chars", "invalid", ("speaker",), conversation(speaker="S" * 2000),
+          before="pydantic ValidationError (bare)"),
     _conv("conversation_5000_digit_integer", "invalid", ("json", "integer", "digits"),
           Raw('{"messages": [{"speaker": "A", "text": "hi", "n": ' + HUGE_INT.text + "}]}"),
           doors=TEXT_DOORS, before="ValueError"),
