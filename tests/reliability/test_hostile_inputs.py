@@ -151,6 +151,7 @@ def _run_door(door: str, store: str, send: Any, *, parallel: int = 1) -> None:
     record(
         "hostile_inputs",
         door=door,
+        distinct_cases=len(CASES),
         cases=len(cases),
         listed_in_issue=sum(c.issue for c in cases),
         answered=kinds["ok"],
