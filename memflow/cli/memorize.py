@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memflow.bounds import escape_unsafe
-from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory, plural
+from memflow.cli.base import GRAPH, command, counts_text, emit, escaping, open_memory, plural
 from memflow.cli.filters import add_metadata_option, add_scope_option, json_object, scope_of
 from memflow.errors import NotFound
 from memflow.ingest.options import CONTENT_TYPE_CHOICES, EXTRACTOR_CHOICES, MemorizeOptions
@@ -128,7 +128,7 @@ def failure_text(report: MemorizeReport) -> str:
 def _memorize(args: argparse.Namespace) -> int:
     sources: list[Any] = [p if p == "-" else Path(p) for p in args.paths]
     routing = {"auto": None, "on": True, "off": False}[args.routing]
-    on_progress = renderer(args.progress, sys.stderr)
+    on_progress = renderer(args.progress, escaping(sys.stderr))
     with open_memory(args) as mem:
         options = MemorizeOptions(
             content_type=args.content_type,

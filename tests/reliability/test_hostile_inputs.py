@@ -297,3 +297,21 @@ def test_an_error_deep_in_one_documents_extraction_fails_that_document_only(
     failed = next(d for d in report.documents if d.status == "failed")
     assert failed.error_type == "InvalidInput" and "ValueError: year 10000" in str(failed.error)
     assert integrity_problems(store) == dict.fromkeys(integrity_problems(store), 0)
+
+
+@pytest.mark.parametrize("progress", ["plain", "json"])
+def test_progress_lines_never_print_a_file_names_escapes(
+    store: str, tmp_path: Path, progress: str
+) -> None:
+    folder = tmp_path / progress
+    folder.mkdir()
+    (folder / "\x1b[2J\x1b]0;owned\x07.md").write_text(f"# Escapes\n\n{NOTE}\n")
+    res = cli_door(
+        memflow_cmd(store),
+        ["memorize", str(folder), "-d", "progress-names", "--progress", progress],
+    )
+    assert res.kind == "ok" and not res.problems, res
+    assert "\\u001b[2J" in res.message  # the name is there, escaped
+    if progress == "json":
+        events = [json.loads(line) for line in res.message.splitlines() if line.startswith("{")]
+        assert events and all("\x1b" in e["source"] for e in events if e["source"])
