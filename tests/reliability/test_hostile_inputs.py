@@ -177,6 +177,7 @@ def test_hostile_inputs_through_the_python_api(store: str) -> None:
         _run_door(PYTHON, store, send)
 
 
+@pytest.mark.timeout(1800)  # ~70 CLI processes: about a minute on a quiet 2-core machine
 def test_hostile_inputs_through_the_cli(store: str) -> None:
     cmd = memflow_cmd(store)
 
