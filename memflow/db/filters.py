@@ -21,7 +21,7 @@ The filter language (``where``), over a document's metadata (a JSON object):
 A missing key matches nothing but ``not`` and ``exists: false``.
 
 Bounds (memflow.bounds checks the JSON itself: depth, NUL, lone surrogates, finite numbers
-within ±1e308): metadata is at most 64 KiB as JSON, and a top-level string that starts like an
+within ±1e308): metadata is at most 256 KiB as JSON, and a top-level string that starts like an
 ISO date must be one Python reads (years 1 to 9999); a filter has at most 256 conditions and
 64 KiB of JSON, an ``in`` list at most 1,000 values. A stored value outside these bounds
 (written by an older memflow) never makes a filter fail: it simply does not match a range.
@@ -47,7 +47,8 @@ _COMBINATORS = ("and", "or")
 MAX_DEPTH = 16  # nesting of and/or: deeper filters are rejected rather than compiled
 MAX_CONDITIONS = 256  # conditions on keys in one filter (an "in" list counts once)
 MAX_IN_VALUES = 1000
-MAX_JSON_BYTES = 64 * 1024  # of a document's metadata, and of a filter
+MAX_METADATA_BYTES = 256 * 1024  # a document's metadata (a LangGraph store item's value)
+MAX_FILTER_BYTES = 64 * 1024
 MAX_SCOPE_CHARS = 500
 # A string that starts like an ISO date (a year of 4 digits or more): the filter SQL reads it
 # as a timestamp, so it must be a date Python reads too (years 1 to 9999).
@@ -100,10 +101,10 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
         raise InvalidInput(
             f"metadata must be JSON (strings, numbers, lists, objects): {exc}"
         ) from exc
-    if len(text.encode("utf-8")) > MAX_JSON_BYTES:
+    if len(text.encode("utf-8")) > MAX_METADATA_BYTES:
         raise InvalidInput(
             f"metadata is {len(text.encode('utf-8')):,} bytes as JSON: keep it under "
-            f"{MAX_JSON_BYTES:,} (memorize long content as text instead)"
+            f"{MAX_METADATA_BYTES:,} (memorize long content as text instead)"
         )
     loaded: dict[str, Any] = json.loads(text)
     for key, value in loaded.items():
@@ -335,9 +336,9 @@ def compile_where(where: Mapping[str, Any] | None) -> CompiledWhere:
         size = len(json.dumps(where, default=str, ensure_ascii=False).encode("utf-8"))
     except (TypeError, ValueError):
         size = 0  # not JSON: the compiler names what is wrong
-    if size > MAX_JSON_BYTES:
+    if size > MAX_FILTER_BYTES:
         raise InvalidInput(
-            f"the filter is {size:,} bytes as JSON: keep it under {MAX_JSON_BYTES:,} (one 'in' "
+            f"the filter is {size:,} bytes as JSON: keep it under {MAX_FILTER_BYTES:,} (one 'in' "
             "list matches many values)"
         )
     c = _Compiler()

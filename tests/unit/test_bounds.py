@@ -155,7 +155,7 @@ def test_escape_unsafe_keeps_text_and_json() -> None:
     [
         ({"due": "294276-12-31T23:59:59-15:00"}, "'due'.* past year 9999"),
         ({"due": "+10000-01-01"}, "past year 9999"),
-        ({"k": "x" * 70_000}, "bytes as JSON"),
+        ({"k": "x" * 270_000}, "bytes as JSON"),
     ],
 )
 def test_metadata_bounds(metadata: dict[str, Any], needle: str) -> None:
