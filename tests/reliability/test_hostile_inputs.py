@@ -22,6 +22,7 @@ import pytest
 
 from memflow.config import libpq_url
 from memflow.embed.hash import HashEmbedder
+from memflow.errors import InvalidInput
 from memflow.memory import Memory
 from memflow.store.datasets import dataset_uuid
 
@@ -316,3 +317,21 @@ def test_progress_lines_never_print_a_file_names_escapes(
     if progress == "json":
         events = [json.loads(line) for line in res.message.splitlines() if line.startswith("{")]
         assert events and all("\x1b" in e["source"] for e in events if e["source"])
+
+
+def test_a_dump_imports_only_under_a_name_the_rules_allow(store: str, tmp_path: Path) -> None:
+    """An imported dump creates its dataset: a name a terminal or a URL would misread is refused
+    (InvalidInput, nothing written); the dump of a dataset named before the rules imports under
+    a name that follows them."""
+    dump = tmp_path / "old.jsonl"
+    with Memory.open(store, embedder=EMBEDDER) as mem:
+        old = mem.dataset(OLD_NAMES[0], create=False)
+        old.add_episodes([{"name": "kept", "summary": "an episode of the old dataset"}])
+        old.export(dump)
+        for bad in ("new\tname", "a/b", "..", "esc\x1b[2J"):
+            before = fingerprint(store)
+            with pytest.raises(InvalidInput, match="dataset name"):
+                mem.import_dump(dump, dataset=bad)
+            assert fingerprint(store) == before
+        mem.import_dump(dump, dataset="renamed-old")
+        assert [e["name"] for e in mem.dataset("renamed-old", create=False).episodes()] == ["kept"]
