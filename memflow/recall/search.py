@@ -8,6 +8,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from memflow.bounds import check_text
 from memflow.context import StoreContext
 from memflow.db.filters import search_filter
 from memflow.db.steps import Body, Tx, run_tx
@@ -76,7 +77,7 @@ def plan_search(
             "mode='episodic' (or 'vector', 'lexical') for facts as they were"
         )
     flt = search_filter(scope, where)
-    query = query.replace("\x00", "")
+    query = check_text(query, "the query").replace("\x00", "")
     timings: dict[str, float] = {}
     t = time.perf_counter()
     pq = preprocess(
