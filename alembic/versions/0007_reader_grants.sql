@@ -209,3 +209,16 @@ BEGIN
     PERFORM memflow.grant_reader_access(r.role_name);
   END LOOP;
 END $$;
+
+-- After a write that is large next to what the planner knows of the graph, memflow_app refreshes
+-- the statistics inside the write's transaction (memflow.store.writer.refresh_statistics), so
+-- the statements that follow in it do not plan on stale ones. ANALYZE needs MAINTAIN
+-- (PostgreSQL 17+; older servers rely on autovacuum).
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 170000
+     AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memflow_app') THEN
+    EXECUTE 'GRANT MAINTAIN ON memflow.node, memflow.node_chunk, memflow.chunk, memflow.edge, '
+            'memflow.node_source, memflow.edge_source, memflow.facetpoint_search_text TO memflow_app';
+  END IF;
+END $$;

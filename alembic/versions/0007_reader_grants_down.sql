@@ -1,5 +1,15 @@
 -- Revision 0007 downgrade: the policies key on the setting again, the directory lists every
--- name, grant_reader and use_dataset are 0003's, and readers get back SELECT on every table.
+-- name, grant_reader and use_dataset are 0003's, readers get back SELECT on every table, and
+-- memflow_app no longer refreshes statistics.
+
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 170000
+     AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memflow_app') THEN
+    EXECUTE 'REVOKE MAINTAIN ON memflow.node, memflow.node_chunk, memflow.chunk, memflow.edge, '
+            'memflow.node_source, memflow.edge_source, memflow.facetpoint_search_text FROM memflow_app';
+  END IF;
+END $$;
 
 DO $$
 DECLARE
