@@ -14,13 +14,14 @@
 -- True for the roles that read whichever dataset they bind: members (with its privileges) of the
 -- schema's owner or of memflow_app. Superusers are members of every role.
 CREATE FUNCTION memflow.reads_every_dataset(who name) RETURNS boolean
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-  SELECT coalesce(pg_catalog.pg_has_role(who, pg_catalog.to_regrole('memflow_app'), 'USAGE'), false)
-      OR pg_catalog.pg_has_role(who, (SELECT n.nspowner FROM pg_catalog.pg_namespace n
-                                       WHERE n.nspname = 'memflow'), 'USAGE')
-$$;
+BEGIN
+  RETURN coalesce(pg_has_role(who, to_regrole('memflow_app'), 'USAGE'), false)
+      OR pg_has_role(who, (SELECT n.nspowner FROM pg_namespace n WHERE n.nspname = 'memflow'),
+                     'USAGE');
+END $$;
 COMMENT ON FUNCTION memflow.reads_every_dataset(name) IS
   'True for the store''s owner, memflow_app and their members: they read the dataset they bind.';
 
@@ -34,7 +35,9 @@ AS $$
 DECLARE
   ds uuid := nullif(current_setting('memflow.dataset_id', true), '')::uuid;
 BEGIN
-  IF ds IS NULL OR memflow.reads_every_dataset(who) THEN
+  -- memflow_app first (every statement of the application asks): one cheap expression.
+  IF ds IS NULL OR coalesce(pg_has_role(who, to_regrole('memflow_app'), 'USAGE'), false)
+     OR memflow.reads_every_dataset(who) THEN
     RETURN ds;
   END IF;
   IF pg_has_role(session_user, who, 'MEMBER') AND EXISTS (
