@@ -8,7 +8,8 @@ seconds until the first progress line, the longest silence between two progress 
 wall time, and one-line / lines. With ``--base-tree`` (a worktree of the commit before the
 change), the same two inputs at ``--base-kb`` also run with that tree's memflow.
 
-Run: ``python -m benchmarks.long_line [--kb 2048] [--embedder hash|local] [--base-tree DIR]``.
+Run: ``python -m benchmarks.long_line [--kb 2048] [--embedder hash|local] [--base-tree DIR]``
+(``--quick``: 20 KB; the test suite runs it as a smoke test).
 """
 
 from __future__ import annotations
@@ -51,10 +52,13 @@ def run_cli(tree: Path, url: str, path: Path, embedder: str, timeout: float) -> 
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     assert proc.stderr is not None and proc.stdout is not None
     stamps: list[float] = []
+    first_cpu: float | None = None
     other: list[str] = []
     for line in proc.stderr:
         if line.startswith("{"):
             stamps.append(time.perf_counter() - started)
+            if first_cpu is None:
+                first_cpu = cpu_seconds(proc.pid)
         else:
             other.append(line)
     out = proc.stdout.read()
@@ -68,11 +72,21 @@ def run_cli(tree: Path, url: str, path: Path, embedder: str, timeout: float) -> 
     return {
         "seconds": round(seconds, 1),
         "first_progress_s": round(stamps[0], 2) if stamps else None,
+        "first_progress_cpu_s": None if first_cpu is None else round(first_cpu, 2),
         "longest_silence_s": round(max(gaps), 1),
         "progress_lines": len(stamps),
         "status": doc["status"],
         "facet_points": doc["facet_points"],
     }
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds the process ``pid`` has used so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_pair(tree: Path, admin: str, kb: int, embedder: str, work: Path) -> dict[str, Any]:
@@ -87,7 +101,7 @@ def run_pair(tree: Path, admin: str, kb: int, embedder: str, work: Path) -> dict
     return out
 
 
-HEADER = ["tree", "KB", "input", "bytes", "first progress s", "longest silence s",
+HEADER = ["tree", "KB", "input", "bytes", "first progress s", "its CPU s", "longest silence s",
           "progress lines", "seconds", "points"]  # fmt: skip
 
 
@@ -97,7 +111,7 @@ def markdown(data: dict[str, Any]) -> str:
         for name in ("lines", "one-line"):
             r = run[name]
             rows.append([run["tree"], run["kb"], name, run[f"{name}_bytes"], r["first_progress_s"],
-                         r["longest_silence_s"], r["progress_lines"], r["seconds"],
+                         r.get("first_progress_cpu_s", ""), r["longest_silence_s"], r["progress_lines"], r["seconds"],
                          r["facet_points"]])  # fmt: skip
     ratios = [f"{run['tree']} at {run['kb']} KB: one-line / lines = {run['one_line_over_lines']}"
               for run in data["runs"]]  # fmt: skip
@@ -110,7 +124,9 @@ def markdown(data: dict[str, Any]) -> str:
             "`memflow memorize FILE --progress json` in a child process per run, each into its own "
             "scratch database; the journal of benchmarks/ingest_long.py without headings, one "
             "paragraph a line (lines) or all paragraphs on one line (one-line). first progress = "
-            "seconds from the process start to its first progress line; longest silence = the "
+            "seconds from the process start to its first progress line, and the CPU time the "
+            "process had used by then (what does not depend on the machine's load); longest "
+            "silence = the "
             "longest time without one (start and end included). Seconds are wall time on a shared "
             "2-core machine.",
             "",
@@ -125,16 +141,19 @@ def markdown(data: dict[str, Any]) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--kb", type=int, default=2048)
     p.add_argument("--embedder", default="hash", help="MEMFLOW_EMBEDDER of the runs")
     p.add_argument("--base-tree", type=Path, default=None, help="worktree of the commit before")
     p.add_argument("--base-kb", type=int, default=200, help="size the base tree runs at")
+    p.add_argument("--quick", action="store_true", help="20 KB, for the test suite's smoke test")
     p.add_argument("--database-url", default=None)
     p.add_argument("--home", type=Path, default=None)
     p.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
     args = p.parse_args(argv)
+    if args.quick:
+        args.kb, args.base_kb = 20, 20
     admin = common.server_url(args.database_url, args.home)
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -147,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
             runs.append({"tree": label, **run_pair(tree, admin, kb, args.embedder, work)})
     shown = " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if "://" not in a)
     data = {
-        "stamp": common.stamp({"kb": args.kb, "embedder": args.embedder,
+        "stamp": common.stamp({"kb": args.kb, "embedder": args.embedder, "quick": args.quick,
                                "base_kb": args.base_kb if args.base_tree else None}),
         "argv": shown,
         "runs": runs,
@@ -155,6 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     common.write_json(args.out / "long-line.json", data)
     common.write_text(args.out / "long-line.md", markdown(data))
     print(markdown(data))
+    return data
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ turns: each round runs every query once on one side, then on the other, in alter
 load on the shared machine falls on both alike. Reported: the median and p95 per side, and the
 ratio of the medians (after / before).
 
-Run: ``python -m benchmarks.rls --base-tree /tmp/memflow-base [--rounds 12] [--episodes 400]``.
+Run: ``python -m benchmarks.rls --base-tree /tmp/memflow-base [--rounds 12] [--episodes 400]``
+(``--quick``: 2 datasets of 20 episodes, 5 queries, 2 rounds; the test suite runs it as a smoke test).
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "stamp": common.stamp(
             {"datasets": args.datasets, "episodes_per_dataset": args.episodes,
              "queries": args.queries, "rounds": args.rounds, "embedder": "hash (384)",
+             "quick": args.quick,
              "server": common.server_facts(admin)}
         ),
         "base_tree_commit": common_commit(args.base_tree),
@@ -202,21 +204,25 @@ def markdown(data: dict[str, Any]) -> str:
     ])  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--base-tree", type=Path, required=True, help="git worktree of the base commit")
     p.add_argument("--datasets", type=int, default=4)
     p.add_argument("--episodes", type=int, default=400, help="episodes per dataset")
     p.add_argument("--queries", type=int, default=40)
     p.add_argument("--rounds", type=int, default=12)
+    p.add_argument("--quick", action="store_true", help="tiny smoke run (the test suite uses it)")
     p.add_argument("--database-url", default=None)
     p.add_argument("--home", type=Path, default=None)
     p.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
     args = p.parse_args(argv)
+    if args.quick:
+        args.datasets, args.episodes, args.queries, args.rounds = 2, 20, 5, 2
     data = run(args)
     common.write_json(args.out / "rls.json", data)
     common.write_text(args.out / "rls.md", markdown(data))
     print(markdown(data))
+    return data
 
 
 if __name__ == "__main__":
