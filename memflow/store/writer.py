@@ -284,6 +284,13 @@ class Writer:
             r.seconds = elapsed
         return results
 
+    def _rows(self, conn: Connection, name: str, rows: list[dict[str, Any]], stage: str) -> None:
+        """Run the statement ``name`` for ``rows``, :data:`WRITE_BATCH` at a time, reporting each
+        batch: a large document's write moves visibly instead of going silent for a minute."""
+        for start in range(0, len(rows), WRITE_BATCH):
+            conn.execute(q(name), rows[start : start + WRITE_BATCH])
+            self.on_stage(stage)
+
     def _write_rows(
         self,
         conn: Connection,
@@ -324,38 +331,35 @@ class Writer:
                     "ts": c.timestamp,
                 }
             )
-        if chunk_rows:
-            conn.execute(q("chunk_insert"), chunk_rows)
+        self._rows(conn, "chunk_insert", chunk_rows, "document")
         self.fault("after_document")
-        self.on_stage("document")
         stamp_times(doc, plan)
         # Sorted by id so concurrent writers lock shared rows (entities) in the same order.
         nodes = sorted(plan.nodes.values(), key=lambda n: n.id)
-        if nodes:
-            conn.execute(q("node_upsert"), [n.params(ds) for n in nodes])
-            conn.execute(
-                q("node_source_insert"),
-                [{"dataset_id": ds, "node_id": n.id, "document_id": doc.id} for n in nodes],
-            )
-            links = [
-                {"dataset_id": ds, "node_id": n.id, "chunk_id": chunk_ids[k]}
-                for n in nodes
-                for k in sorted(set(n.sources))
-                if k in chunk_ids
-            ]
-            if links:
-                conn.execute(q("node_chunk_insert"), links)
+        self._rows(conn, "node_upsert", [n.params(ds) for n in nodes], "nodes")
+        self._rows(
+            conn,
+            "node_source_insert",
+            [{"dataset_id": ds, "node_id": n.id, "document_id": doc.id} for n in nodes],
+            "nodes",
+        )
+        links = [
+            {"dataset_id": ds, "node_id": n.id, "chunk_id": chunk_ids[k]}
+            for n in nodes
+            for k in sorted(set(n.sources))
+            if k in chunk_ids
+        ]
+        self._rows(conn, "node_chunk_insert", links, "nodes")
         self.fault("after_nodes")
-        self.on_stage("nodes")
         edges = sorted(plan.edges.values(), key=lambda e: e.id)
-        if edges:
-            conn.execute(q("edge_upsert"), [e.params(ds) for e in edges])
-            conn.execute(
-                q("edge_source_insert"),
-                [{"dataset_id": ds, "edge_id": e.id, "document_id": doc.id} for e in edges],
-            )
+        self._rows(conn, "edge_upsert", [e.params(ds) for e in edges], "edges")
+        self._rows(
+            conn,
+            "edge_source_insert",
+            [{"dataset_id": ds, "edge_id": e.id, "document_id": doc.id} for e in edges],
+            "edges",
+        )
         self.fault("after_edges")
-        self.on_stage("edges")
         by_collection: dict[str, list[dict[str, Any]]] = {}
         for emb in sorted(plan.embeds, key=lambda r: (r.collection, r.node_id)):
             h = text_hash(emb.text)
@@ -369,24 +373,21 @@ class Writer:
                 }
             )
         for i, (name, rows) in enumerate(sorted(by_collection.items())):
-            conn.execute(q(f"embed_upsert_{COLLECTION_BY_NAME[name].table}"), rows)
-            self.on_stage(name)
+            self._rows(conn, f"embed_upsert_{COLLECTION_BY_NAME[name].table}", rows, name)
             if i == 1:
                 self.fault("mid_embeddings")
-        edge_texts = sorted(plan.edge_texts().items())
-        if edge_texts:
-            conn.execute(
-                q("embed_upsert_edge_text"),
-                [
-                    {"dataset_id": ds, "text_hash": h, "text": t, "embedding": vectors[h]}
-                    for h, t in edge_texts
-                ],
-            )
-        self.on_stage("Edge_text")
+        edge_texts = [
+            {"dataset_id": ds, "text_hash": h, "text": t, "embedding": vectors[h]}
+            for h, t in sorted(plan.edge_texts().items())
+        ]
+        self._rows(conn, "embed_upsert_edge_text", edge_texts, "Edge_text")
         refresh_statistics(conn, len(plan.nodes))
         if self.after_rows is not None:
             self.after_rows(conn, ds)
         after_write(conn, ds, doc, plan)
+
+
+WRITE_BATCH = 1000  # rows a statement writes at a time; each batch is a progress event
 
 
 def refresh_statistics(conn: Connection, new_nodes: int) -> bool:
