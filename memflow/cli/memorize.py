@@ -143,7 +143,12 @@ def _memorize(args: argparse.Namespace) -> int:
             ds, created = mem.dataset(args.dataset, create=False), False
         except NotFound:
             ds, created = mem.dataset(args.dataset), True
-        report = ds.memorize(sources, options=options, on_progress=on_progress)
+        try:
+            report = ds.memorize(sources, options=options, on_progress=on_progress)
+        except BaseException:  # interrupted (Ctrl-C) or failed: leave no empty dataset behind
+            if created:
+                mem.drop_dataset(args.dataset, only_if_empty=True)
+            raise
         if created and not report.totals()["written"]:
             mem.drop_dataset(args.dataset, only_if_empty=True)  # a run that wrote nothing
     emit(args, report.to_json(), memorize_text(report))

@@ -535,6 +535,7 @@ class Memorizer:
                 fault=self.ctx.fault,
                 after_rows=_after_rows(updates, supersede),
                 decide=self._decide,
+                on_stage=lambda _stage: self.tracker.writing() if self.tracker else None,
             )
             result = yield from writer.write_op(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:
