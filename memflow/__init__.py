@@ -36,7 +36,7 @@ from memflow.memory import Dataset, DatasetInfo, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.types import Citation, ContextUnit, PathStep, SearchResponse, SearchResult
 from memflow.store.forget import ForgetReport
-from memflow.store.history import DocumentVersion, HistoryEntry
+from memflow.store.history import DocumentVersion, HistoryChange, HistoryEntry
 from memflow.store.writer import WriteResult
 from memflow.text.document import Chunk, ParsedDocument
 
@@ -91,6 +91,7 @@ __all__ = [
     "FacetDraft",
     "FaultHook",
     "ForgetReport",
+    "HistoryChange",
     "HistoryEntry",
     "InvalidInput",
     "LlmClient",

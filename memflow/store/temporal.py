@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any, Protocol
@@ -44,6 +45,46 @@ class DocumentInfo(Protocol):
     meta: dict[str, Any]
     session_times: dict[int, datetime]
     actor: str | None
+
+
+END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """The two times a search may be asked at: ``as_of`` (what was true then, by the sources' own
+    dates) and ``known_at`` (what the store knew then, by its write clock). None: now."""
+
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+
+    @property
+    def set(self) -> bool:
+        return self.as_of is not None or self.known_at is not None
+
+    def params(self) -> dict[str, datetime]:
+        return {"as_of": self.as_of or END_OF_TIME, "known_at": self.known_at or END_OF_TIME}
+
+    def future(self, recorded_at: datetime | None, created_at: datetime | None) -> bool:
+        """Whether a row recorded (source date) and created (written) at these times comes after
+        the clocks."""
+        late = self.as_of is not None and recorded_at is not None and recorded_at > self.as_of
+        return late or (
+            self.known_at is not None and created_at is not None and created_at > self.known_at
+        )
+
+    def closed_by(
+        self, invalid_at: datetime | None, recorded_at: datetime | None, written: datetime | None
+    ) -> bool:
+        """Whether a closure at ``invalid_at``, by a replacement recorded (source date) and
+        written at these times, had happened by the clocks."""
+        if invalid_at is None:
+            return False
+        if self.as_of is not None and not (
+            invalid_at <= self.as_of and (recorded_at or invalid_at) <= self.as_of
+        ):
+            return False
+        return self.known_at is None or written is None or written <= self.known_at
 
 
 CANDIDATES_K = 8  # nearest stored points a new point is compared with (besides its speaker's)
@@ -273,6 +314,8 @@ def revive_after_forget(conn: Connection, ds: uuid.UUID, actor: str | None = Non
 
 __all__ = [
     "ANONYMOUS_SOURCES",
+    "END_OF_TIME",
+    "Clocks",
     "after_write",
     "close_node",
     "log_change",
