@@ -35,6 +35,7 @@ from memflow.ingest.route import RouteSettings
 from memflow.memory import Dataset, DatasetInfo, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.types import Citation, ContextUnit, PathStep, SearchResponse, SearchResult
+from memflow.store.conflicts import ConflictSettings
 from memflow.store.forget import ForgetReport
 from memflow.store.history import DocumentVersion, HistoryChange, HistoryEntry
 from memflow.store.writer import WriteResult
@@ -71,6 +72,7 @@ __all__ = [
     "Chunk",
     "Citation",
     "ConfigurationError",
+    "ConflictSettings",
     "ConnectionFailed",
     "ContextUnit",
     "DatabaseError",

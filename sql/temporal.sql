@@ -215,7 +215,11 @@ WHERE hp.dataset_id = :dataset_id AND hp.relationship = 'has_point' AND p.invali
                        AND hf.relationship = 'has_facet' AND hf.src = ANY(CAST(:ids AS uuid[]))));
 
 -- name: node_times
-SELECT id, valid_at, recorded_at, invalid_at, superseded_by FROM memflow.node
+-- The times and validity of a search's nodes, and the write path's links of each between
+-- statements that give different values for one thing (memflow.store.conflicts).
+SELECT id, valid_at, recorded_at, invalid_at, superseded_by,
+       props -> 'restates' AS restates, props -> 'restated_by' AS restated_by
+FROM memflow.node
 WHERE dataset_id = :dataset_id AND id = ANY(CAST(:ids AS uuid[]));
 
 -- name: replaced_by_any
@@ -242,3 +246,24 @@ JOIN memflow.node n ON n.dataset_id = o.dataset_id AND n.id = o.node_id
 WHERE o.dataset_id = :dataset_id AND n.invalid_at IS NULL
   AND NOT (o.node_id = ANY(CAST(:exclude AS uuid[])))
 ORDER BY o.embedding <=> CAST(:q AS vector) LIMIT :k;
+
+-- name: conflict_neighbours
+-- The similarity path of supersession (memflow.store.conflicts): for each new point's vector
+-- (:vectors, in order; i from 1), the :k nearest current stored FacetPoints at least
+-- :min_similarity alike, from documents of the same scope, with their speaker and times.
+SELECT q.i, n.id, n.search_text AS text, n.recorded_at, n.valid_at, sp.speaker,
+       1 - nn.distance AS similarity
+FROM unnest(CAST(:vectors AS vector[])) WITH ORDINALITY AS q(v, i)
+CROSS JOIN LATERAL (
+  SELECT o.node_id, o.embedding <=> q.v AS distance FROM memflow.facetpoint_search_text o
+  WHERE o.dataset_id = :dataset_id ORDER BY o.embedding <=> q.v LIMIT :k) nn
+JOIN memflow.node n ON n.dataset_id = :dataset_id AND n.id = nn.node_id
+LEFT JOIN LATERAL (
+  SELECT c.speaker FROM memflow.node_chunk nc
+  JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+  WHERE nc.dataset_id = :dataset_id AND nc.node_id = n.id ORDER BY c.idx LIMIT 1) sp ON true
+WHERE n.kind = 'FacetPoint' AND n.invalid_at IS NULL AND 1 - nn.distance >= :min_similarity
+  AND EXISTS (SELECT 1 FROM memflow.node_source s
+              JOIN memflow.document d ON d.dataset_id = s.dataset_id AND d.id = s.document_id
+              WHERE s.dataset_id = :dataset_id AND s.node_id = n.id
+                AND d.scope = CAST(:scope AS jsonb));

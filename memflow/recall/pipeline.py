@@ -16,17 +16,16 @@ from uuid import UUID
 from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, edge_best_hits
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.preprocess import PreprocessedQuery
+from memflow.recall.present import outdated_points
 from memflow.recall.render import render
 from memflow.recall.scoring import (
     Evidence,
     RelationshipIndex,
     most_time_bonus,
-    recency,
     score_bundles,
 )
 from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
 from memflow.recall.unitrules import QueryRules, title_matches
-from memflow.text.tense import asks_about_the_present
 from memflow.text.terms import content_terms
 from memflow.text.timeparse import TimeMatch
 
@@ -59,8 +58,9 @@ class ScoredHits:
         """The scorer's view, with the unit rules of ``query`` applied to the subgraph's points
         (speakers from the parsed turns, :mod:`memflow.recall.unitrules`). Only recalled points
         get rules, so a subgraph that gained context-only points reuses the same adjustments.
-        A question about the present gets the episodes' recency, unless it names a time
-        (``dated``: "currently … in June 2023" asks about then)."""
+        A question about the present gets the statements that newer ones outdate
+        (:mod:`memflow.recall.present`), unless it names a time (``dated``: "currently … in June
+        2023" asks about then)."""
         key = (query, config.speaker_penalty, config.term_overlap_bonus,
                config.term_overlap_cap, config.question_turn_penalty)  # fmt: skip
         cached = self._adjust.get(key)
@@ -86,13 +86,12 @@ class ScoredHits:
             facet_adjust=facet_rules(query, subgraph, config),
             node_hits=self.node_hits,
             edge_hits=self.edge_hits,
-            recency=(
-                recency(n for n in subgraph.nodes.values() if n.kind == "Episode")
-                if query
-                and not dated
-                and config.recency_bonus > 0
-                and asks_about_the_present(query)
-                else {}
+            outdated=outdated_points(
+                query,
+                subgraph,
+                {p: h.score + adjust.get(p, 0.0) for p, h in self.node_hits.items()},
+                config,
+                dated=dated,
             ),
         )
 

@@ -293,19 +293,40 @@ def _quote(text: str | None, quoted: dict[str, str]) -> str | None:
 
 
 def node_times(conn: Connection, ds: uuid.UUID, graph: Subgraph) -> Subgraph:
-    """The subgraph with the times and validity of its nodes (one statement)."""
+    """The subgraph with the times and validity of its nodes and their links to the other
+    nodes of it (one statement)."""
     if not graph.nodes:
         return graph
-    graph.times = {
-        r.id: {
+    times: dict[uuid.UUID, dict[str, Any]] = {}
+    links: dict[uuid.UUID, tuple[tuple[uuid.UUID, str], ...]] = {}
+    for r in conn.execute(q("node_times"), {"dataset_id": ds, "ids": sorted(graph.nodes)}):
+        times[r.id] = {
             "valid_at": r.valid_at,
             "recorded_at": r.recorded_at,
             "invalid_at": r.invalid_at,
             "superseded_by": r.superseded_by,
         }
-        for r in conn.execute(q("node_times"), {"dataset_id": ds, "ids": sorted(graph.nodes)})
-    }
+        found = tuple(
+            (other, role)
+            for role, given in (("restates", r.restates), ("restated_by", r.restated_by))
+            for other in _linked(given)
+            if other in graph.nodes
+        )
+        if found:
+            links[r.id] = found
+    graph.times, graph.links = times, links
     return graph
+
+
+def _linked(given: Any) -> list[uuid.UUID]:
+    """The node ids of a ``restates`` / ``restated_by`` list ([[id, score], ...])."""
+    out = []
+    for item in given or []:
+        try:
+            out.append(uuid.UUID(str(item[0] if isinstance(item, list) else item)))
+        except ValueError:
+            continue
+    return out
 
 
 def decorate(resp: SearchResponse, times: dict[uuid.UUID, dict[str, Any]]) -> SearchResponse:

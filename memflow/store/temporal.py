@@ -199,16 +199,21 @@ def after_write(conn: Connection, ds: uuid.UUID, doc: DocumentInfo, plan: WriteP
                 conn, ds, n.replaces, n.id, n.valid_at, reason=plan.replace_reason,
                 document_id=doc.id, actor=doc.actor,
             )  # fmt: skip
-    for d in plan.decisions:
+    for c in plan.closures:  # the model's and the similarity path's (decided before)
         close_node(
-            conn, ds, d.old, d.new, _valid_at(plan, d.new), reason="model", document_id=doc.id,
-            actor=doc.actor, detail={"decision": d.rule, "why": d.detail},
+            conn, ds, c.old, c.new, c.invalid_at or _valid_at(plan, c.new), reason=c.reason,
+            document_id=doc.id, actor=doc.actor, detail=c.detail,
         )  # fmt: skip
-    if points and plan.rules:
-        for s in rule_supersessions(conn, ds, [n.id for n in points]):
+    # A new point whose change was decided before (a closure above) is not read again by the
+    # rules: they would take the next earlier plan for the one just closed.
+    decided = {c.new for c in plan.closures}
+    ruled = [n.id for n in points if n.id not in decided]
+    if ruled and plan.rules:
+        for s in rule_supersessions(conn, ds, ruled):
             close_node(
                 conn, ds, s.old, s.new, _valid_at(plan, s.new), reason="rule",
-                document_id=doc.id, actor=doc.actor, detail={"rule": s.rule, "change": s.detail},
+                document_id=doc.id, actor=doc.actor,
+                detail={"by": "rule", "rule": s.rule, "change": s.detail},
             )  # fmt: skip
 
 

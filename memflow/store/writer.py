@@ -102,15 +102,16 @@ class Writer:
         *,
         fault: FaultHook | None = None,
         after_rows: Callable[[Connection, uuid.UUID], None] | None = None,
-        decide: Callable[[uuid.UUID, WritePlan, dict[bytes, Any]], None] | None = None,
+        decide: Callable[[uuid.UUID, DocumentInfo, WritePlan, dict[bytes, Any]], None]
+        | None = None,
     ) -> None:
         self.engine = engine
         self.embedder = embedder
         self.fault = fault or (lambda _stage: None)
         # Runs inside the document's transaction after its rows (routing's merge updates).
         self.after_rows = after_rows
-        # Runs after the embeddings, before the transaction: the model path of supersession
-        # (memflow.llm.supersede) fills ``plan.decisions`` there.
+        # Runs after the embeddings, before the transaction: the similarity and model paths of
+        # supersession (memflow.store.conflicts, memflow.llm.supersede) fill ``plan.closures``.
         self.decide = decide
 
     # -- embeddings (outside the transaction) ---------------------------------------------------
@@ -191,7 +192,7 @@ class Writer:
         vectors, missing = yield from self.vectors_op(dataset_id, plan)
         if self.decide is not None:
             stamp_times(doc, plan)
-            self.decide(dataset_id, plan, vectors)
+            self.decide(dataset_id, doc, plan, vectors)
         if on_write is not None:
             on_write()
 

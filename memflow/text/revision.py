@@ -21,6 +21,7 @@ frame rule and the model path.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -28,7 +29,7 @@ from functools import lru_cache
 # ---------------------------------------------------------------- change words
 
 _CHANGE_EN = re.compile(
-    r"\b(?:now|nowadays|no longer|instead|anymore|any more|switch(?:ed|ing)?|chang(?:ed|ing)|"
+    r"\b(?:now(?!\s+that\b)|nowadays|no longer|instead|anymore|any more|switch(?:ed|ing)?|chang(?:ed|ing)|"
     r"mov(?:ed|ing)|relocat(?:ed|ing)|replac(?:ed|ing)|swapp(?:ed|ing)|rais(?:ed|ing)|"
     r"increas(?:ed|ing)|decreas(?:ed|ing)|lower(?:ed|ing)|reduc(?:ed|ing)|cut|dropp(?:ed|ing)|"
     r"push(?:ed|ing)|postpon(?:ed|ing)|reschedul(?:ed|ing)|delay(?:ed|ing)|brought forward|"
@@ -272,22 +273,32 @@ def _subject_known(before: str, old: str) -> bool:
     return not subject or bool(subject & content_keys(old, []))
 
 
-def _word_keys(text: str, skip: list[Value]) -> list[str]:
+def _word_keys(text: str, skip: Sequence[str]) -> list[str]:
     """The statement's words in order with its values masked (English), or its characters
     (Chinese): what :func:`substituted` aligns."""
     low = text.lower()
     for v in skip:
-        low = low.replace(v.text, " \x00 ")
+        low = low.replace(v.lower(), " \x00 ")
     if _zh(text):
         return [c for c in low if not c.isspace()]
     return re.findall(r"[a-z][a-z'-]+|\x00", low)
 
 
-def substituted(new: str, old: str) -> bool:
+def substituted(
+    new: str,
+    old: str,
+    new_values: Sequence[str] | None = None,
+    old_values: Sequence[str] | None = None,
+) -> bool:
     """Aligned, the two statements swap the content word in front of a shared one ("the design
     review" -> "the code review", "设计评审" -> "代码评审"): a modifier names which thing, so they
-    speak of two things, whatever else they share."""
-    a, b = _word_keys(old, values_of(old)), _word_keys(new, values_of(new))
+    speak of two things, whatever else they share. Values (default: :func:`values_of`'s) are
+    masked first: a changed value is not a swapped word."""
+    if old_values is None:
+        old_values = [v.text for v in values_of(old)]
+    if new_values is None:
+        new_values = [v.text for v in values_of(new)]
+    a, b = _word_keys(old, old_values), _word_keys(new, new_values)
     sep, head = ("", 2) if _zh(new) else (" ", 1)
     for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op != "replace" or not content_keys(sep.join(a[i2 : i2 + head]), []):

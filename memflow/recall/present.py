@@ -1,0 +1,127 @@
+"""Present-tense questions get the present (issue 26, part 2): of two statements that answer the
+same question with different values, the newer comes first and the older is marked possibly
+outdated, whether or not anything closed it. Pure: it reads only what the search fetched.
+
+Applies to a question that neither names the past nor is put in the past tense
+(:func:`memflow.text.tense.asks_in_the_past`) and names no date: "Which broker do we use?" asks
+about today. Two points of the search's graph answer the same question with different values
+when
+
+- the write path **linked** them (:mod:`memflow.store.conflicts`: their statements, values
+  masked, mean the same and one value differs), or
+- both are among the best recalled points (within ``present_margin`` of the best point's unit
+  score) and their texts give **another value** of one kind
+  (:func:`memflow.text.conflict.difference`), or, when the question itself says "now" /
+  "currently" / "现在", share most of their content words (``present_overlap``).
+
+The one said later (record time: the sources' own dates) is the newer. An unrelated statement is
+never moved: a pair needs a link, another value of the same thing, or (asked "now") the same
+words; then the newer takes the older's place, no further.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from memflow.recall.config import RecallConfig
+from memflow.recall.types import GraphNode, Subgraph
+from memflow.text.conflict import difference
+from memflow.text.revision import content_keys
+from memflow.text.supersede import strip_speaker
+from memflow.text.tense import asks_about_the_present, asks_in_the_past
+from memflow.text.values import values
+
+# What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
+# restated 2024-10-20]".
+OUTDATED_MARK = "[possibly outdated: restated"
+
+
+@dataclass(frozen=True)
+class Outdated:
+    """A point a newer one gives another value for: the newer point, its day, and what paired
+    them ("link": the write path; "value": another value; "wording": the same words)."""
+
+    newer: UUID
+    day: str
+    how: str
+
+    def mark(self, text: str) -> str:
+        return f"{text} {OUTDATED_MARK} {self.day}]"
+
+
+def applies(query: str | None, dated: bool, config: RecallConfig) -> bool:
+    """Whether ``query`` asks about the present (see the module docstring)."""
+    return bool(query) and config.present_order and not dated and not asks_in_the_past(query or "")
+
+
+def _when(node: GraphNode, times: Mapping[UUID, Mapping[str, object]]) -> datetime | None:
+    t = times.get(node.id, {}).get("recorded_at")
+    if isinstance(t, datetime):
+        return t
+    return node.created_at
+
+
+def _text(node: GraphNode) -> str:
+    return strip_speaker(node.search_text or node.name, node.speaker)
+
+
+def _wording(a: str, b: str, overlap: float) -> bool:
+    ka = content_keys(a, [])
+    kb = content_keys(b, [])
+    small = min(len(ka), len(kb))
+    return a != b and small >= 2 and len(ka & kb) >= overlap * small
+
+
+def outdated_points(
+    query: str | None,
+    subgraph: Subgraph,
+    scores: Mapping[UUID, float],
+    config: RecallConfig,
+    *,
+    dated: bool = False,
+) -> dict[UUID, Outdated]:
+    """The points of ``subgraph`` that a newer point of it answers differently, for a question
+    about the present (``scores``: the recalled points' unit scores); {} for any other."""
+    if not applies(query, dated, config):
+        return {}
+    nodes, times = subgraph.nodes, subgraph.times
+    pairs: list[tuple[UUID, UUID, str]] = []  # (older, newer, how)
+    for node_id, linked in subgraph.links.items():
+        for other, role in linked:
+            if node_id in nodes and other in nodes:
+                older, newer = (other, node_id) if role == "restates" else (node_id, other)
+                pairs.append((older, newer, "link"))
+    ranked = sorted(
+        (s, p) for p, s in scores.items() if p in nodes and nodes[p].kind == "FacetPoint"
+    )
+    if ranked:
+        best = ranked[0][0]
+        near = [p for s, p in ranked if s <= best + config.present_margin][: config.present_pool]
+        loose = asks_about_the_present(query or "")
+        for i, a in enumerate(near):
+            for b in near[i + 1 :]:
+                ta, tb = _when(nodes[a], times), _when(nodes[b], times)
+                if ta is None or tb is None or ta == tb:
+                    continue
+                older, newer = (a, b) if ta < tb else (b, a)
+                o, n = _text(nodes[older]), _text(nodes[newer])
+                if values(o) and difference(n, o) is not None:
+                    pairs.append((older, newer, "value"))
+                elif loose and _wording(n, o, config.present_overlap):
+                    pairs.append((older, newer, "wording"))
+    out: dict[UUID, Outdated] = {}
+    for older, newer, how in pairs:
+        tn, to = _when(nodes[newer], times), _when(nodes[older], times)
+        if tn is None or to is None or tn <= to:
+            continue
+        held = out.get(older)
+        if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
+            continue  # the newest restatement marks it
+        out[older] = Outdated(newer, tn.date().isoformat(), how)
+    return out
+
+
+__all__ = ["OUTDATED_MARK", "Outdated", "applies", "outdated_points"]
