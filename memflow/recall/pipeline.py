@@ -8,6 +8,7 @@ which does both and records per-stage timings).
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -202,6 +203,22 @@ def episode_hits(scored: ScoredHits) -> set[UUID]:
     return {n for n, h in scored.node_hits.items() if h.collection == "Episode_summary"}
 
 
+# A time a question names that is the present period ("this year", "today", "今年"): it asks
+# about now, not about a date.
+_THIS_PERIOD = re.compile(
+    r"\b(?:this|the current) (?:year|month|week|quarter|sprint)\b|\btoday\b|\btonight\b|"
+    r"今年|本年|本月|这个月|本周|这周|这个星期|今天|本季度|这个季度",
+    re.IGNORECASE,
+)
+
+
+def dated(pq: PreprocessedQuery, config: RecallConfig) -> bool:
+    """Whether the question names a time other than the present period: then that time
+    decides, not which statement is newer (memflow.recall.present)."""
+    qt = query_time(pq, config)
+    return qt is not None and not _THIS_PERIOD.search(qt.text)
+
+
 def query_time(pq: PreprocessedQuery, config: RecallConfig) -> TimeMatch | None:
     """The query's time span when it is confident enough to use."""
     if pq.time is not None and pq.time.confidence >= config.time_confidence_min:
@@ -222,8 +239,7 @@ def rank_scored(
     """Stages 6-7 on already scored hits (``trace``: how many bundles get explain paths)."""
     return score_bundles(
         index or RelationshipIndex.build(subgraph),
-        evidence
-        or scored.evidence(subgraph, pq.original, config, dated=query_time(pq, config) is not None),
+        evidence or scored.evidence(subgraph, pq.original, config, dated=dated(pq, config)),
         config,
         query_time(pq, config),
         top_k or config.top_k,
@@ -270,9 +286,7 @@ def respond(
     index = RelationshipIndex.build(subgraph)
     timings["index"] = _ms(t)
     t = time.perf_counter()
-    evidence = scored.evidence(
-        subgraph, pq.original, config, dated=query_time(pq, config) is not None
-    )
+    evidence = scored.evidence(subgraph, pq.original, config, dated=dated(pq, config))
     shown = display or config.display
     k = top_k or config.top_k
     wide = k

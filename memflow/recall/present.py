@@ -10,9 +10,11 @@ when
 - the write path **linked** them (:mod:`memflow.store.conflicts`: their statements, values
   masked, mean the same and one value differs), or
 - both are among the best recalled points (within ``present_margin`` of the best point's unit
-  score) and their texts give **another value** of one kind
-  (:func:`memflow.text.conflict.difference`), or, when the question itself says "now" /
-  "currently" / "现在", share most of their content words (``present_overlap``).
+  score: both answer it) and the newer gives **another value** of the kind the question asks
+  for ("When …": a date or time; "Who …": a name; "How many …": a count or amount:
+  :func:`memflow.text.conflict.answers_differ`), about the same thing; or, when the question
+  itself says "now" / "currently" / "现在", they share most of their content words
+  (``present_overlap``).
 
 The one said later (record time: the sources' own dates) is the newer. An unrelated statement is
 never moved: a pair needs a link, another value of the same thing, or (asked "now") the same
@@ -28,11 +30,10 @@ from uuid import UUID
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.types import GraphNode, Subgraph
-from memflow.text.conflict import difference
+from memflow.text.conflict import answers_differ, asked_kinds, said_by
 from memflow.text.revision import content_keys
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_present, asks_in_the_past
-from memflow.text.values import values
 
 # What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
 # restated 2024-10-20]".
@@ -65,7 +66,7 @@ def _when(node: GraphNode, times: Mapping[UUID, Mapping[str, object]]) -> dateti
 
 
 def _text(node: GraphNode) -> str:
-    return strip_speaker(node.search_text or node.name, node.speaker)
+    return said_by(strip_speaker(node.search_text or node.name, node.speaker), node.speaker)
 
 
 def _wording(a: str, b: str, overlap: float) -> bool:
@@ -99,8 +100,11 @@ def outdated_points(
     )
     if ranked:
         best = ranked[0][0]
-        near = [p for s, p in ranked if s <= best + config.present_margin][: config.present_pool]
+        reach = max(config.present_margin, config.present_reach)
+        near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
+        close = {p for s, p in ranked if s <= best + config.present_margin}
         loose = asks_about_the_present(query or "")
+        kinds = asked_kinds(query or "")
         for i, a in enumerate(near):
             for b in near[i + 1 :]:
                 ta, tb = _when(nodes[a], times), _when(nodes[b], times)
@@ -108,9 +112,11 @@ def outdated_points(
                     continue
                 older, newer = (a, b) if ta < tb else (b, a)
                 o, n = _text(nodes[older]), _text(nodes[newer])
-                if values(o) and difference(n, o) is not None:
+                both_close = a in close and b in close
+                head = answers_differ(n, o, kinds)
+                if head is not None and (both_close or head > 0):
                     pairs.append((older, newer, "value"))
-                elif loose and _wording(n, o, config.present_overlap):
+                elif loose and both_close and _wording(n, o, config.present_overlap):
                     pairs.append((older, newer, "wording"))
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:

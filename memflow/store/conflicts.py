@@ -42,7 +42,7 @@ from memflow.db.queries import q
 from memflow.embed.base import Embedder, embed_passages_checked
 from memflow.ids import text_hash
 from memflow.store.plan import NodeRow, WritePlan
-from memflow.text.conflict import Difference, difference
+from memflow.text.conflict import Difference, difference, said_by
 from memflow.text.supersede import Closure, strip_speaker
 from memflow.text.values import masked
 
@@ -65,6 +65,24 @@ class ConflictSettings:
     close_similarity: float = 0.90
     # Any change of one value links (possibly outdated) at this masked similarity.
     link_similarity: float = 0.88
+    # A change (not a departure) also needs this much in common besides the changed value:
+    # content words (Chinese character pairs) or other values both state ...
+    shared_min: int = 1
+    # ... and this share of the words in front of the two values (what they are the value of).
+    head_min: float = 0.5
+
+
+def decide(
+    diff: Difference, similarity: float, masked_similarity: float | None, s: ConflictSettings
+) -> str | None:
+    """ "close", "link" or None for a pair whose values differ (see the module docstring)."""
+    if diff.how == "departure":
+        return "close" if similarity >= s.depart_similarity else None
+    if masked_similarity is None or diff.shared < s.shared_min or diff.head < s.head_min:
+        return None
+    if diff.cued and masked_similarity >= s.close_similarity:
+        return "close"
+    return "link" if masked_similarity >= s.link_similarity else None
 
 
 @dataclass(frozen=True)
@@ -72,11 +90,12 @@ class Said:
     """One statement of a pair: its point, text (speaker label removed), speaker, times."""
 
     id: uuid.UUID
-    text: str
+    text: str  # without the speaker's label, the speaker's "I" named (text.conflict.said_by)
     speaker: str | None
     recorded_at: datetime | None
     valid_at: datetime | None
     stored: bool
+    own: bool = False  # said of the speaker themself ("I ...", "我 ...")
 
     @property
     def when(self) -> datetime:
@@ -165,14 +184,7 @@ class ConflictFinder:
         return [
             (
                 int(r.i) - 1,
-                Said(
-                    r.id,
-                    strip_speaker(r.text or "", r.speaker),
-                    r.speaker,
-                    r.recorded_at,
-                    r.valid_at,
-                    True,
-                ),
+                _statement(r.id, r.text or "", r.speaker, r.recorded_at, r.valid_at, True),
                 float(r.similarity),
             )
             for r in rows
@@ -203,15 +215,12 @@ class ConflictFinder:
             vec = {t: np.asarray(v, dtype=np.float32) for t, v in zip(masks, out, strict=True)}
         judged: list[Found] = []
         for f in candidates:
-            if f.diff.how == "departure":
-                if f.similarity >= s.depart_similarity:
-                    judged.append(_with(f, action="close"))
-                continue
-            m = _cosine(vec[masked(f.older.text)], vec[masked(f.newer.text)])
-            if f.diff.cued and m >= s.close_similarity:
-                judged.append(_with(f, masked_similarity=m, action="close"))
-            elif m >= s.link_similarity:
-                judged.append(_with(f, masked_similarity=m, action="link"))
+            m = None
+            if f.diff.how == "change":
+                m = _cosine(vec[masked(f.older.text)], vec[masked(f.newer.text)])
+            action = decide(f.diff, f.similarity, m, s)
+            if action is not None:
+                judged.append(_with(f, masked_similarity=m, action=action))
         return _latest_plans(judged)
 
     def _apply(self, plan: WritePlan, found: list[Found]) -> None:
@@ -233,8 +242,20 @@ class ConflictFinder:
 
 def _said(n: NodeRow, speakers: Mapping[str, str | None]) -> Said:
     speaker = next((speakers[k] for k in n.sources if speakers.get(k)), None)
-    text = strip_speaker(n.search_text or "", speaker)
-    return Said(n.id, text, speaker, n.recorded_at, n.valid_at, False)
+    return _statement(n.id, n.search_text or "", speaker, n.recorded_at, n.valid_at, False)
+
+
+def _statement(
+    node: uuid.UUID,
+    text: str,
+    speaker: str | None,
+    recorded_at: datetime | None,
+    valid_at: datetime | None,
+    stored: bool,
+) -> Said:
+    bare = strip_speaker(text, speaker)
+    own = bool(speaker) and _first_person(bare)
+    return Said(node, said_by(bare, speaker), speaker, recorded_at, valid_at, stored, own)
 
 
 def _array(v: Any) -> np.ndarray:
@@ -268,7 +289,7 @@ def _first_person(text: str) -> bool:
 def _same_subject(a: Said, b: Said) -> bool:
     """Two speakers' statements about themselves ("I live in ...") are about two people."""
     if a.speaker and b.speaker and a.speaker.casefold() != b.speaker.casefold():
-        return not (_first_person(a.text) or _first_person(b.text))
+        return not (a.own or b.own)
     return True
 
 
@@ -293,4 +314,4 @@ def _latest_plans(found: list[Found]) -> list[Found]:
     return out
 
 
-__all__ = ["ConflictFinder", "ConflictSettings", "Found", "Said"]
+__all__ = ["ConflictFinder", "ConflictSettings", "Found", "Said", "decide"]

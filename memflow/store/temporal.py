@@ -21,7 +21,7 @@ import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -101,7 +101,11 @@ def stamp_times(doc: DocumentInfo, plan: WritePlan) -> None:
     Event time: the node's own time span when it has one, else its record time."""
     when: dict[str, datetime] = {}
     for c in doc.chunks:
-        t = c.timestamp or (doc.session_times.get(c.session) if c.session is not None else None)
+        t = c.timestamp
+        if t is None and c.session is not None and c.session in doc.session_times:
+            # A message without its own time was said at its session's start, after the ones
+            # before it: one microsecond per message keeps their order ("actually, Friday").
+            t = doc.session_times[c.session] + timedelta(microseconds=c.index)
         if t is not None and c.key not in when:
             when[c.key] = t
     for node in plan.nodes.values():

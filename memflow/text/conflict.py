@@ -27,14 +27,16 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memflow.text.revision import substituted
+from memflow.text.revision import content_keys, substituted
 from memflow.text.values import Value, is_zh, values
 
-# Questions and hypotheticals state no value (plans and decisions do: "we will use X").
+# Questions, hypotheticals, proposals and rejected changes state no value (plans and decisions
+# do: "we will use X").
 _UNSURE = re.compile(
     r"\?|？|\b(?:if|maybe|perhaps|might|could|would|should|whether|wish|hope|unless|"
-    r"considering|thinking about|not sure|wonder)\b|如果|可能|也许|是否|会不会|要不要|吗|呢|假如|"
-    r"考虑",
+    r"considering|thinking about|not sure|wonder|propos(?:al|als|e|ed|es|ing)|suggest(?:s|ed|ion)?|"
+    r"rejected|declined|turned down|vetoed|not approved|was not accepted)\b|如果|可能|也许|是否|会不会|"
+    r"要不要|吗|呢|假如|考虑|提议|建议|提案|没通过|未通过|不通过|否决|驳回|被拒",
     re.IGNORECASE,
 )
 # An event happened once; a later one with another value is another event, not a change.
@@ -45,7 +47,7 @@ _EVENT = re.compile(
 )
 # The newer statement says that something changed, next to its new value.
 _CUE_EN = re.compile(
-    r"\b(?:now(?!\s+that\b)|nowadays|no longer|instead|anymore|switch(?:ed|ing)?|chang(?:ed|es|ing)|"
+    r"\b(?:now|nowadays|no longer|instead|anymore|switch(?:ed|ing)?|chang(?:ed|es|ing)|"
     r"mov(?:ed|es|ing)|migrat(?:ed|es|ing)|relocat(?:ed|es|ing)|replac(?:ed|es|ing)|"
     r"swapp(?:ed|ing)|rais(?:ed|es|ing)|increas(?:ed|es|ing)|decreas(?:ed|es|ing)|"
     r"lower(?:ed|s|ing)|reduc(?:ed|es|ing)|cut|dropp(?:ed|ing)|push(?:ed|es|ing)|"
@@ -54,13 +56,16 @@ _CUE_EN = re.compile(
     r"went (?:up|down)|gone (?:up|down)|became|has become|updated|revised|corrected|"
     r"as of|from now on|effective|took over|taken over|takes over|handed (?:over )?to|"
     r"reassigned|transferred|grew|shrank|expanded|extended|shortened|renamed|"
-    r"(?:is|are) (?:back|down|up) to|new (?:date|time|owner|lead|price|location|plan))\b",
+    r"(?:is|are) (?:back|down|up) to|new (?:date|time|owner|lead|price|location|plan)|"
+    r"correction|actually|update|retarget(?:ed|s|ing)?|rebook(?:ed|s|ing)?|goes to|going to|"
+    r"from now on|starting|henceforth)\b",
     re.IGNORECASE,
 )
 _CUE_ZH = re.compile(
     r"改为|改成|改到|改在|改用|换成|换到|换了|搬到|搬去|迁到|迁移到|切到|切换到|推迟|延期|延后|提前到?|"
     r"调整[为到成]?|涨到|涨价|涨了|降到|降价|降了|变成|变为|变了|不再|现在|如今|目前|取代|代替|"
-    r"接手|转给|交给|升级到?|降级到?|更新为|更改为|调到|挪到|新的?(?:日期|时间|计划|安排|负责人|地址|价格)"
+    r"接手|转给|交给|升级到?|降级到?|更新为|更改为|调到|挪到|改走|改由|改为|换了|更正|纠正|其实|起|开始|"
+    r"新的?(?:日期|时间|计划|安排|负责人|地址|价格)"
 )
 # A value named in the newer statement as left behind (X is the older statement's value).
 _DEPART_EN = (
@@ -80,14 +85,16 @@ _DEPART_EN = (
     r"abandoned|decommissioned|phased out|gone|out)\b",
     r"\bnot\s+{x}\s+(?:anymore|any more)\b",
     r"\b(?:took|taken|takes|taking|handed|handing) over\b[^.;!?]{{0,40}}\bfrom\s+{x}\b",
+    r"(?:,|;|—|-)\s*not\s+{x}\b",
 )
 _DEPART_ZH = (
-    r"从{x}(?:改|换|迁|搬|切|调|推迟|延期|提前|变)",
-    r"由{x}(?:改|换|变)",
-    r"不再(?:用|使用|采用|是|在)?{x}",
-    r"{x}(?:不再|已经不|被替换|被取代|已弃用|弃用|停用|下线|取消|作废)",
-    r"(?:弃用|停用|下线|取消|去掉|放弃|替换掉?|换掉)了?{x}",
-    r"{x}(?:改为|改成|换成|改到|推迟到|延期到|提前到|变成|变为)",
+    r"从\s*{x}\s*(?:改|换|迁|搬|切|调|推迟|延期|提前|变)",
+    r"由\s*{x}\s*(?:改|换|变)",
+    r"不再(?:用|使用|采用|是|在|走)?\s*{x}",
+    r"{x}\s*(?:不再|已经不|被替换|被取代|已弃用|弃用|停用|下线|取消|作废)",
+    r"(?:弃用|停用|下线|取消|去掉|放弃|替换掉?|换掉)了?\s*{x}",
+    r"{x}\s*(?:改为|改成|换成|改到|推迟到|延期到|提前到|变成|变为)",
+    r"(?:，|,)\s*(?:不是|而不是)\s*{x}",
 )
 # What may stand right before a stated value (English, lower case).
 _SLOT_EN = frozenset(
@@ -98,7 +105,16 @@ _SLOT_EN = frozenset(
 _DETERMINER = frozenset("the a an our my your their his her its this that these those".split())
 _SLOT_ZH = re.compile(
     r"(?:是|为|到|在|用|改为|改成|换成|变成|变为|定在|定于|约|共|有|要|由|交给|接手|调到|涨到|降到|"
-    r"推迟到|提前到|延期到|改到|搬到|迁到|切到|：|:)\s*$"
+    r"推迟到|提前到|延期到|改到|搬到|迁到|切到|向|归|：|:)\s*$"
+)
+_NOW_THAT = re.compile(r"now\s+that\b", re.IGNORECASE)
+_ACTS_ZH = re.compile(r"(?:来)?(?:负责|维护|接手|牵头|主导|跟进|对接|管理?)")
+# A value followed by what it does is the subject of a statement ("Lena is looking after …",
+# "Tom owns …", "Priya will lead …").
+_ACTS = re.compile(
+    r"\s+(?:is|are|was|will|has|had|now|takes|took|owns|leads|runs|handles|maintains|manages|"
+    r"looks after|covers|reviews|coordinates|becomes|became)\b",
+    re.IGNORECASE,
 )
 CUE_REACH = 6  # words (English) or 12 characters (Chinese) between a change word and its value
 
@@ -112,6 +128,10 @@ class Difference:
     old: str  # the older value (normalised)
     new: str | None  # the newer value (None: left with no replacement named)
     cued: bool  # the newer statement says it changed (always true for a departure)
+    shared: int = 0  # content words (Chinese pairs) and other values both statements state
+    # The words in front of the two values (what they are the value of): the share the smaller
+    # set has in common with the other ("Daily standup 9:30" / "standup moves to 9:45": 0.5).
+    head: float = 0.0
 
     @property
     def detail(self) -> str:
@@ -142,14 +162,31 @@ def _departed(new: str, old_value: Value) -> bool:
     return any(re.search(p.format(x=x), new, re.IGNORECASE) for p in patterns)
 
 
-def _in_slot(text: str, v: Value, zh: bool) -> bool:
-    """Whether ``v`` stands where a value is stated, not as a modifier of a noun after it."""
+def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = None) -> bool:
+    """Whether ``v`` stands where a value is stated, not as a modifier of a noun after it: after
+    a copula, a preposition, a change word or a separator (":", "|", "→"), at the start, or
+    where the older statement had its value (the same word in front: "Board meeting March 14"
+    -> "Board meeting March 21")."""
     before = text[: v.start]
+    if _POSSESSIVE.match(text, v.end):
+        return False  # "Wojtek's schema patch": whose patch, not a value of anything
+    if (
+        ov is not None
+        and _word_before(before)
+        and _word_before(before) == _word_before(old[: ov.start])
+    ):
+        return True
     if zh:
-        return bool(_SLOT_ZH.search(before)) or v.start == 0 or before[-1:] in "，,。；;"
+        return (
+            bool(_SLOT_ZH.search(before) or _ACTS_ZH.match(text, v.end))
+            or v.start == 0
+            or before[-1:] in "，,。；;|"
+        )
+    if before.rstrip()[-1:] in ("|", "(", "—", "–"):
+        return True
     words = re.findall(r"[\w'’]+|[:=→]|->", before.lower())
-    if not words:
-        return True  # the subject: compared with the older statement's subject (see below)
+    if not words or _ACTS.match(text, v.end):
+        return True  # the subject ("Lena is looking after …"): compared with the older one's
     prev = words[-1]
     if prev in _DETERMINER:
         after = text[v.end :].lstrip()
@@ -157,8 +194,16 @@ def _in_slot(text: str, v: Value, zh: bool) -> bool:
     return prev in _SLOT_EN or any(w in _SLOT_EN for w in words[-3:])
 
 
+def _word_before(text: str) -> str:
+    """The last word (or CJK character pair) of ``text``, lower-cased."""
+    found = re.findall(r"[A-Za-z][\w'’]*|[\u3400-\u9fff]{1,2}", text.lower())
+    return found[-1] if found else ""
+
+
 def _cued(text: str, v: Value, zh: bool) -> bool:
     for m in (_CUE_ZH if zh else _CUE_EN).finditer(text):
+        if m.end() <= v.start and _NOW_THAT.match(text, m.start()):
+            continue  # "now that the Apple account is renewed": a reason, not the value
         if m.end() <= v.start:
             gap = text[m.end() : v.start]
         elif m.start() >= v.end:
@@ -190,11 +235,14 @@ def difference(new: str, old: str) -> Difference | None:
             continue
         fresh = [w for w in vn if _compatible(w, v) and w.norm != v.norm and w.norm not in
                  {o.norm for o in vo} and not _departed(new, w)]  # fmt: skip
-        return Difference("departure", v.family, v.norm, fresh[0].norm if fresh else None, True)
-    if substituted(new, old, [v.text for v in vn], [v.text for v in vo]):
+        return Difference(
+            "departure", v.family, v.norm, fresh[0].norm if fresh else None, True,
+            _shared(new, old, vn, vo),
+        )  # fmt: skip
+    if substituted(new, old, [v.text for v in vn], [v.text for v in vo], modifier_only=True):
         return None  # "the design review" -> "the code review": two things
     # 2. One kind of value differs, the others agree.
-    changed: list[tuple[Value, Value]] = []
+    changed: list[list[tuple[Value, Value]]] = []
     for family in dict.fromkeys(v.family for v in vo):
         olds = [v for v in vo if v.family == family]
         news = [v for v in vn if v.family == family]
@@ -207,15 +255,62 @@ def difference(new: str, old: str) -> Difference | None:
         pairs = [(o, w) for o in gone for w in came if _compatible(o, w)]
         if not pairs:
             return None  # a person against a product: not one slot
-        changed.append(pairs[0])
+        changed.append(pairs)
     if len(changed) != 1:
         return None
-    o, w = changed[0]
-    if not _in_slot(new, w, zh):
+    # The pair whose new value stands where a value is stated, and in the same place (both the
+    # subject, or neither) as the old one.
+    slotted = [
+        (o, w)
+        for o, w in changed[0]
+        if _in_slot(new, w, zh, old, o) and (zh or _subject(new, w) == _subject(old, o))
+    ]
+    if not slotted:
         return None
-    if not zh and _subject(new, w) != _subject(old, o):
-        return None  # a value in front (the subject) against one behind: not one slot
-    return Difference("change", o.family, o.norm, w.norm, _cued(new, w, zh))
+    o, w = slotted[0]
+    return Difference(
+        "change", o.family, o.norm, w.norm, _cued(new, w, zh), _shared(new, old, vn, vo),
+        _head(old, o, vo, new, w, vn),
+    )  # fmt: skip
+
+
+_CLAUSE = re.compile(r"[.;!?。；！？\n]")
+
+
+def _before(text: str, v: Value, found: list[Value]) -> set[str]:
+    """The content words of the clause in front of ``v`` and the ids, codes and names among its
+    other values (what ``v`` is the value of: "PAY-1893 retargeted to 3.4.2")."""
+    cut = max((m.end() for m in _CLAUSE.finditer(text, 0, v.start)), default=0)
+    inside = [w for w in found if cut <= w.start and w.end <= v.start]
+    named = {f"={w.norm}" for w in inside if w.family in _SUBJECT_FAMILIES}
+    return _keys(text[cut : v.start], inside, offset=cut) | named
+
+
+_SUBJECT_FAMILIES = frozenset({"id", "code", "name", "version"})
+
+
+def _head(old: str, o: Value, vo: list[Value], new: str, w: Value, vn: list[Value]) -> float:
+    ho, hn = _before(old, o, vo), _before(new, w, vn)
+    return len(ho & hn) / min(len(ho), len(hn)) if ho and hn else 0.0
+
+
+def _shared(new: str, old: str, vn: list[Value], vo: list[Value]) -> int:
+    """What the two statements have in common besides a changed value: their shared content
+    words (Chinese character pairs) and the values both state."""
+    same = {v.norm for v in vn} & {v.norm for v in vo}
+    return len(_keys(new, vn) & _keys(old, vo)) + len(same)
+
+
+def _keys(text: str, found: list[Value], offset: int = 0) -> set[str]:
+    rest, at = [], 0
+    for v in found:
+        rest.append(text[at : v.start - offset])
+        at = v.end - offset
+    rest.append(text[at:])
+    return content_keys(_POSSESSIVE.sub("", " ".join(rest)), [])
+
+
+_POSSESSIVE = re.compile(r"['’]s\b")
 
 
 def _subject(text: str, v: Value) -> bool:
@@ -223,4 +318,108 @@ def _subject(text: str, v: Value) -> bool:
     return not re.findall(r"[\w'’]+", text[: v.start])
 
 
-__all__ = ["CUE_REACH", "Difference", "difference", "event", "unsure"]
+# ---------------------------------------------------------------- who says "I"
+
+_I_EN = (
+    (re.compile(r"\bI(?:'m|’m| am)\b"), "{s} is"),
+    (re.compile(r"\bI(?:'ll|’ll| will)\b"), "{s} will"),
+    (re.compile(r"\bI(?:'ve|’ve| have)\b"), "{s} has"),
+    (re.compile(r"\bI\b"), "{s}"),
+    (re.compile(r"\b[Mm]y\b"), "{s}'s"),
+)
+
+
+def said_by(text: str, speaker: str | None) -> str:
+    """A chat turn with its speaker's "I" (我) replaced by the speaker's name: "I'm looking
+    after the handbook now" said by Lena gives the value Lena."""
+    if not speaker or not speaker.strip():
+        return text
+    name = speaker.strip()
+    if is_zh(text):
+        return re.sub(r"我(?!们)", name, text)
+    for pattern, repl in _I_EN:
+        text = pattern.sub(repl.format(s=name), text)
+    return text
+
+
+# ---------------------------------------------------------------- what a question asks for
+
+# Question words and the families of value that answer them (English, Chinese).
+_ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), frozenset(kinds.split()))
+    for pattern, kinds in (
+        (r"\bwhen\b|what (?:time|date|day)|which (?:day|date)|how soon|\bdeadline|\bdue\b|"
+         r"什么时候|哪天|哪一天|几号|几点|日期|时间|截止|何时", "when"),
+        (r"\bwho\b|\bwhom\b|\bwhose\b|谁", "name"),
+        (r"\bwhere\b|哪儿|哪里|在哪|哪个城市|哪个机房|哪台|地点", "name code"),
+        (r"how (?:many|much)|\bprice\b|\bcost|\bcharge|\bbudget|\bfee\b|多少|几台|几个|几人|"
+         r"几位|价格|费用|预算", "amount:money amount:percent amount:duration amount:size "
+         r"amount:length amount:mass amount:rate count"),
+        (r"\bversion\b|\brelease\b|版本", "version code id"),
+        (r"where do (?:we|they) stand|\bstatus\b|\bstate\b|progress|进展|状态", "status"),
+    )
+)  # fmt: skip
+_ANY_KIND = frozenset("when name code id version status count".split())
+_ADDITIVE = re.compile(
+    r"\b(?:also|too|as well|another|additionally|in addition)\b|另外|同时|还有|也", re.IGNORECASE
+)
+
+
+def asked_kinds(query: str) -> frozenset[str]:
+    """The families of value that answer ``query`` ("When …?": dates and times; "Who …?":
+    names; "How many …?": counts and amounts …); a question without such a word: any."""
+    found = frozenset().union(*(kinds for pattern, kinds in _ASKED if pattern.search(query)))
+    return found or _ANY_KIND
+
+
+def _families(found: list[Value], kinds: frozenset[str]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for v in found:
+        if v.family in kinds:
+            out.setdefault(v.family, set()).add(v.norm)
+    return out
+
+
+def answers_differ(new: str, old: str, kinds: frozenset[str]) -> float | None:
+    """Whether ``new`` and ``old``, two statements that answer one question (the search found
+    both near it), give different values of the kinds it asks for: ``new`` states one that
+    ``old`` does not, about the same thing (no other name, id or code of theirs disagrees, no
+    word in front of a shared one swapped), and ``new`` neither adds to ``old`` ("also") nor
+    only wonders ("maybe", "?"). Returns how much the words in front of the two values agree
+    (0 to 1: what they are the value of), or None when they do not differ so."""
+    if unsure(new) or is_zh(new) != is_zh(old):
+        return None
+    if _ADDITIVE.search(new) and not _CUE_ZH.search(new) and not _CUE_EN.search(new):
+        return None
+    zh = is_zh(new)
+    vn, vo = values(new), values(old)
+    an, ao = _families(vn, kinds), _families(vo, kinds)
+    if not an or not ao:
+        return None
+    came = [v for v in vn if v.family in an and v.norm not in ao.get(v.family, set())]
+    slotted = [v for v in came if _in_slot(new, v, zh)]
+    if not slotted:
+        return None  # no new value stated: "Wojtek's patch did it" names no new owner
+    for family in ("name", "id", "code"):
+        if family in kinds:
+            continue
+        sn, so = _families(vn, frozenset({family})), _families(vo, frozenset({family}))
+        if sn and so and not sn[family] & so[family]:
+            return None  # another subject: "Tomas flies …" against "Aisha flies …"
+    if substituted(new, old, [v.text for v in vn], [v.text for v in vo], modifier_only=True):
+        return None
+    w = slotted[0]
+    olds = [v for v in vo if v.family == w.family] or vo
+    return max(_head(old, o, vo, new, w, vn) for o in olds)
+
+
+__all__ = [
+    "CUE_REACH",
+    "Difference",
+    "answers_differ",
+    "asked_kinds",
+    "difference",
+    "event",
+    "said_by",
+    "unsure",
+]

@@ -64,6 +64,8 @@ def text_time(
     then the document title) that names a date, else the day it was ``written`` (its source
     date: front matter, an e-mail header), refined by a narrower body date inside it; else the
     body's most confident date (at least ``body_confidence_min``); else None."""
+    # Year-less titles and relative body dates are read around the day the text was written.
+    now = written or now
     own = next((t for t in (title_time(x, now, tz) for x in titles) if t is not None), None)
     if own is None and written is not None:
         span = day_span(written, tz)
@@ -230,8 +232,12 @@ def source_dated(
     time dates it when stored)."""
     doc_time: datetime | None = written
     if doc_time is None:
-        found = next((t for t in (title_time(x, now, tz) for x in titles) if t is not None), None)
-        doc_time = found.start if found is not None else None
+        # A file name date carries its year ("2024-02-01 planning.md"): read the titles around
+        # it, so a heading "Planning – 1 Feb" is 2024's, not this year's.
+        for x in reversed(titles):
+            found = title_time(x, doc_time or now, tz)
+            doc_time = found.start if found is not None else doc_time
+    anchor = doc_time or now
     by_section: dict[str | None, datetime | None] = {}
     out: list[Chunk] = []
     for c in chunks:
@@ -241,7 +247,7 @@ def source_dated(
         if c.section not in by_section:
             heads = list(reversed((c.section or "").split(" > ")))
             found = next(
-                (t for t in (title_time(h, now, tz) for h in heads) if t is not None), None
+                (t for t in (title_time(h, anchor, tz) for h in heads) if t is not None), None
             )
             by_section[c.section] = found.start if found is not None else doc_time
         when = by_section[c.section]

@@ -29,7 +29,7 @@ from functools import lru_cache
 # ---------------------------------------------------------------- change words
 
 _CHANGE_EN = re.compile(
-    r"\b(?:now(?!\s+that\b)|nowadays|no longer|instead|anymore|any more|switch(?:ed|ing)?|chang(?:ed|ing)|"
+    r"\b(?:now|nowadays|no longer|instead|anymore|any more|switch(?:ed|ing)?|chang(?:ed|ing)|"
     r"mov(?:ed|ing)|relocat(?:ed|ing)|replac(?:ed|ing)|swapp(?:ed|ing)|rais(?:ed|ing)|"
     r"increas(?:ed|ing)|decreas(?:ed|ing)|lower(?:ed|ing)|reduc(?:ed|ing)|cut|dropp(?:ed|ing)|"
     r"push(?:ed|ing)|postpon(?:ed|ing)|reschedul(?:ed|ing)|delay(?:ed|ing)|brought forward|"
@@ -243,10 +243,17 @@ def _marked_value(new: str, value: Value) -> tuple[str, int] | None:
     start, end = _clause_of(low, at)
     clause, at = low[start:end], at - start
     for m in (_CHANGE_ZH if _zh(new) else _CHANGE_EN).finditer(clause):
+        if m.end() <= at and _NOW_THAT.match(clause, m.start()):
+            continue  # "works now that the Apple account is renewed": a reason, not the value
         gap = clause[m.end() : at] if m.end() <= at else clause[at + len(value.text) : m.start()]
         if words(gap) <= MARKER_REACH:
             return clause, m.start()
     return None
+
+
+# "now that ..." gives a reason: a value after it is not the new value ("three cats now that we
+# adopted a kitten" still is).
+_NOW_THAT = re.compile(r"now\s+that\b", re.IGNORECASE)
 
 
 def _same_subject(marked: tuple[str, int], new: str, old: str, shared: set[str]) -> bool:
@@ -289,11 +296,15 @@ def substituted(
     old: str,
     new_values: Sequence[str] | None = None,
     old_values: Sequence[str] | None = None,
+    *,
+    modifier_only: bool = False,
 ) -> bool:
     """Aligned, the two statements swap the content word in front of a shared one ("the design
     review" -> "the code review", "设计评审" -> "代码评审"): a modifier names which thing, so they
     speak of two things, whatever else they share. Values (default: :func:`values_of`'s) are
-    masked first: a changed value is not a swapped word."""
+    masked first: a changed value is not a swapped word. ``modifier_only``: only one word
+    against one word (two characters in Chinese) counts ("daily standup" against "from next
+    Monday standup" is a time said, not another standup)."""
     if old_values is None:
         old_values = [v.text for v in values_of(old)]
     if new_values is None:
@@ -303,6 +314,8 @@ def substituted(
     for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op != "replace" or not content_keys(sep.join(a[i2 : i2 + head]), []):
             continue  # not in front of a shared content word
+        if modifier_only and max(i2 - i1, j2 - j1) > head:
+            continue
         was = content_keys(sep.join(a[i1:i2]).replace("\x00", " "), [])
         now = content_keys(sep.join(b[j1:j2]).replace("\x00", " "), [])
         if was and now and not was & now:

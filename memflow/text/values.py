@@ -65,8 +65,12 @@ _STATUS = {
     "sunset": "retired", "cancelled": "cancelled", "canceled": "cancelled",
     "scrapped": "cancelled", "open": "open", "closed": "closed", "resolved": "closed",
     "fixed": "closed", "merged": "merged", "pending": "pending", "enabled": "on",
-    "disabled": "off", "on track": "on track", "at risk": "at risk", "delayed": "delayed",
+    "disabled": "off", "at risk": "at risk", "delayed": "delayed",
     # Chinese
+    "signed": "signed", "countersigned": "signed", "under review": "in review",
+    "legal review": "in review", "in legal review": "in review", "in negotiation": "in review",
+    "awaiting signature": "in review", "on track": "on track", "green": "on track",
+    "red": "at risk", "shelved": "paused", "postponed": "delayed",
     "计划中": "planned", "规划中": "planned", "待定": "pending", "进行中": "in progress",
     "开发中": "in progress", "测试中": "in review", "评审中": "in review", "已完成": "done",
     "完成了": "done", "已上线": "released", "上线了": "released", "已发布": "released",
@@ -75,6 +79,7 @@ _STATUS = {
     "通过了": "approved", "被驳回": "rejected", "已关闭": "closed", "已解决": "closed",
     "已修复": "closed", "已合并": "merged", "已下线": "retired", "下线了": "retired",
     "已弃用": "retired", "内测": "beta", "公测": "beta", "已启用": "on", "已停用": "off",
+    "已签": "signed", "签了": "signed", "已签署": "signed", "法务审核": "in review", "审核中": "in review",
 }  # fmt: skip
 _STATUS_EN = re.compile(
     r"\b(?:" + "|".join(sorted((re.escape(k) for k in _STATUS if not _CJK.search(k)),
@@ -151,12 +156,16 @@ _PRODUCT_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _ZH_PERSON = re.compile(
-    r"(?:负责人(?:是|为|：|:)|由|交给|交由|转给|联系人(?:是|为|：|:)|找)(?P<v>[\u4e00-\u9fff]{2,3}?)"
-    r"(?=负责|来|接手|处理|跟进|对接|，|。|,|\.|$)|(?P<w>[\u4e00-\u9fff]{2,3}?)(?=(?:负责|接手|来负责|牵头)(?!人))"
+    r"(?:(?:负责|对接|联系|维护|接口)人(?:是|为|：|:|换成|改为|变成)?|(?:负责|维护|主导|跟进|牵头)\s*[：:]\s*|"
+    r"由|交给|交由|转给|找|归)"
+    r"(?P<v>[\u4e00-\u9fff]{2,3}?)"
+    r"(?=负责|来|接手|处理|跟进|对接|维护|，|。|,|\.|、|了|$)|"
+    r"(?:(?<=[起由是为给把让请和跟与、，,：:\s])|^)(?P<w>[\u4e00-\u9fff]{2,3}?)"
+    r"(?=(?:负责|接手|来负责|来维护|来管|来做|牵头|维护)(?!人))"
 )
 _ZH_PLACE = re.compile(
     r"(?:在|到|搬到|迁到|改到|改在|换到)(?P<v>[\u4e00-\u9fff]{2,8}?)(?=办公|上班|工作|开会|召开|开|举行|举办|见面|"
-    r"住|生活|集合|，|。|,|\.|$)"
+    r"住|生活|集合|机房|运行|部署|，|。|,|\.|（|\(|$)"
 )
 _ZH_PRODUCT = re.compile(
     r"(?:用|使用|采用|改用|换成|改成|改为|迁到|迁移到|切到|切换到|基于)(?P<v>[\u4e00-\u9fffA-Za-z0-9.+#/_-]{2,12}?)"
@@ -178,8 +187,11 @@ class Value:
 
     @property
     def family(self) -> str:
-        """The kind without a name's subkind: the names of one statement and another compare."""
-        return self.kind.split(":", 1)[0] if self.kind.startswith("name") else self.kind
+        """What compares with what: a name of any subkind with a name, a date or a time of day
+        with either ("when"), an amount within its unit's family, the others within their kind."""
+        if self.kind.startswith("name"):
+            return "name"
+        return "when" if self.kind in ("date", "clock") else self.kind
 
 
 def is_zh(text: str) -> bool:
@@ -246,6 +258,40 @@ def _dates(f: _Found, text: str) -> None:
         start, end = t.pos
         norm = f"{t.start.month:02d}-{t.start.day:02d}/{t.end.month:02d}-{t.end.day:02d}"
         f.add("date", norm, start, end)
+
+
+# A day of the month without its month: "Thu 14th", "Friday the 15th", "the 18th", "29日".
+_ORDINAL_DAY = re.compile(
+    r"\b(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b|"
+    r"\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\b|"
+    r"(?<![\d月])(?P<d3>\d{1,2})[日号](?!\w)",
+    re.IGNORECASE,
+)
+# A ticket or issue id ("PAY-1893", "BUG-2207"), a bare version ("3.4.2", "16.2") and a code
+# written in lower case with a digit ("eu-west-1", "db-stg-02").
+_ID = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+_BARE_VERSION = re.compile(r"(?<![\w./])\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?![\w%/]|[.:]\d)")
+_CODE = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
+
+
+def _days(f: _Found, text: str) -> None:
+    for m in _ORDINAL_DAY.finditer(text):
+        day = next(g for g in (m.group("d"), m.group("d2"), m.group("d3")) if g is not None)
+        if 1 <= int(day) <= 31:
+            f.add("date", f"day {int(day)}", m.start(), m.end())
+
+
+def _ids(f: _Found, text: str) -> None:
+    for m in _ID.finditer(text):
+        f.add("id", m.group(0).lower(), m.start(), m.end())
+    for m in _CODE.finditer(text):
+        if any(ch.isdigit() for ch in m.group(0)):
+            f.add("code", m.group(0), m.start(), m.end())
+
+
+def _bare_versions(f: _Found, text: str) -> None:
+    for m in _BARE_VERSION.finditer(text):
+        f.add("version", m.group(0), m.start(), m.end())
 
 
 def _clocks(f: _Found, text: str) -> None:
@@ -316,17 +362,25 @@ def _amounts(f: _Found, text: str, zh: bool) -> None:
         if family is not None:
             n *= 1000 if unit == "k" else 1
             f.add(f"amount:{family}", f"{_fmt(n)} {family}", m.start(), m.end())
-        elif unit.isalpha() and unit not in _NOT_NAMES and len(unit) > 2 and unit.endswith("s"):
-            # "nine engineers", "12 people": a count of something
-            f.add("count", _fmt(n), m.start(), m.end())
-        elif unit in ("people", "staff", "folks", "members", "persons"):
-            f.add("count", _fmt(n), m.start(), m.end())
+        elif (
+            unit.isalpha() and unit not in _NOT_NAMES and len(unit) > 2 and unit.endswith("s")
+        ) or (unit in ("people", "staff", "folks")):
+            # "nine engineers", "12 people": a count of something (the thing stays a word)
+            f.add("count", _fmt(n), m.start("n2"), m.end("n2"))
 
 
 def _statuses(f: _Found, text: str, zh: bool) -> None:
     for m in (_STATUS_ZH if zh else _STATUS_EN).finditer(text):
         word = m.group(0).lower()
-        if word in ("open", "closed", "live", "complete", "done") and not _status_slot(text, m):
+        if word in (
+            "open",
+            "closed",
+            "live",
+            "complete",
+            "done",
+            "green",
+            "red",
+        ) and not _status_slot(text, m):
             continue  # "an open question", "closed doors": adjectives, not states
         f.add("status", _STATUS[word], m.start(), m.end())
 
@@ -339,7 +393,7 @@ def _status_slot(text: str, m: re.Match[str]) -> bool:
 
 def _subkind(text: str, start: int, end: int, token: str) -> str:
     before, after = text[:start], text[end:]
-    if re.search(r"[a-z][A-Z]|[/\d.+#]|^[A-Z]{2,}$", token):
+    if _PRODUCT_FORM.search(token):
         return "name:product"  # iOS, GitHub, LISTEN/NOTIFY, S3, AWS
     if _PERSON_AFTER.match(after) or _PERSON_BEFORE.search(before):
         return "name:person"
@@ -348,6 +402,15 @@ def _subkind(text: str, start: int, end: int, token: str) -> str:
     if _PLACE_BEFORE.search(before):
         return "name:place"
     return "name"
+
+
+_PRODUCT_FORM = re.compile(r"[a-z][A-Z]|[/\d.+#]|^[A-Z]{2,}$")
+
+
+def _opens(text: str, at: int) -> bool:
+    """Whether position ``at`` opens a sentence, a line, a list item or a table cell."""
+    before = text[:at].rstrip()
+    return not before or before[-1] in ".!?;|•*-–—>(\n"
 
 
 def _names_en(f: _Found, text: str) -> None:
@@ -364,10 +427,36 @@ def _names_en(f: _Found, text: str) -> None:
         end = start + len(name)
         if name in ("I", "I'm", "I've", "I'd", "I'll") or not f.free(start, end):
             continue
+        if _opens(text, start) and " " not in name and not _PRODUCT_FORM.search(name):
+            # One capitalised word opening a sentence, a line or a cell is a name only when it
+            # says who ("Kenji owns …", "Ben: …"), not "Raised the minimum", "Best regards".
+            after = text[end:]
+            if not (_PERSON_AFTER.match(after) or re.match(r"\s*[:：]", after)):
+                continue
         f.add(_subkind(text, start, end, name), name.lower(), start, end)
 
 
+# A Chinese value named after the thing it is the value of ("地点：安吉", "对接人为方婷") or after a
+# verb that takes it ("改走钉钉", "定莫干山", "向赵敏汇报").
+_ZH_RUN = r"(?P<v>[\u4e00-\u9fffA-Za-z0-9][\u4e00-\u9fffA-Za-z0-9._-]{1,9}?)"
+_ZH_STOP = r"(?=[，,。；;：:（(）)\s、！!？?]|的|了|吧|呢|啊|$)"
+_ZH_LABELLED = re.compile(
+    r"(?:地点|地址|城市|机房|区域|位置|场地|负责人|对接人|联系人|维护人|owner|接口人|版本|渠道|工具|平台|方式|"
+    r"供应商|厂商|服务商|目的地|酒店|会议室)\s*(?:是|为|在|定在|定为|定|：|:|改为|换成|变成|调整为|改成)\s*"
+    + _ZH_RUN
+    + _ZH_STOP
+)
+_ZH_OBJECTS = re.compile(
+    r"(?:改走|走|通过|改用|换用|(?<![原确决一约规预稳固制设肯])定|去|改去|搬到|迁到|切到|升级到|换成|改成|改为)\s*"
+    + _ZH_RUN
+    + _ZH_STOP
+)
+_ZH_REPORTS = re.compile(r"向(?P<v>[\u4e00-\u9fff]{2,3})汇报")
+
+
 def _names_zh(f: _Found, text: str) -> None:
+    for m in _ZH_REPORTS.finditer(text):
+        f.add("name:person", m.group("v"), m.start("v"), m.end("v"))
     for m in _ZH_PERSON.finditer(text):
         g = "v" if m.group("v") else "w"
         f.add("name:person", m.group(g), m.start(g), m.end(g))
@@ -379,6 +468,9 @@ def _names_zh(f: _Found, text: str) -> None:
         f.add("name:product", m.group("v").lower(), m.start("v"), m.end("v"))
     for m in _ZH_PLACE.finditer(text):
         f.add("name:place", m.group("v"), m.start("v"), m.end("v"))
+    for pattern in (_ZH_LABELLED, _ZH_OBJECTS):
+        for m in pattern.finditer(text):
+            f.add("name", m.group("v").lower(), m.start("v"), m.end("v"))
 
 
 @lru_cache(maxsize=8192)
@@ -386,9 +478,12 @@ def _values(text: str) -> tuple[Value, ...]:
     zh = is_zh(text)
     f = _Found(text)
     _dates(f, text)
+    _days(f, text)
     _clocks(f, text)
+    _ids(f, text)
     _versions(f, text)
     _amounts(f, text, zh)
+    _bare_versions(f, text)
     _statuses(f, text, zh)
     if zh:
         _names_zh(f, text)
