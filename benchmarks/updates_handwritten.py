@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 import tempfile
 import time
@@ -115,20 +116,22 @@ def _file_name(doc: dict[str, Any]) -> str:
     )
 
 
-def _unit_lines(resp: Any) -> list[tuple[str, set[str]]]:
-    """The context's lines with the file names of the documents each comes from (the units in
-    the order the context shows them: grouped by episode, in rank order within a group)."""
-    groups: dict[Any, list[Any]] = {}
-    for u in resp.context_units:
-        groups.setdefault(u.episode_id, []).append(u)
-    units = [u for group in groups.values() for u in group]
-    lines = _lines(resp.context)
-    if len(lines) != len(units):
-        return [(line, set()) for line in lines]
-    return [
-        (line, {Path(c.source).name for c in u.citations})
-        for line, u in zip(lines, units, strict=True)
-    ]
+_SPEAKER = re.compile(r"^[^:：]{1,40}[:：]\s*")
+_MARK = re.compile(r"\s*\[(?:superseded|possibly outdated)[^\]]*\]\s*$")
+
+
+def _sources(line: str, case: dict[str, Any]) -> set[str]:
+    """The file names of the case's documents that hold the context line's statement."""
+    said = _MARK.sub("", line).strip()
+    bare = _SPEAKER.sub("", said)
+    out = set()
+    for doc in case["documents"]:
+        content = doc["content"]
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        flat = " ".join(text.split())
+        if any(t and " ".join(t.split()) in flat for t in (said, bare)):
+            out.add(Path(_file_name(doc)).name)
+    return out
 
 
 def score_change(resp: Any, case: dict[str, Any]) -> dict[str, bool]:
@@ -140,7 +143,8 @@ def score_change(resp: Any, case: dict[str, Any]) -> dict[str, bool]:
         and not any(m in line for m in MARKS)
         # a document that states the new value may name the old one: not the old value shown
         and not (docs and docs <= new_docs)
-        for line, docs in _unit_lines(resp)
+        for line in _lines(context)
+        for docs in [_sources(line, case)]
     )
     return {"current_first": cur >= 0 and (old < 0 or cur < old), "stale_unmarked": unmarked}
 

@@ -151,8 +151,8 @@ class RecallConfig(BaseModel):
     present_margin: float = Field(default=0.05, ge=0)
     present_pool: int = Field(default=20, ge=0)
     # ... or within ``present_reach`` of it when the words in front of their values agree (what
-    # they are the value of; a newer statement is often longer: "Offsite update: we're going
-    # to …").
+    # they are the value of) or the newer says it changed ("actually", "moved to"): a newer
+    # statement is often longer ("Offsite update: we're going to …").
     present_reach: float = Field(default=0.15, ge=0)
     # Asked "now" / "currently" / "现在": two near statements sharing this share of the smaller
     # one's content words are two answers to one question (the band rehearses in the hall / at

@@ -113,8 +113,8 @@ def outdated_points(
                 older, newer = (a, b) if ta < tb else (b, a)
                 o, n = _text(nodes[older]), _text(nodes[newer])
                 both_close = a in close and b in close
-                head = answers_differ(n, o, kinds)
-                if head is not None and (both_close or head > 0):
+                got = answers_differ(n, o, kinds)
+                if got is not None and (both_close or got.head > 0 or got.cued):
                     pairs.append((older, newer, "value"))
                 elif loose and both_close and _wording(n, o, config.present_overlap):
                     pairs.append((older, newer, "wording"))

@@ -201,6 +201,24 @@ def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
 _AHEAD = 1e-6
 
 
+def _newer_groups_first(
+    groups: dict[UUID, list[EvidenceUnit]], evidence: Evidence
+) -> dict[UUID, list[EvidenceUnit]]:
+    """A question about the present: an episode whose statement outdates one of another episode
+    shown before it moves just ahead of that episode, so the newer value is read first."""
+    if not evidence.outdated or len(groups) < 2:
+        return groups
+    group_of = {u.node_id: e for e, us in groups.items() for u in us}
+    order = list(groups)
+    for older, later in evidence.outdated.items():
+        eo, en = group_of.get(older), group_of.get(later.newer)
+        if eo is None or en is None or eo == en or order.index(en) < order.index(eo):
+            continue
+        order.remove(en)
+        order.insert(order.index(eo), en)
+    return {e: groups[e] for e in order}
+
+
 # Budget ladder of the packing rule: the 1-2-5 series from this many tokens up (50, 100, 200,
 # 500, 1000, 2000, 5000 ...).
 PACK_LADDER_FLOOR = 50
@@ -401,6 +419,7 @@ def render(
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
         units = evidence_units(pool, index, evidence, config, subgraph.unit_distances)
         groups = pack_units(units, headers, budget_tokens or config.budget_tokens, counter)
+        groups = _newer_groups_first(groups, evidence)
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}
             units_out.extend(

@@ -168,6 +168,8 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
     where the older statement had its value (the same word in front: "Board meeting March 14"
     -> "Board meeting March 21")."""
     before = text[: v.start]
+    if v.kind == "status":
+        return True  # a state is stated wherever it stands ("Kestrel countersigned on Friday")
     if _POSSESSIVE.match(text, v.end):
         return False  # "Wojtek's schema patch": whose patch, not a value of anything
     if (
@@ -351,7 +353,12 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
         (r"\bwhen\b|what (?:time|date|day)|which (?:day|date)|how soon|\bdeadline|\bdue\b|"
          r"什么时候|哪天|哪一天|几号|几点|日期|时间|截止|何时", "when"),
         (r"\bwho\b|\bwhom\b|\bwhose\b|谁", "name"),
-        (r"\bwhere\b|哪儿|哪里|在哪|哪个城市|哪个机房|哪台|地点", "name code"),
+        (r"\bwhere\b|哪儿|哪里|在哪|哪个城市|哪个机房|哪台|地点|"
+         r"\bwhich (?:host|server|machine|region|cluster|database|db|instance|node|city|office|"
+         r"room|venue)\b", "name code"),
+        (r"\b(?:which|what) (?:tool|service|provider|vendor|platform|app|library|framework|"
+         r"product|channel|system|stack|broker|queue|database engine)\b|哪个(?:工具|服务|平台|渠道|"
+         r"供应商|系统)|用什么|通过什么", "name code version"),
         (r"how (?:many|much)|\bprice\b|\bcost|\bcharge|\bbudget|\bfee\b|多少|几台|几个|几人|"
          r"几位|价格|费用|预算", "amount:money amount:percent amount:duration amount:size "
          r"amount:length amount:mass amount:rate count"),
@@ -380,13 +387,21 @@ def _families(found: list[Value], kinds: frozenset[str]) -> dict[str, set[str]]:
     return out
 
 
-def answers_differ(new: str, old: str, kinds: frozenset[str]) -> float | None:
+@dataclass(frozen=True)
+class Answers:
+    """Two answers to one question that differ: how much the words in front of their values
+    agree (0 to 1: what they are the value of) and whether the newer says it changed."""
+
+    head: float
+    cued: bool
+
+
+def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
     """Whether ``new`` and ``old``, two statements that answer one question (the search found
     both near it), give different values of the kinds it asks for: ``new`` states one that
     ``old`` does not, about the same thing (no other name, id or code of theirs disagrees, no
     word in front of a shared one swapped), and ``new`` neither adds to ``old`` ("also") nor
-    only wonders ("maybe", "?"). Returns how much the words in front of the two values agree
-    (0 to 1: what they are the value of), or None when they do not differ so."""
+    only wonders ("maybe", "?"); None when they do not differ so."""
     if unsure(new) or is_zh(new) != is_zh(old):
         return None
     if _ADDITIVE.search(new) and not _CUE_ZH.search(new) and not _CUE_EN.search(new):
@@ -397,24 +412,61 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> float | None:
     if not an or not ao:
         return None
     came = [v for v in vn if v.family in an and v.norm not in ao.get(v.family, set())]
-    slotted = [v for v in came if _in_slot(new, v, zh)]
+    slotted = [
+        v
+        for v in came
+        if _in_slot(new, v, zh)
+        # a new subject is another thing, unless the old statement opens with its value too
+        and (
+            zh or not _subject(new, v) or any(_subject(old, o) for o in vo if o.family == v.family)
+        )
+    ]
     if not slotted:
         return None  # no new value stated: "Wojtek's patch did it" names no new owner
-    for family in ("name", "id", "code"):
-        if family in kinds:
-            continue
-        sn, so = _families(vn, frozenset({family})), _families(vo, frozenset({family}))
-        if sn and so and not sn[family] & so[family]:
-            return None  # another subject: "Tomas flies …" against "Aisha flies …"
+    # A value stated of something comes before the something itself ("Analytics DB moved to
+    # db-an-07": the host changed, the subject says whose).
+    w = min(slotted, key=lambda v: (not zh and _subject(new, v), v.start))
+    olds = [v for v in vo if v.family == w.family] or vo
+    # Names, ids and codes in front of the values say whose values they are.
+    front_new = {v.norm for v in vn if v.end <= w.start and v.family in ("name", "id", "code")}
+    front_old = {
+        v.norm
+        for v in vo
+        if v.family in ("name", "id", "code") and v.family != w.family
+        and any(v.end <= o.start for o in olds)
+    }  # fmt: skip
+    front_new = {n for n in front_new if n not in {v.norm for v in vn if v.family == w.family}}
+    if front_new and front_old and not front_new & front_old:
+        return None  # another subject: "Tomas flies …" against "Aisha flies …"
     if substituted(new, old, [v.text for v in vn], [v.text for v in vo], modifier_only=True):
         return None
-    w = slotted[0]
-    olds = [v for v in vo if v.family == w.family] or vo
-    return max(_head(old, o, vo, new, w, vn) for o in olds)
+    head = max(_head(old, o, vo, new, w, vn) for o in olds)
+    named_apart = (  # a thing, not a time: times are restated without their subject
+        zh
+        and w.family != "when"
+        and not any(_same_product(w, o) for o in olds)
+        and head == 0
+        and not _PRONOUN_ZH.search(new[: w.start])
+        and all(_before(old, o, vo) for o in olds)
+        and _before(new, w, vn)
+    )
+    if named_apart:
+        return None  # "测试环境数据库：…" against "分析库迁到 …": another thing named in front
+    return Answers(head, any(_cued(new, v, zh) for v in slotted))
+
+
+_PRONOUN_ZH = re.compile(r"[他她它]们?|这个|那个|这边|那边")
+
+
+def _same_product(a: Value, b: Value) -> bool:
+    """Two versions of one named product ("Node 18", "Node 20.14")."""
+    pa, pb = a.norm.rsplit(" ", 1), b.norm.rsplit(" ", 1)
+    return a.kind == b.kind == "version" and len(pa) == len(pb) == 2 and pa[0] == pb[0]
 
 
 __all__ = [
     "CUE_REACH",
+    "Answers",
     "Difference",
     "answers_differ",
     "asked_kinds",
