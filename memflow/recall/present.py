@@ -48,6 +48,9 @@ class Outdated:
     newer: UUID
     day: str
     how: str
+    # The older statement answers this question (among the best recalled): the newer takes its
+    # place. A statement outdated elsewhere in the results is only marked.
+    near: bool = True
 
     def mark(self, text: str) -> str:
         return f"{text} {OUTDATED_MARK} {self.day}]"
@@ -118,6 +121,11 @@ def outdated_points(
                     pairs.append((older, newer, "value"))
                 elif loose and both_close and _wording(n, o, config.present_overlap):
                     pairs.append((older, newer, "wording"))
+    answering = set()
+    if ranked:
+        best = ranked[0][0]
+        answering = {p for sc, p in ranked if sc <= best + max(config.present_margin,
+                                                                config.present_reach)}  # fmt: skip
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
@@ -126,7 +134,7 @@ def outdated_points(
         held = out.get(older)
         if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
             continue  # the newest restatement marks it
-        out[older] = Outdated(newer, tn.date().isoformat(), how)
+        out[older] = Outdated(newer, tn.date().isoformat(), how, older in answering)
     return out
 
 

@@ -194,7 +194,7 @@ def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
         if not old.replaced:
             best[older] = old = replace(old, text=later.mark(old.text), outdated_by=later.newer)
         new = best.get(later.newer)
-        if new is not None and new.rank_score >= old.rank_score:
+        if later.near and new is not None and new.rank_score >= old.rank_score:
             best[later.newer] = replace(new, rank_score=old.rank_score - _AHEAD)
 
 
@@ -211,6 +211,8 @@ def _newer_groups_first(
     group_of = {u.node_id: e for e, us in groups.items() for u in us}
     order = list(groups)
     for older, later in evidence.outdated.items():
+        if not later.near:
+            continue
         eo, en = group_of.get(older), group_of.get(later.newer)
         if eo is None or en is None or eo == en or order.index(en) < order.index(eo):
             continue

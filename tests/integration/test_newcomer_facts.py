@@ -125,3 +125,29 @@ def test_now_does_not_bring_an_unrelated_runbook_first(mem: Memory, tmp_path: Pa
     assert resp.results[0].name.startswith("Support rota"), [r.name for r in resp.results]
     lines = [line for line in resp.context.splitlines() if not line.startswith("[")]
     assert "Amira" in lines[0], resp.context
+
+
+def test_a_later_note_with_another_date_comes_first_marked_not_closed(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """No change word: nothing closes, but a question about the present reads the newer date
+    first and the older one marked possibly outdated; another person's trip is no restatement."""
+    ds = mem.dataset("board")
+    ds.memorize(
+        _folder(tmp_path, "board", {
+            "2024-02-01 planning.md": "# Planning – 1 Feb\n\n- Board meeting March 14.\n"
+            "- Aisha flies to Oslo on 12 November for the customer visit.\n",
+            "2024-02-20 weekly.md": "# Weekly – 20 Feb\n\n- Board meeting March 21, deck due the "
+            "week before.\n- Tomas flies to Oslo on 14 November.\n",
+        }),
+    )  # fmt: skip
+    lines = _lines(ds, "When's the board meeting?")
+    assert "March 21" in _first(lines, "March 14", "March 21"), lines
+    stale = [line for line in lines if "March 14" in line]
+    assert stale and all(OUTDATED_MARK in line for line in stale), lines
+    assert SUPERSEDED_MARK not in "\n".join(lines)  # a link, not a closure
+    aisha = _lines(ds, "When does Aisha fly to Oslo?")
+    assert "12 November" in _first(aisha, "12 November", "14 November"), aisha
+    assert not any(OUTDATED_MARK in line for line in aisha if "12 November" in line), aisha
+    past = _lines(ds, "When was the board meeting planned before?")
+    assert not any(OUTDATED_MARK in line for line in past), past  # the past is left alone
