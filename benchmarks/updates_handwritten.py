@@ -235,10 +235,13 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-def evaluate(mem: Memory, half: str = "all", show: bool = False) -> dict[str, Any]:
+def evaluate(
+    mem: Memory, half: str = "all", show: bool = False, limit: int | None = None
+) -> dict[str, Any]:
+    """Every case of ``half`` (``limit``: the first that many, a smoke run)."""
     cases = load()
     half_of = halves(cases)
-    chosen = [c for c in cases if half in ("all", half_of[c["id"]])]
+    chosen = [c for c in cases if half in ("all", half_of[c["id"]])][:limit]
     results = []
     for i, case in enumerate(chosen, start=1):
         t0 = time.perf_counter()
