@@ -6,10 +6,16 @@ a document is written with its supersessions, or not at all. Three paths close a
 
 - **structured**: a draft point names the point it ``replaces`` (reason ``document``, or
   ``correction`` for :func:`memflow.store.history.correct`);
-- **model**: decisions an LLM made before the transaction (:mod:`memflow.llm.supersede`), carried
-  on the plan (reason ``model``);
+- **similarity** and **model**: closures decided before the transaction
+  (:mod:`memflow.store.conflicts`, reason ``rule`` with ``by: "similarity"``;
+  :mod:`memflow.llm.supersede`, reason ``model``), carried on the plan (``WritePlan.closures``);
 - **rules**: :func:`memflow.text.supersede.superseded_by_rules` against the same speaker's
-  points and the nearest ones (reason ``rule``).
+  points and the nearest ones (reason ``rule``, ``by: "rule"``), for the new points no closure
+  above already decided.
+
+A node's record time is its source's date (:func:`stamp_times`: a message's time, a note's own
+date from :func:`memflow.text.dating.source_dated`, else the document's reference time): what
+``as_of`` reads. Its ``created_at`` (the write) is what ``known_at`` reads (:class:`Clocks`).
 
 A document memorised from a source (path or name) that already has a current document is that
 document's next version: what only the previous version said is closed (reason ``document``).
