@@ -43,7 +43,8 @@ OUTDATED_MARK = "[possibly outdated: restated"
 @dataclass(frozen=True)
 class Outdated:
     """A point a newer one gives another value for: the newer point, its day, and what paired
-    them ("link": the write path; "value": another value; "wording": the same words)."""
+    them ("closed": a closure; "link": the write path; "value": another value; "wording": the
+    same words)."""
 
     newer: UUID
     day: str
@@ -93,6 +94,10 @@ def outdated_points(
         return {}
     nodes, times = subgraph.nodes, subgraph.times
     pairs: list[tuple[UUID, UUID, str]] = []  # (older, newer, how)
+    for node_id, t in times.items():  # closed, and its replacement is in the search too
+        heir = t.get("superseded_by")
+        if t.get("invalid_at") is not None and heir in nodes and node_id in nodes:
+            pairs.append((node_id, heir, "closed"))
     for node_id, linked in subgraph.links.items():
         for other, role in linked:
             if node_id in nodes and other in nodes:
@@ -134,7 +139,9 @@ def outdated_points(
         held = out.get(older)
         if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
             continue  # the newest restatement marks it
-        out[older] = Outdated(newer, tn.date().isoformat(), how, older in answering)
+        # A closed statement ranks low (its penalty): its replacement answering is enough.
+        answers = older in answering or (how == "closed" and newer in answering)
+        out[older] = Outdated(newer, tn.date().isoformat(), how, answers)
     return out
 
 

@@ -58,7 +58,7 @@ class ConflictSettings:
 
     neighbours: int = 8  # as the rules' candidates (memflow.store.temporal.CANDIDATES_K)
     # Candidates: stored points at least this alike the new one (raw statements).
-    min_similarity: float = 0.80
+    min_similarity: float = 0.78
     # A departure ("from X to Y", "X is no longer ...") closes at this raw similarity.
     depart_similarity: float = 0.82
     # A change the newer statement says happened closes at this masked similarity.
@@ -70,6 +70,8 @@ class ConflictSettings:
     shared_min: int = 1
     # ... and this share of the words in front of the two values (what they are the value of).
     head_min: float = 0.5
+    # A change said of one named ticket, host or id closes at this masked similarity.
+    id_similarity: float = 0.80
 
 
 def decide(
@@ -80,7 +82,7 @@ def decide(
         return "close" if similarity >= s.depart_similarity else None
     if masked_similarity is None or diff.shared < s.shared_min or diff.head < s.head_min:
         return None
-    if diff.cued and masked_similarity >= s.close_similarity:
+    if diff.cued and masked_similarity >= (s.id_similarity if diff.same_id else s.close_similarity):
         return "close"
     return "link" if masked_similarity >= s.link_similarity else None
 

@@ -86,6 +86,7 @@ _DEPART_EN = (
     r"\bnot\s+{x}\s+(?:anymore|any more)\b",
     r"\b(?:took|taken|takes|taking|handed|handing) over\b[^.;!?]{{0,40}}\bfrom\s+{x}\b",
     r"(?:,|;|—|-)\s*not\s+{x}\b",
+    r"\bmiss(?:ed|es|ing)\s+(?:the\s+(?:cut|train|window|deadline|date)\s+(?:for|of)\s+)?{x}\b",
 )
 _DEPART_ZH = (
     r"从\s*{x}\s*(?:改|换|迁|搬|切|调|推迟|延期|提前|变)",
@@ -132,6 +133,9 @@ class Difference:
     # The words in front of the two values (what they are the value of): the share the smaller
     # set has in common with the other ("Daily standup 9:30" / "standup moves to 9:45": 0.5).
     head: float = 0.0
+    # Both name one ticket, host or other identifier ("PAY-1893", "db-stg-02") besides the value
+    # that changed: the same thing, whatever else the statements say.
+    same_id: bool = False
 
     @property
     def detail(self) -> str:
@@ -270,9 +274,12 @@ def difference(new: str, old: str) -> Difference | None:
     if not slotted:
         return None
     o, w = slotted[0]
+    ids = {v.norm for v in vn if v.kind in ("id", "code")} & {
+        v.norm for v in vo if v.kind in ("id", "code")
+    }
     return Difference(
         "change", o.family, o.norm, w.norm, _cued(new, w, zh), _shared(new, old, vn, vo),
-        _head(old, o, vo, new, w, vn),
+        _head(old, o, vo, new, w, vn), bool(ids - {o.norm, w.norm}),
     )  # fmt: skip
 
 
@@ -411,7 +418,11 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
     an, ao = _families(vn, kinds), _families(vo, kinds)
     if not an or not ao:
         return None
-    came = [v for v in vn if v.family in an and v.norm not in ao.get(v.family, set())]
+    came = [
+        v
+        for v in vn
+        if v.family in an and v.norm not in ao.get(v.family, set()) and not _departed(new, v)
+    ]
     slotted = [
         v
         for v in came

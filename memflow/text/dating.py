@@ -212,9 +212,26 @@ def _email(text: str) -> DocumentHead | None:
     )
 
 
+# A date field near the top of a ticket or a form ("Created: 2024-05-02   Reporter: …").
+_DATE_FIELD = re.compile(
+    r"(?:^|\s)(?:created|opened|reported|filed|date|updated|创建时间|创建日期|日期|提交时间)\s*[:：]\s*"
+    r"(?P<v>\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?(?:[ T]\d{1,2}:\d{2})?)",
+    re.IGNORECASE,
+)
+FIELD_LINES = 5
+
+
+def _date_field(text: str) -> DocumentHead | None:
+    top = "\n".join(text.lstrip().splitlines()[:FIELD_LINES])
+    m = _DATE_FIELD.search(top)
+    when = parse_timestamp(m.group("v")) if m else None
+    return DocumentHead("fields", text, {"date": m.group("v")}, when) if m and when else None
+
+
 def document_head(text: str) -> DocumentHead | None:
-    """The YAML front matter or the e-mail header block that opens ``text``, or None."""
-    return _front_matter(text) or _email(text)
+    """The YAML front matter or the e-mail header block that opens ``text``, or (the text kept
+    whole) a date field among its first lines: "Created: 2024-05-02"; or None."""
+    return _front_matter(text) or _email(text) or _date_field(text)
 
 
 def source_dated(

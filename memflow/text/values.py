@@ -427,12 +427,19 @@ def _names_en(f: _Found, text: str) -> None:
         end = start + len(name)
         if name in ("I", "I'm", "I've", "I'd", "I'll") or not f.free(start, end):
             continue
-        if _opens(text, start) and " " not in name and not _PRODUCT_FORM.search(name):
+        after = text[end:]
+        if re.match(r"\s*[:：]", after) and not _opens(text, start):
+            # a field's label ("… Esra Yilmaz Priority: High"): the words before it may be one
+            if " " not in name:
+                continue
+            name = name.rsplit(" ", 1)[0]
+            end = start + len(name)
+            after = text[end:]
+        alone = _opens(text, start) and " " not in name and not _PRODUCT_FORM.search(name)
+        if alone and not (_PERSON_AFTER.match(after) or re.match(r"\s*[:：]", after)):
             # One capitalised word opening a sentence, a line or a cell is a name only when it
             # says who ("Kenji owns …", "Ben: …"), not "Raised the minimum", "Best regards".
-            after = text[end:]
-            if not (_PERSON_AFTER.match(after) or re.match(r"\s*[:：]", after)):
-                continue
+            continue
         f.add(_subkind(text, start, end, name), name.lower(), start, end)
 
 
