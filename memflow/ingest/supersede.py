@@ -6,8 +6,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Engine
-
+from memflow.db.steps import Op
 from memflow.embed.base import Embedder
 from memflow.errors import ConfigurationError
 from memflow.llm.client import LlmClient
@@ -15,17 +14,17 @@ from memflow.store.conflicts import ConflictFinder, ConflictSettings
 from memflow.store.plan import WritePlan
 from memflow.store.writer import DocumentInfo
 
-Decider = Callable[[uuid.UUID, DocumentInfo, WritePlan, dict[bytes, Any]], None]
+Decider = Callable[[uuid.UUID, DocumentInfo, WritePlan, dict[bytes, Any]], Op[None]]
 
 
 def make_decider(
     choice: Any,
     client: Callable[[], LlmClient],
-    engine: Engine,
     embedder: Embedder | None = None,
     settings: ConflictSettings | None = None,
 ) -> Decider | None:
-    """The Writer's ``decide`` hook, run before the document's transaction: the similarity path
+    """The Writer's ``decide`` hook, an operation run before the document's transaction (its
+    reads are transactions of their own, so the async API runs it too): the similarity path
     (:mod:`memflow.store.conflicts`: closures and links) for "rules", and for "llm" or a
     configured LlmSuperseder the chat model's closures (the similarity path then only links);
     None for "off". The rules themselves run in the transaction (memflow.store.temporal)."""
@@ -37,7 +36,7 @@ def make_decider(
         return None
     model = not isinstance(choice, str) or choice == "llm"
     finder = (
-        ConflictFinder(engine, embedder, settings or ConflictSettings(), close=not model)
+        ConflictFinder(embedder, settings or ConflictSettings(), close=not model)
         if embedder is not None
         else None
     )
@@ -46,16 +45,16 @@ def make_decider(
 
     def decide(
         ds: uuid.UUID, doc: DocumentInfo, plan: WritePlan, vectors: dict[bytes, Any]
-    ) -> None:
+    ) -> Op[None]:
         from memflow.llm.supersede import LlmSuperseder, new_points
 
         if model:
             superseder = choice if not isinstance(choice, str) else LlmSuperseder(client())
             points, by_id = new_points(plan, vectors)
-            plan.closures += superseder.plan_decisions(engine, ds, points, by_id)
+            plan.closures += yield from superseder.plan_decisions(ds, points, by_id)
         if finder is not None:
             speakers = {c.key: c.speaker for c in doc.chunks}
-            finder.plan(ds, plan, vectors, speakers, doc.scope)
+            yield from finder.plan(ds, plan, vectors, speakers, doc.scope)
 
     return decide
 

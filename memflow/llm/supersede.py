@@ -15,10 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine
-
-from memflow.db.engine import transaction
 from memflow.db.queries import q
+from memflow.db.steps import Op, sql_tx
 from memflow.errors import MemflowError
 from memflow.ids import text_hash
 from memflow.llm.client import LlmClient, load_prompt
@@ -101,13 +99,10 @@ class LlmSuperseder:
         return out
 
     def neighbours(
-        self, engine: Engine, ds: uuid.UUID, vector: Any, exclude: list[uuid.UUID]
-    ) -> list[Candidate]:
-        with transaction(engine, ds) as conn:
-            rows = conn.execute(
-                q("supersede_neighbours"),
-                {"dataset_id": ds, "q": vector, "exclude": exclude, "k": self.max_candidates},
-            ).all()
+        self, ds: uuid.UUID, vector: Any, exclude: list[uuid.UUID]
+    ) -> Op[list[Candidate]]:
+        params = {"dataset_id": ds, "q": vector, "exclude": exclude, "k": self.max_candidates}
+        rows = yield sql_tx(lambda conn: conn.execute(q("supersede_neighbours"), params).all(), ds)
         found = [Candidate(r.id, r.text or "", 1.0 - float(r.distance)) for r in rows]
         return [
             c for c in found if c.similarity is not None and c.similarity >= self.min_similarity
@@ -115,19 +110,20 @@ class LlmSuperseder:
 
     def plan_decisions(
         self,
-        engine: Engine,
         ds: uuid.UUID,
         points: Sequence[NewPoint],
         vectors: Mapping[uuid.UUID, Any],
-    ) -> list[Closure]:
-        """Closures for every new point that has close stored candidates."""
+    ) -> Op[list[Closure]]:
+        """Closures for every new point that has close stored candidates (an operation: one
+        read per point, the model called between them)."""
         exclude = [p.id for p in points]
         out: list[Closure] = []
         for p in points:
             vec = vectors.get(p.id)
             if vec is None:
                 continue
-            out += self.decide(p, self.neighbours(engine, ds, vec, exclude))
+            candidates = yield from self.neighbours(ds, vec, exclude)
+            out += self.decide(p, candidates)
         return out
 
 

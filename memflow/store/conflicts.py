@@ -35,10 +35,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine
 
-from memflow.db.engine import transaction
 from memflow.db.queries import q
+from memflow.db.steps import Op, sql_tx
 from memflow.embed.base import Embedder, embed_passages_checked
 from memflow.ids import text_hash
 from memflow.store.plan import NodeRow, WritePlan
@@ -131,7 +130,6 @@ class ConflictFinder:
     """Finds, for a document's new points, the stored (or other new) points they close or link
     (see the module docstring); fills ``plan.closures`` and the new points' ``props``."""
 
-    engine: Engine
     embedder: Embedder
     settings: ConflictSettings = field(default_factory=ConflictSettings)
     # False when a model decides the closures (supersede="llm"): this path then only links.
@@ -144,9 +142,10 @@ class ConflictFinder:
         vectors: Mapping[bytes, Any],
         speakers: Mapping[str, str | None],
         scope: Mapping[str, str],
-    ) -> list[Found]:
-        """Decide for the plan's points (``speakers``: chunk key -> speaker); returns what was
-        found (closures are on ``plan.closures``, links in the points' props)."""
+    ) -> Op[list[Found]]:
+        """Decide for the plan's points (``speakers``: chunk key -> speaker), as an operation
+        (:mod:`memflow.db.steps`: one read of the neighbours); returns what was found
+        (closures are on ``plan.closures``, links in the points' props)."""
         s = self.settings
         if s.neighbours <= 0:
             return []
@@ -164,7 +163,8 @@ class ConflictFinder:
         for i, j, sim in _within(np.stack([_array(v) for _, v in points])):
             if sim >= s.min_similarity and new[i].when != new[j].when:
                 pairs.append((new[i], new[j], sim))
-        for i, cand, sim in self._neighbours(ds, [v for _, v in points], scope):
+        near = yield from self._neighbours(ds, [v for _, v in points], scope)
+        for i, cand, sim in near:
             pairs.append((new[i], cand, sim))
         found = self._judge(pairs)
         self._apply(plan, found)
@@ -172,7 +172,7 @@ class ConflictFinder:
 
     def _neighbours(
         self, ds: uuid.UUID, vecs: list[Any], scope: Mapping[str, str]
-    ) -> list[tuple[int, Said, float]]:
+    ) -> Op[list[tuple[int, Said, float]]]:
         s = self.settings
         params = {
             "dataset_id": ds,
@@ -181,8 +181,7 @@ class ConflictFinder:
             "min_similarity": s.min_similarity,
             "scope": json.dumps(dict(scope), sort_keys=True),
         }
-        with transaction(self.engine, ds) as conn:
-            rows = conn.execute(q("conflict_neighbours"), params).all()
+        rows = yield sql_tx(lambda conn: conn.execute(q("conflict_neighbours"), params).all(), ds)
         return [
             (
                 int(r.i) - 1,

@@ -102,7 +102,7 @@ class Writer:
         *,
         fault: FaultHook | None = None,
         after_rows: Callable[[Connection, uuid.UUID], None] | None = None,
-        decide: Callable[[uuid.UUID, DocumentInfo, WritePlan, dict[bytes, Any]], None]
+        decide: Callable[[uuid.UUID, DocumentInfo, WritePlan, dict[bytes, Any]], Op[None]]
         | None = None,
     ) -> None:
         self.engine = engine
@@ -192,7 +192,7 @@ class Writer:
         vectors, missing = yield from self.vectors_op(dataset_id, plan)
         if self.decide is not None:
             stamp_times(doc, plan)
-            self.decide(dataset_id, doc, plan, vectors)
+            yield from self.decide(dataset_id, doc, plan, vectors)
         if on_write is not None:
             on_write()
 
