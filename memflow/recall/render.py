@@ -186,7 +186,14 @@ def evidence_units(
 
 def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
     """A question about the present (``evidence.outdated``): each statement a newer one of the
-    search outdates is marked possibly outdated, and the newer takes its place, just ahead."""
+    search outdates is marked possibly outdated, and when it answers the question the newer
+    takes the place of the first unit of its episode, just ahead of it: the context, grouped by
+    episode in the order of their first units, then reads the newer value first."""
+    if not evidence.outdated:
+        return
+    first: dict[UUID, float] = {}
+    for u in best.values():
+        first[u.episode_id] = min(u.rank_score, first.get(u.episode_id, INF))
     for older, later in evidence.outdated.items():
         old = best.get(older)
         if old is None:
@@ -194,31 +201,13 @@ def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
         if not old.replaced:
             best[older] = old = replace(old, text=later.mark(old.text), outdated_by=later.newer)
         new = best.get(later.newer)
-        if later.near and new is not None and new.rank_score >= old.rank_score:
-            best[later.newer] = replace(new, rank_score=old.rank_score - _AHEAD)
+        ahead = first[old.episode_id] - _AHEAD
+        if later.near and new is not None and new.rank_score > ahead:
+            best[later.newer] = replace(new, rank_score=ahead)
+            first[new.episode_id] = min(first[new.episode_id], ahead)
 
 
 _AHEAD = 1e-6
-
-
-def _newer_groups_first(
-    groups: dict[UUID, list[EvidenceUnit]], evidence: Evidence
-) -> dict[UUID, list[EvidenceUnit]]:
-    """A question about the present: an episode whose statement outdates one of another episode
-    shown before it moves just ahead of that episode, so the newer value is read first."""
-    if not evidence.outdated or len(groups) < 2:
-        return groups
-    group_of = {u.node_id: e for e, us in groups.items() for u in us}
-    order = list(groups)
-    for older, later in evidence.outdated.items():
-        if not later.near:
-            continue
-        eo, en = group_of.get(older), group_of.get(later.newer)
-        if eo is None or en is None or eo == en or order.index(en) < order.index(eo):
-            continue
-        order.remove(en)
-        order.insert(order.index(eo), en)
-    return {e: groups[e] for e in order}
 
 
 # Budget ladder of the packing rule: the 1-2-5 series from this many tokens up (50, 100, 200,
@@ -421,7 +410,6 @@ def render(
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
         units = evidence_units(pool, index, evidence, config, subgraph.unit_distances)
         groups = pack_units(units, headers, budget_tokens or config.budget_tokens, counter)
-        groups = _newer_groups_first(groups, evidence)
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}
             units_out.extend(
