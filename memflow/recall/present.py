@@ -34,6 +34,7 @@ from memflow.text.conflict import answers_differ, asked_kinds, said_by
 from memflow.text.revision import content_keys
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_present, asks_in_the_past
+from memflow.text.values import values
 
 # What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
 # restated 2024-10-20]".
@@ -90,8 +91,8 @@ def outdated_points(
 ) -> dict[UUID, Outdated]:
     """The points of ``subgraph`` that a newer point of it answers differently, for a question
     about the present (``scores``: the recalled points' unit scores); {} for any other."""
-    if not applies(query, dated, config):
-        return {}
+    if not applies(query, dated, config) or not subgraph.times:
+        return {}  # no times yet (the first ranking, before node_times): nothing to order
     nodes, times = subgraph.nodes, subgraph.times
     pairs: list[tuple[UUID, UUID, str]] = []  # (older, newer, how)
     for node_id, t in times.items():  # closed, and its replacement is in the search too
@@ -106,31 +107,11 @@ def outdated_points(
     ranked = sorted(
         (s, p) for p, s in scores.items() if p in nodes and nodes[p].kind == "FacetPoint"
     )
-    if ranked:
-        best = ranked[0][0]
-        reach = max(config.present_margin, config.present_reach)
-        near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
-        close = {p for s, p in ranked if s <= best + config.present_margin}
-        loose = asks_about_the_present(query or "")
-        kinds = asked_kinds(query or "")
-        for i, a in enumerate(near):
-            for b in near[i + 1 :]:
-                ta, tb = _when(nodes[a], times), _when(nodes[b], times)
-                if ta is None or tb is None or ta == tb:
-                    continue
-                older, newer = (a, b) if ta < tb else (b, a)
-                o, n = _text(nodes[older]), _text(nodes[newer])
-                both_close = a in close and b in close
-                got = answers_differ(n, o, kinds)
-                if got is not None and (both_close or got.head > 0 or got.cued):
-                    pairs.append((older, newer, "value"))
-                elif loose and both_close and _wording(n, o, config.present_overlap):
-                    pairs.append((older, newer, "wording"))
-    answering = set()
-    if ranked:
-        best = ranked[0][0]
-        answering = {p for sc, p in ranked if sc <= best + max(config.present_margin,
-                                                                config.present_reach)}  # fmt: skip
+    best = ranked[0][0] if ranked else 0.0
+    reach = max(config.present_margin, config.present_reach)
+    near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
+    pairs += _answer_pairs(query or "", near, ranked, nodes, times, config)
+    answering = set(near)
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
@@ -142,6 +123,42 @@ def outdated_points(
         # A closed statement ranks low (its penalty): its replacement answering is enough.
         answers = older in answering or (how == "closed" and newer in answering)
         out[older] = Outdated(newer, tn.date().isoformat(), how, answers)
+    return out
+
+
+def _answer_pairs(
+    query: str,
+    near: list[UUID],
+    ranked: list[tuple[float, UUID]],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+    config: RecallConfig,
+) -> list[tuple[UUID, UUID, str]]:
+    """(older, newer, how) of the best recalled points that answer ``query`` differently."""
+    if len(near) < 2:
+        return []
+    best = ranked[0][0]
+    close = {p for s, p in ranked if s <= best + config.present_margin}
+    loose = asks_about_the_present(query)
+    kinds = asked_kinds(query)
+    text = {p: _text(nodes[p]) for p in near}
+    # Only statements that give a value of a kind asked for can answer differently.
+    answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
+    out: list[tuple[UUID, UUID, str]] = []
+    for i, a in enumerate(near):
+        for b in near[i + 1 :]:
+            ta, tb = _when(nodes[a], times), _when(nodes[b], times)
+            if ta is None or tb is None or ta == tb:
+                continue
+            older, newer = (a, b) if ta < tb else (b, a)
+            both_close = a in close and b in close
+            if older in answers and newer in answers:
+                got = answers_differ(text[newer], text[older], kinds)
+                if got is not None and (both_close or got.head > 0 or got.cued):
+                    out.append((older, newer, "value"))
+                    continue
+            if loose and both_close and _wording(text[newer], text[older], config.present_overlap):
+                out.append((older, newer, "wording"))
     return out
 
 
