@@ -70,8 +70,9 @@ def _when(node: GraphNode, times: Mapping[UUID, Mapping[str, object]]) -> dateti
     return node.created_at
 
 
-def _text(node: GraphNode) -> str:
-    return said_by(strip_speaker(node.search_text or node.name, node.speaker), node.speaker)
+def _text(node: GraphNode, name_speaker: bool = False) -> str:
+    bare = strip_speaker(node.search_text or node.name, node.speaker)
+    return said_by(bare, node.speaker) if name_speaker else bare
 
 
 def _wording(a: str, b: str, overlap: float) -> bool:
@@ -141,7 +142,8 @@ def _answer_pairs(
     close = {p for s, p in ranked if s <= best + config.present_margin}
     loose = asks_about_the_present(query)
     kinds = asked_kinds(query)
-    text = {p: _text(nodes[p]) for p in near}
+    # "Who …?": a speaker saying "I" names themself (a new owner: "I'm looking after it now").
+    text = {p: _text(nodes[p], "name" in kinds) for p in near}
     # Only statements that give a value of a kind asked for can answer differently.
     answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
     out: list[tuple[UUID, UUID, str]] = []
@@ -154,7 +156,7 @@ def _answer_pairs(
             both_close = a in close and b in close
             if older in answers and newer in answers:
                 got = answers_differ(text[newer], text[older], kinds)
-                if got is not None and (both_close or got.head > 0 or got.cued):
+                if got is not None and (got.head > 0 or got.cued):
                     out.append((older, newer, "value"))
                     continue
             if loose and both_close and _wording(text[newer], text[older], config.present_overlap):

@@ -382,7 +382,9 @@ def _present_bonus(
     out: dict[UUID, float] = {}
     for e, choice in chosen.items():
         later = evidence.outdated.get(choice.point) if choice.point is not None else None
-        newer = episode_of.get(later.newer) if later is not None and later.near else None
+        # Results move on what the write path decided (a closure, a link), not on wording.
+        strong = later is not None and later.near and later.how in ("closed", "link")
+        newer = episode_of.get(later.newer) if later is not None and strong else None
         if newer is None or newer == e or newer not in scores:
             continue
         gap = scores[newer] - scores[e] + _AHEAD

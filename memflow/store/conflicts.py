@@ -41,7 +41,7 @@ from memflow.db.steps import Op, sql_tx
 from memflow.embed.base import Embedder, embed_passages_checked
 from memflow.ids import text_hash
 from memflow.store.plan import NodeRow, WritePlan
-from memflow.text.conflict import Difference, difference, said_by
+from memflow.text.conflict import Difference, difference
 from memflow.text.supersede import Closure, strip_speaker
 from memflow.text.values import masked
 
@@ -91,7 +91,7 @@ class Said:
     """One statement of a pair: its point, text (speaker label removed), speaker, times."""
 
     id: uuid.UUID
-    text: str  # without the speaker's label, the speaker's "I" named (text.conflict.said_by)
+    text: str  # without the speaker's label
     speaker: str | None
     recorded_at: datetime | None
     valid_at: datetime | None
@@ -256,7 +256,7 @@ def _statement(
 ) -> Said:
     bare = strip_speaker(text, speaker)
     own = bool(speaker) and _first_person(bare)
-    return Said(node, said_by(bare, speaker), speaker, recorded_at, valid_at, stored, own)
+    return Said(node, bare, speaker, recorded_at, valid_at, stored, own)
 
 
 def _array(v: Any) -> np.ndarray:

@@ -58,7 +58,8 @@ _CUE_EN = re.compile(
     r"reassigned|transferred|grew|shrank|expanded|extended|shortened|renamed|"
     r"(?:is|are) (?:back|down|up) to|new (?:date|time|owner|lead|price|location|plan)|"
     r"correction|actually|update|retarget(?:ed|s|ing)?|rebook(?:ed|s|ing)?|goes to|going to|"
-    r"from now on|starting|henceforth)\b",
+    r"from now on|starting|henceforth|from (?:this|next) (?:week|month|sprint|quarter|year|"
+    r"monday|tuesday|wednesday|thursday|friday))\b",
     re.IGNORECASE,
 )
 _CUE_ZH = re.compile(
@@ -82,7 +83,7 @@ _DEPART_EN = (
     r"got rid of|migrat(?:ed|ing) (?:off|away from)|sunset(?:ted)?|decommission(?:ed|ing)|"
     r"phas(?:ed|ing) out|cancel(?:l)?(?:ed|ing))\s+(?:the\s+|our\s+)?{x}\b",
     r"\b{x}\b[^.;!?]{{0,20}}\b(?:is|was|has been|were)\s+(?:dropped|retired|removed|cancel(?:l)?ed|"
-    r"abandoned|decommissioned|phased out|gone|out)\b",
+    r"abandoned|decommissioned|phased out)\b",
     r"\bnot\s+{x}\s+(?:anymore|any more)\b",
     r"\b(?:took|taken|takes|taking|handed|handing) over\b[^.;!?]{{0,40}}\bfrom\s+{x}\b",
     r"(?:,|;|—|-)\s*not\s+{x}\b",
@@ -373,7 +374,6 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
         (r"where do (?:we|they) stand|\bstatus\b|\bstate\b|progress|进展|状态", "status"),
     )
 )  # fmt: skip
-_ANY_KIND = frozenset("when name code id version status count".split())
 _ADDITIVE = re.compile(
     r"\b(?:also|too|as well|another|additionally|in addition)\b|另外|同时|还有|也", re.IGNORECASE
 )
@@ -381,9 +381,9 @@ _ADDITIVE = re.compile(
 
 def asked_kinds(query: str) -> frozenset[str]:
     """The families of value that answer ``query`` ("When …?": dates and times; "Who …?":
-    names; "How many …?": counts and amounts …); a question without such a word: any."""
-    found = frozenset().union(*(kinds for pattern, kinds in _ASKED if pattern.search(query)))
-    return found or _ANY_KIND
+    names; "How many …?": counts and amounts …); empty for a question without such a word
+    ("What does she do …?": any statement may answer it)."""
+    return frozenset().union(*(kinds for pattern, kinds in _ASKED if pattern.search(query)))
 
 
 def _families(found: list[Value], kinds: frozenset[str]) -> dict[str, set[str]]:
