@@ -42,6 +42,7 @@ from memflow.embed.base import Embedder, embed_passages_checked
 from memflow.ids import text_hash
 from memflow.store.plan import NodeRow, WritePlan
 from memflow.text.conflict import Difference, difference
+from memflow.text.revision import words
 from memflow.text.supersede import Closure, strip_speaker
 from memflow.text.values import masked
 
@@ -71,6 +72,9 @@ class ConflictSettings:
     head_min: float = 0.5
     # A change said of one named ticket, host or id closes at this masked similarity.
     id_similarity: float = 0.80
+    # Statements longer than this (words; a CJK character is half a word) are not compared:
+    # a passage states many things (the rules' TEXT_WORDS_MAX is 30).
+    words_max: int = 60
 
 
 def decide(
@@ -160,8 +164,9 @@ class ConflictFinder:
             return []
         new = [_said(n, speakers) for n, _ in points]
         pairs: list[tuple[Said, Said, float]] = []
-        for i, j, sim in _within(np.stack([_array(v) for _, v in points])):
-            if sim >= s.min_similarity and new[i].when != new[j].when:
+        mat = np.stack([_array(v) for _, v in points])
+        for i, j, sim in _within(mat, s.neighbours, s.min_similarity):
+            if new[i].when != new[j].when:
                 pairs.append((new[i], new[j], sim))
         near = yield from self._neighbours(ds, [v for _, v in points], scope)
         for i, cand, sim in near:
@@ -203,8 +208,10 @@ class ConflictFinder:
             if a.when == b.when or key in seen or older.id == newer.id:
                 continue
             seen.add(key)
-            if not _same_subject(older, newer):
-                continue
+            if not _same_subject(older, newer) or max(words(older.text), words(newer.text)) > (
+                s.words_max
+            ):
+                continue  # two people's "I …", or passages too long to read as one statement
             diff = difference(newer.text, older.text)
             if diff is not None:
                 candidates.append(Found(older, newer, diff, sim))
@@ -264,13 +271,26 @@ def _array(v: Any) -> np.ndarray:
     return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
 
 
-def _within(mat: np.ndarray) -> list[tuple[int, int, float]]:
-    """Pairs (i < j) of rows of ``mat`` with their cosine similarity."""
+def _within(mat: np.ndarray, k: int, least: float) -> list[tuple[int, int, float]]:
+    """Each row's ``k`` nearest other rows of ``mat`` at least ``least`` alike (cosine), as
+    pairs (i < j, once each) with their similarity: a document's own points, as the stored
+    ones are read (their ``k`` nearest)."""
+    n = len(mat)
+    if n < 2:
+        return []
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     unit = mat / np.where(norms == 0, 1.0, norms)
     sims = unit @ unit.T
-    n = len(mat)
-    return [(i, j, float(sims[i, j])) for i in range(n) for j in range(i + 1, n)]
+    np.fill_diagonal(sims, -1.0)
+    top = min(k, n - 1)
+    nearest = np.argpartition(-sims, top - 1, axis=1)[:, :top]
+    out: dict[tuple[int, int], float] = {}
+    for i in range(n):
+        for j in nearest[i]:
+            sim = float(sims[i, j])
+            if sim >= least:
+                out[(min(i, int(j)), max(i, int(j)))] = sim
+    return [(i, j, sim) for (i, j), sim in sorted(out.items())]
 
 
 def _cosine(a: Any, b: Any) -> float:
