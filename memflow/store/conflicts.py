@@ -280,17 +280,23 @@ def _within(mat: np.ndarray, k: int, least: float) -> list[tuple[int, int, float
         return []
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     unit = mat / np.where(norms == 0, 1.0, norms)
-    sims = unit @ unit.T
-    np.fill_diagonal(sims, -1.0)
     top = min(k, n - 1)
-    nearest = np.argpartition(-sims, top - 1, axis=1)[:, :top]
     out: dict[tuple[int, int], float] = {}
-    for i in range(n):
-        for j in nearest[i]:
-            sim = float(sims[i, j])
-            if sim >= least:
-                out[(min(i, int(j)), max(i, int(j)))] = sim
+    for lo in range(0, n, _BLOCK):  # a block of rows at a time: memory stays O(block x n)
+        sims = unit[lo : lo + _BLOCK] @ unit.T
+        for r in range(len(sims)):
+            sims[r, lo + r] = -1.0
+        nearest = np.argpartition(-sims, top - 1, axis=1)[:, :top]
+        for r, row in enumerate(nearest):
+            i = lo + r
+            for j in row:
+                sim = float(sims[r, j])
+                if sim >= least:
+                    out[(min(i, int(j)), max(i, int(j)))] = sim
     return [(i, j, sim) for (i, j), sim in sorted(out.items())]
+
+
+_BLOCK = 256
 
 
 def _cosine(a: Any, b: Any) -> float:
