@@ -37,8 +37,10 @@ from memflow.memory import Dataset, DatasetInfo, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.options import MultiSearchKeywords, SearchKeywords, SearchOptions
 from memflow.recall.types import Citation, ContextUnit, PathStep, SearchResponse, SearchResult
+from memflow.store.conflicts import ConflictSettings
+from memflow.store.dump import DumpFile, DumpProgress, DumpProgressFn, ExportReport, ImportReport
 from memflow.store.forget import ForgetReport
-from memflow.store.history import DocumentVersion, HistoryEntry
+from memflow.store.history import DocumentVersion, HistoryChange, HistoryEntry
 from memflow.store.writer import WriteResult
 from memflow.text.document import Chunk, ParsedDocument
 
@@ -73,6 +75,7 @@ __all__ = [
     "Chunk",
     "Citation",
     "ConfigurationError",
+    "ConflictSettings",
     "ConnectionFailed",
     "ContextUnit",
     "DatabaseError",
@@ -81,19 +84,25 @@ __all__ = [
     "DisplayMode",
     "DocumentReport",
     "DocumentVersion",
+    "DumpFile",
+    "DumpProgress",
+    "DumpProgressFn",
     "Embedder",
     "EmbedderMismatch",
     "EmbeddingDimensionMismatch",
     "EmbeddingError",
     "EntityDraft",
     "EpisodeDraft",
+    "ExportReport",
     "ExtensionMissing",
     "ExtractionError",
     "ExtractorChoice",
     "FacetDraft",
     "FaultHook",
     "ForgetReport",
+    "HistoryChange",
     "HistoryEntry",
+    "ImportReport",
     "InputDocument",
     "InvalidInput",
     "LlmClient",

@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Generator, Sequence
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
@@ -53,6 +55,8 @@ from memflow.store.datasets import (
     lookup_op,
     validate_dataset_name,
 )
+from memflow.store.dump import DumpFile, DumpProgressFn, ExportReport, ImportReport
+from memflow.store.export import export_op
 from memflow.store.forget import ForgetReport, forget_op
 from memflow.store.history import (
     DocumentVersion,
@@ -60,7 +64,9 @@ from memflow.store.history import (
     correct_op,
     document_versions,
     history_op,
+    reopen_op,
 )
+from memflow.store.imports import import_op
 from memflow.store.opening import open_store, recorded_embedder, replica_engine, replica_settings
 from memflow.store.reads import as_uuid
 from memflow.store.writer import WriteResult
@@ -188,6 +194,19 @@ class AsyncMemory:
     async def search(self, query: str, **options: Unpack[MultiSearchKeywords]) -> SearchResponse:
         """As :meth:`memflow.Memory.search`: one ranked list over several datasets."""
         return await self._run(multi.search_op(self.embedder, query, SearchOptions.of(**options)))
+
+    async def import_dump(
+        self,
+        source: DumpFile,
+        *,
+        dataset: str | None = None,
+        re_embed: bool = False,
+        progress: DumpProgressFn | None = None,
+    ) -> ImportReport:
+        """As :meth:`memflow.Memory.import_dump` (the dump is read, and ``progress`` called,
+        in a worker thread)."""
+        op = import_op(self.embedder, source, dataset=dataset, re_embed=re_embed, progress=progress)
+        return await self._run(op)
 
     async def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
         """As :meth:`memflow.Memory.drop_dataset`. ``AsyncDataset`` objects of it still held
@@ -319,13 +338,36 @@ class AsyncDataset:
         await self.check_embedder()
         return await self._run(lambda c: correct_op(c, as_uuid(point_id), text, actor=actor))
 
-    async def history(self, node_id: uuid.UUID | str) -> list[HistoryEntry]:
+    async def history(
+        self,
+        node_id: uuid.UUID | str,
+        *,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[HistoryEntry]:
         """As :meth:`memflow.Dataset.history`."""
-        return await self._run(lambda c: history_op(c.dataset_id, as_uuid(node_id)))
+        clocks = {"as_of": as_of, "known_at": known_at}
+        return await self._run(lambda c: history_op(c.dataset_id, as_uuid(node_id), **clocks))
+
+    async def reopen(self, point_id: uuid.UUID | str, *, actor: str | None = None) -> HistoryEntry:
+        """As :meth:`memflow.Dataset.reopen`."""
+        return await self._run(lambda c: reopen_op(c.dataset_id, as_uuid(point_id), actor=actor))
 
     async def documents(self) -> list[DocumentVersion]:
         """As :meth:`memflow.Dataset.documents`."""
         return await self._read(lambda c: document_versions(c, self.id))
+
+    async def export(
+        self,
+        fp: DumpFile,
+        *,
+        with_vectors: bool = False,
+        progress: DumpProgressFn | None = None,
+    ) -> ExportReport:
+        """As :meth:`memflow.Dataset.export` (written, and ``progress`` called, in a worker
+        thread)."""
+        op = partial(export_op, sink=fp, with_vectors=with_vectors, progress=progress)
+        return await self._run(lambda c: op(c.dataset_id, self.name))
 
     # -- inspection (memflow.store.reads) --------------------------------------------------------
     async def stats(self) -> dict[str, int]:

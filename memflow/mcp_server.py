@@ -1,7 +1,7 @@
 """``memflow mcp``: memflow as a Model Context Protocol server (the official ``mcp`` SDK).
 
-Tools: memorize, search, search_datasets (several datasets at once), forget, list_datasets,
-stats, get_episode; resource template ``memflow://{dataset}/episodes/{episode_id}``. With a fixed
+Tools: memorize, search, search_datasets (several datasets at once), forget, reopen,
+list_datasets, stats, get_episode; resource template ``memflow://{dataset}/episodes/{episode_id}``. With a fixed
 dataset the tools take no dataset argument, every call is bound to it and search_datasets is not
 offered. A memflow error becomes an MCP tool error carrying its
 one-line message (``Error executing tool search: NotFound: no dataset named ...``).
@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from memflow.errors import MemflowError
-from memflow.service import ContentTypeChoice, Service, search_request
+from memflow.service import ContentTypeChoice, Service, public_error, search_request
 
 try:
     from mcp.server import MCPServer
@@ -44,7 +44,8 @@ Scope = Annotated[
 
 
 def _tool_error(exc: MemflowError) -> ToolError:
-    return ToolError(f"{type(exc).__name__}: {exc}")
+    kind, message = public_error(exc)
+    return ToolError(f"{kind}: {message}")
 
 
 def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -101,9 +102,22 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
 
     def memorize(
         dataset: DatasetName,
+        # Exactly ``str``: the SDK turns a JSON-looking string argument into an object unless
+        # the parameter is a plain str, and text is memorised as the string it was sent as.
         text: Annotated[
-            str | None,
-            Field(description="the content to remember: a note, Markdown, a dialog or JSON"),
+            str,
+            Field(
+                description="the content to remember: a note, Markdown, a dialog, or "
+                "conversation JSON as a string"
+            ),
+        ] = "",
+        conversation: Annotated[
+            dict[str, Any] | list[dict[str, Any]] | None,
+            Field(
+                description='instead of text: a conversation object, {"messages": [{"speaker": '
+                '"Ana", "text": "...", "ts": "2024-05-08T13:56:00Z"}, ...]}, {"sessions": '
+                '[{"started_at": ..., "messages": [...]}]} or a list of messages'
+            ),
         ] = None,
         path: Annotated[
             str | None,
@@ -123,11 +137,13 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             Field(description="a JSON object stored with it, for search's where filter"),
         ] = None,
     ) -> dict[str, Any]:
-        """Remember a text (or a file the server may read). Returns the per-document report:
-        status written/skipped (same content again)/failed, counts and episode_ids."""
+        """Remember a text, a conversation (or a file the server may read). Returns the
+        per-document report: status written/skipped (same content again)/failed, counts and
+        episode_ids."""
         return service.memorize(
             dataset,
-            text=text,
+            text=text or None,
+            conversation=conversation,
             path=path,
             content_type=content_type,
             reference_time=reference_time,
@@ -155,6 +171,15 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         """Remove a document (and what only it supported) or one episode. Give exactly one id."""
         return service.forget(dataset, document_id=document_id, episode_id=episode_id)
 
+    def reopen(
+        dataset: DatasetName,
+        point_id: Annotated[
+            str, Field(description="a closed fact's id (search context_units[].node_id)")
+        ],
+    ) -> dict[str, Any]:
+        """Undo a wrong closure: a fact marked superseded holds again (logged in its history)."""
+        return service.reopen(dataset, point_id)
+
     def list_datasets() -> dict[str, Any]:
         """The datasets with their episode and document counts."""
         return service.list_datasets(None if dataset is None else frozenset({dataset}))
@@ -179,6 +204,7 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         ),
         (_with_options(search, search_request(several=False)), read_only),
         (forget, ToolAnnotations(read_only_hint=False, destructive_hint=True)),
+        (reopen, ToolAnnotations(read_only_hint=False, destructive_hint=False)),
         (list_datasets, read_only),
         (stats, read_only),
         (get_episode, read_only),
@@ -207,7 +233,8 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         try:
             payload = service.get_episode(dataset_name, episode_id)
         except MemflowError as exc:
-            raise ResourceError(f"{type(exc).__name__}: {exc}") from exc
+            kind, message = public_error(exc)
+            raise ResourceError(f"{kind}: {message}") from exc
         return json.dumps(payload, ensure_ascii=False)
 
     return server

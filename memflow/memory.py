@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
@@ -41,6 +43,8 @@ from memflow.store.datasets import (
     list_datasets,
     lookup_op,
 )
+from memflow.store.dump import DumpFile, DumpProgressFn, ExportReport, ImportReport
+from memflow.store.export import export_op
 from memflow.store.forget import ForgetReport, forget_op
 from memflow.store.history import (
     DocumentVersion,
@@ -48,7 +52,9 @@ from memflow.store.history import (
     correct_op,
     document_versions,
     history_op,
+    reopen_op,
 )
+from memflow.store.imports import import_op
 from memflow.store.opening import open_store, recorded_embedder, replica_engine, replica_settings
 from memflow.store.reads import as_uuid as _as_uuid
 from memflow.store.writer import WriteResult
@@ -157,6 +163,21 @@ class Memory:
         so the datasets must share this store's embedder (else EmbedderMismatch). One read
         transaction, bound to one listed dataset at a time (:mod:`memflow.recall.multi`)."""
         return self._run(multi.search_op(self.embedder, query, SearchOptions.of(**options)))
+
+    def import_dump(
+        self,
+        source: DumpFile,
+        *,
+        dataset: str | None = None,
+        re_embed: bool = False,
+        progress: DumpProgressFn | None = None,
+    ) -> ImportReport:
+        """Read a dump (:meth:`Dataset.export`: a path or an open file) into the new dataset
+        ``dataset`` (default: the dump's own name), all or nothing. Its vectors are kept unless
+        it has none or ``re_embed``: then its texts are embedded with this store's embedder
+        (docs/export.md)."""
+        op = import_op(self.embedder, source, dataset=dataset, re_embed=re_embed, progress=progress)
+        return self._run(op)
 
     def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
         """Delete a dataset and everything in it; returns False if it did not exist (or, with
@@ -278,14 +299,40 @@ class Dataset:
         self.check_embedder()
         return self._run(lambda c: correct_op(c, _as_uuid(point_id), text, actor=actor))
 
-    def history(self, node_id: uuid.UUID | str) -> list[HistoryEntry]:
-        """Every version of the fact ``node_id`` belongs to, oldest first, with both times and
-        what closed each (document, rule, model, correction)."""
-        return self._run(lambda c: history_op(c.dataset_id, _as_uuid(node_id)))
+    def history(
+        self,
+        node_id: uuid.UUID | str,
+        *,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[HistoryEntry]:
+        """Every version of the fact ``node_id`` belongs to, oldest first, with its times, what
+        closed each and why (document, rule, similarity, model, correction, with a score), and
+        its logged changes (closures, reopenings). With ``as_of`` (the sources' dates) or
+        ``known_at`` (the store's write clock): the versions as they stood then."""
+        clocks = {"as_of": as_of, "known_at": known_at}
+        return self._run(lambda c: history_op(c.dataset_id, _as_uuid(node_id), **clocks))
+
+    def reopen(self, point_id: uuid.UUID | str, *, actor: str | None = None) -> HistoryEntry:
+        """Undo a wrong closure: the closed fact ``point_id`` holds again (what replaced it stays
+        current too); logged as ``reopen`` with ``actor`` in its history."""
+        return self._run(lambda c: reopen_op(c.dataset_id, _as_uuid(point_id), actor=actor))
 
     def documents(self) -> list[DocumentVersion]:
         """The documents of the dataset: id, source, version, status (current | replaced)."""
         return self._read(lambda c: document_versions(c, self.id))
+
+    def export(
+        self,
+        fp: DumpFile,
+        *,
+        with_vectors: bool = False,
+        progress: DumpProgressFn | None = None,
+    ) -> ExportReport:
+        """Write the whole dataset to ``fp`` (a path or an open file) as a dump, one consistent
+        snapshot, streamed (docs/export.md); :meth:`Memory.import_dump` reads it back."""
+        op = partial(export_op, sink=fp, with_vectors=with_vectors, progress=progress)
+        return self._run(lambda c: op(c.dataset_id, self.name))
 
     # -- inspection ------------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:

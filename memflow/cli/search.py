@@ -72,15 +72,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     p.add_argument(
         "--as-of",
         default=None,
-        help="answer as of this time (ISO 8601 date or time): what held then, as far as it had "
-        "been learned by then",
+        help="what was true at this time (ISO 8601 date or time), by the sources' own dates: a "
+        "message's time, a note's heading, front matter, title or file name date",
     )
     p.add_argument(
         "--known-at",
         default=None,
-        help="answer with what the store knew at this time (ISO 8601 date or time)",
+        help="what memflow knew at this time (ISO 8601), by when each fact was written to the "
+        "store; combines with --as-of",
     )
     p.add_argument(
+        "--include-history",
         "--history",
         action="store_true",
         dest="include_history",

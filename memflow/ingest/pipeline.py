@@ -56,6 +56,18 @@ ProgressFn = Callable[[int, int, DocumentReport], None]
 AfterRows = Callable[[Connection, uuid.UUID], None]
 
 
+# What extraction can raise on a value the checks let through (a date past the calendar, text
+# nested past the recursion limit): that document fails and the others go on.
+_DATA_ERRORS = (ValueError, OverflowError, RecursionError)
+
+
+def _unreadable(source: str, exc: Exception) -> InvalidInput:
+    return InvalidInput(
+        f"{source}: memflow could not memorise this input ({type(exc).__name__}: {exc}); "
+        "fix the value it names, or report it with the input; the other inputs go on"
+    )
+
+
 # ---------------------------------------------------------------- the pipeline
 
 
@@ -90,7 +102,7 @@ class Memorizer:
         self.scope = check_scope(opts.scope)
         self.metadata = check_metadata(opts.metadata)
         self.derive = opts.derived_vectors
-        self._decide = make_decider(opts.supersede, self._llm_client, self.engine)
+        self._decide = make_decider(opts.supersede, self._llm_client, self.embedder, opts.conflicts)
         # One document ahead (run_op): its extraction runs in a worker thread while this
         # document's rows are written, so the model and the SQL overlap.
         self._ahead: InputDocument | None = None
@@ -308,7 +320,10 @@ class Memorizer:
                 report.episode_ids = stored
                 report.seconds = time.perf_counter() - started
                 return report, None
-            drafts, report.extractor = self._extract(doc)
+            try:
+                drafts, report.extractor = self._extract(doc)
+            except _DATA_ERRORS as exc:  # a gap in the checks, or a custom extractor's error
+                raise _unreadable(doc.source, exc) from exc
             # Derived edge vectors were measured on the rules' drafts, whose edge texts restate
             # their ends; a model's descriptions and roles say more (MemorizeOptions).
             derive = self.derive and report.extractor == "rules"
@@ -336,6 +351,7 @@ class Memorizer:
                 fault=self.ctx.fault,
                 after_rows=_after_rows(updates, supersede),
                 decide=self._decide,
+                on_stage=lambda _stage: self.tracker.writing() if self.tracker else None,
             )
             result = yield from writer.write_op(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:

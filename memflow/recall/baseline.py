@@ -35,13 +35,13 @@ def _unit_header(name: str | None, when: datetime | None) -> str:
 
 
 def _pack(
-    units: Sequence[tuple[str, str]], budget: int, counter: TokenCounter
+    units: Sequence[tuple[str, str]], budget: int, counter: TokenCounter, floor: int
 ) -> tuple[str, list[int]]:
     """Units (header, text) in rank order, packed into ``budget`` tokens by
     :func:`memflow.recall.render.pack_indexes` (every line pays its header); returns the context
     and the indexes of the packed units."""
     items = [(i, counter(text), counter(head)) for i, (head, text) in enumerate(units)]
-    kept = pack_indexes(items, budget, shared_headers=False)
+    kept = pack_indexes(items, budget, shared_headers=False, floor=floor)
     lines = [f"{units[i][0]} {units[i][1]}" if units[i][0] else units[i][1] for i in kept]
     return "\n".join(lines), kept
 
@@ -53,9 +53,10 @@ def _context(
     budget: int | None,
     listed: list[int],
     counter: TokenCounter,
+    floor: int,
 ) -> tuple[str, list[int]]:
     if display == "highly_related":
-        return _pack(units, budget or HIGHLY_RELATED_BUDGET, counter)
+        return _pack(units, budget or HIGHLY_RELATED_BUDGET, counter, floor)
     return "\n".join(res.context for res in results), listed
 
 
@@ -83,6 +84,7 @@ def _vector_units(
     k: int,
     include_facets: bool,
     visible: Visible | None,
+    max_sources: int,
 ) -> list[BaselineUnit]:
     return [
         BaselineUnit(
@@ -99,7 +101,13 @@ def _vector_units(
             speaker=r.speaker,
         )
         for r in sqlrecall.vector_units(
-            conn, dataset_id, qvec, k, include_facets=include_facets, visible=visible
+            conn,
+            dataset_id,
+            qvec,
+            k,
+            max_sources=max_sources,
+            include_facets=include_facets,
+            visible=visible,
         )
     ]
 
@@ -149,16 +157,17 @@ def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[Baselin
     units: list[BaselineUnit]
     if mode == "vector":
         units = yield lambda conn: _vector_units(
-            conn, dataset_id, plan.qvec, k, cfg.vector_facets, visible
+            conn, dataset_id, plan.qvec, k, cfg.vector_facets, visible, cfg.max_sources
         )
         if cfg.vector_unit_rules:  # the episodic mode's query-aware unit rules, for comparison
             rules = QueryRules.build(query, (u.speaker for u in units))
             units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
     else:
         units = yield lambda conn: _lexical_units(conn, dataset_id, query, k, visible)
-    found, as_of, history = units, plan.options.as_of, plan.options.include_history
+    opts = plan.options
+    found, as_of, history, known_at = units, opts.as_of, opts.include_history, opts.known_at
     texts = yield lambda conn: temporal.unit_texts(
-        conn, dataset_id, [(u.node_id, u.text) for u in found], as_of, history
+        conn, dataset_id, [(u.node_id, u.text) for u in found], as_of, history, known_at
     )
     units = [
         replace(u, text=text) for u, text in zip(found, texts, strict=True) if text is not None
@@ -168,8 +177,9 @@ def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[Baselin
 
 
 def _baseline_k(plan: SearchPlan) -> int:
-    top_k = plan.options.top_k
-    wide = plan.cfg.wide_search_top_k if plan.options.display == "highly_related" else 3 * top_k
+    cfg, top_k = plan.cfg, plan.options.top_k
+    highly_related = plan.options.display == "highly_related"
+    wide = cfg.wide_search_top_k if highly_related else cfg.baseline_wide_factor * top_k
     return max(top_k, wide)
 
 
@@ -210,7 +220,9 @@ def baseline_response(plan: SearchPlan, units: list[BaselineUnit]) -> SearchResp
     ]
     lines = [(_unit_header(u.episode_name, u.when), u.text) for u in units]
     counter = token_counter(opts.token_counter)
-    context, kept = _context(lines, results, display, budget, listed, counter)
+    context, kept = _context(
+        lines, results, display, budget, listed, counter, plan.cfg.pack_ladder_floor
+    )
     context_units = [
         ContextUnit(
             node_id=units[i].node_id,

@@ -15,18 +15,20 @@ from typing import Annotated, Any, Required, TypedDict
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from memflow.bounds import check_time
 from memflow.errors import InvalidInput
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.text.tokens import TokenCounterName
 
 
 def iso_time(value: str | datetime | None, what: str, *, utc: bool = True) -> datetime | None:
-    """``value`` as a time: ISO 8601 text (a date alone is midnight) or a datetime; a naive time
-    is taken as UTC (``utc``), else left naive (read in the search's ``timezone``)."""
+    """``value`` as a time: ISO 8601 text (a date alone is midnight) in memflow's time range
+    (:mod:`memflow.bounds`) or a datetime; a naive time is taken as UTC (``utc``), else left
+    naive (read in the search's ``timezone``)."""
     if value is None or isinstance(value, datetime):
         when = value
     elif not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{what} {value!r} is not an ISO 8601 time: use e.g. 2024-05-08")
+        raise InvalidInput(f"{what} must be an ISO 8601 time such as 2024-05-08, got {value!r}")
     else:
         try:
             when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
@@ -35,6 +37,7 @@ def iso_time(value: str | datetime | None, what: str, *, utc: bool = True) -> da
                 f"{what} {value!r} is not an ISO 8601 time: use e.g. 2024-05-08 or "
                 "2024-05-08T13:56:00Z"
             ) from None
+        check_time(when, what)
     return when.replace(tzinfo=UTC) if utc and when is not None and when.tzinfo is None else when
 
 

@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from uuid import UUID
 
@@ -105,6 +106,7 @@ class EvidenceUnit:
     rank_score: float  # d(unit) + lambda * EpisodeScore(episode)
     is_point: bool
     replaced: bool = False  # a fact replaced as of the search's time (GraphNode.replaced_at)
+    outdated_by: UUID | None = None  # a newer statement of the search (memflow.recall.present)
 
 
 def evidence_units(
@@ -133,9 +135,8 @@ def evidence_units(
     candidates: list[EvidenceUnit] = []
     for b in bundles:
         prior = config.episode_prior_lambda * b.score
-        # A question about the present: the newer episode's units come first (the episode score
-        # already carries the bonus; this adds the rest of it to the unit).
-        prior -= (1 - config.episode_prior_lambda) * b.recency
+        # A question about the present: the episode moved ahead of one it outdates; its units
+        # keep their own ranks (the statements themselves are ordered below).
         for f in index.facets_by_episode.get(b.episode_id, []):
             points = index.points_by_facet.get(f, [])
             members = [(p, True) for p in points]
@@ -168,6 +169,7 @@ def evidence_units(
         cur = best.get(unit.node_id)
         if cur is None or unit.rank_score < cur.rank_score:
             best[unit.node_id] = unit
+    _present_first(best, evidence)
     ordered = sorted(best.values(), key=lambda u: (round(u.rank_score, 9), not u.is_point, u.text))
     seen: set[str] = set()
     out: list[EvidenceUnit] = []
@@ -185,13 +187,37 @@ def evidence_units(
     return out
 
 
-# Budget ladder of the packing rule: the 1-2-5 series from this many tokens up (50, 100, 200,
-# 500, 1000, 2000, 5000 ...).
-PACK_LADDER_FLOOR = 50
+def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
+    """A question about the present (``evidence.outdated``): each statement a newer one of the
+    search outdates is marked possibly outdated, and when it answers the question the newer
+    takes the place of the first unit of its episode, just ahead of it: the context, grouped by
+    episode in the order of their first units, then reads the newer value first."""
+    if not evidence.outdated:
+        return
+    first: dict[UUID, float] = {}
+    for u in best.values():
+        first[u.episode_id] = min(u.rank_score, first.get(u.episode_id, INF))
+    for older, later in evidence.outdated.items():
+        old = best.get(older)
+        if old is None:
+            continue
+        if not old.replaced:
+            best[older] = old = replace(old, text=later.mark(old.text), outdated_by=later.newer)
+        new = best.get(later.newer)
+        ahead = math.nextafter(first[old.episode_id], -math.inf)  # just ahead of it
+        if later.near and new is not None and new.rank_score > ahead:
+            best[later.newer] = replace(new, rank_score=ahead)
+            first[new.episode_id] = min(first[new.episode_id], ahead)
 
 
-def budget_ladder(budget: int) -> list[int]:
-    """The 1-2-5 points from ``PACK_LADDER_FLOOR`` up to ``budget``, ascending."""
+# The packing rule's budget ladder starts at RecallConfig.pack_ladder_floor (the default where a
+# caller packs without a config: benchmarks, tests).
+_FLOOR: int = RecallConfig.model_fields["pack_ladder_floor"].default
+
+
+def budget_ladder(budget: int, floor: int = _FLOOR) -> list[int]:
+    """The 1-2-5 points from ``floor`` up to ``budget``, ascending (50, 100, 200, 500, 1000 …
+    from a floor of 50)."""
     points: list[int] = []
     scale = 1
     while True:
@@ -199,13 +225,17 @@ def budget_ladder(budget: int) -> list[int]:
             point = digit * scale
             if point > budget:
                 return points
-            if point >= PACK_LADDER_FLOOR:
+            if point >= floor:
                 points.append(point)
         scale *= 10
 
 
 def pack_indexes(
-    items: Sequence[tuple[object, int, int]], budget: int, *, shared_headers: bool = True
+    items: Sequence[tuple[object, int, int]],
+    budget: int,
+    *,
+    shared_headers: bool = True,
+    floor: int = _FLOOR,
 ) -> list[int]:
     """The packing rule of every context (the library and benchmarks/locomo.py call it): which of
     ``items`` (group, tokens, header tokens), in rank order, go into ``budget`` tokens. A group's
@@ -237,7 +267,7 @@ def pack_indexes(
             opened.add(group)
             packed[i] = True
 
-    for point in budget_ladder(budget):
+    for point in budget_ladder(budget, floor):
         extend(point, stop=False)
     extend(budget, stop=True)
     return [i for i, done in enumerate(packed) if done]
@@ -248,12 +278,13 @@ def pack_units(
     headers: Mapping[UUID, str],
     budget_tokens: int,
     counter: TokenCounter = count_tokens,
+    floor: int = _FLOOR,
 ) -> dict[UUID, list[EvidenceUnit]]:
     """The units :func:`pack_indexes` packs, grouped by episode (an episode's header is paid by
     its first unit). Insertion order = group order."""
     items = [(u.episode_id, counter(u.text), counter(headers.get(u.episode_id, ""))) for u in units]
     groups: dict[UUID, list[EvidenceUnit]] = {}
-    for i in pack_indexes(items, budget_tokens):
+    for i in pack_indexes(items, budget_tokens, floor=floor):
         groups.setdefault(units[i].episode_id, []).append(units[i])
     return groups
 
@@ -336,6 +367,7 @@ def _episode_blocks(
     contexts: Mapping[UUID, str],
     budget_tokens: int | None,
     counter: TokenCounter = count_tokens,
+    floor: int = _FLOOR,
 ) -> str:
     """Whole episode contexts in rank order; with a budget, the ones :func:`pack_indexes` packs
     (as ``highly_related`` packs units)."""
@@ -343,7 +375,8 @@ def _episode_blocks(
     if budget_tokens is None:
         return SUMMARY_SEPARATOR.join(blocks)
     items = [(i, counter(block), 0) for i, block in enumerate(blocks)]
-    return SUMMARY_SEPARATOR.join(blocks[i] for i in pack_indexes(items, budget_tokens))
+    packed = pack_indexes(items, budget_tokens, floor=floor)
+    return SUMMARY_SEPARATOR.join(blocks[i] for i in packed)
 
 
 def result_citations(bundle: Bundle, nodes: Mapping[UUID, GraphNode]) -> list[Citation]:
@@ -380,12 +413,15 @@ def render(
     contexts: dict[UUID, str]
     if display == "summary":
         contexts = {b.episode_id: summary_context(nodes.get(b.episode_id)) for b in bundles}
-        context = _episode_blocks(bundles, contexts, budget_tokens, counter)
+        context = _episode_blocks(
+            bundles, contexts, budget_tokens, counter, config.pack_ladder_floor
+        )
     elif display == "highly_related":
         pool = bundles if unit_bundles is None else unit_bundles
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
         units = evidence_units(pool, index, evidence, config, subgraph.unit_distances)
-        groups = pack_units(units, headers, budget_tokens or HIGHLY_RELATED_BUDGET, counter)
+        budget = budget_tokens or HIGHLY_RELATED_BUDGET
+        groups = pack_units(units, headers, budget, counter, config.pack_ladder_floor)
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}
             units_out.extend(
@@ -397,6 +433,7 @@ def render(
                     citations=citations(nodes[u.node_id].sources) if u.node_id in nodes else [],
                     tokens=counter(u.text),
                     header_tokens=counter(headers.get(u.episode_id, "")),
+                    outdated_by=u.outdated_by,
                 )
                 for u in units
                 if u.node_id in packed
@@ -408,7 +445,9 @@ def render(
     else:
         scorer = BundleScorer(index, evidence, config)
         contexts = {b.episode_id: detail_context(b.episode_id, scorer) for b in bundles}
-        context = _episode_blocks(bundles, contexts, budget_tokens, counter)
+        context = _episode_blocks(
+            bundles, contexts, budget_tokens, counter, config.pack_ladder_floor
+        )
     results = [
         SearchResult(
             rank=i,

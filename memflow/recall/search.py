@@ -9,6 +9,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 
+from memflow.bounds import check_text
 from memflow.context import StoreContext
 from memflow.db.filters import search_filter
 from memflow.db.steps import Body, Op, Tx
@@ -55,15 +56,18 @@ def plan_search(embedder: Embedder, query: str, options: SearchOptions) -> Searc
         )
     flt = search_filter(opts.scope, opts.where)
     cfg = opts.config or RecallConfig()
-    query = query.replace("\x00", "")
+    query = check_text(query, "the query").replace("\x00", "")
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    pq = preprocess(query, opts.now, opts.timezone, time_confidence_min=cfg.time_confidence_min)
+    pq = preprocess(
+        query,
+        opts.now,
+        opts.timezone,
+        time_confidence_min=cfg.time_confidence_min,
+        short_query_chars=cfg.short_query_chars,
+    )
     timings["preprocess"] = ms(t)
     as_of, known_at = (_aware(when) for when in stamps)
-    # Issue 26 (i26-facts) gives known_at a clock of its own (the store's write time). Until
-    # then it is served as as_of, which reads what held then as far as it had been learned.
-    as_of = as_of if as_of is not None else known_at
     opts = opts.model_copy(update={"as_of": as_of, "known_at": known_at})
     plan = SearchPlan(query, opts, cfg, pq, timings, filter=flt)
     if opts.mode != "lexical":
@@ -179,12 +183,8 @@ def retrieve_body(
     and marks the graph."""
     qvec, pq, cfg, timings = plan.qvec, plan.pq, plan.cfg, plan.timings
     opts = plan.options
-    top_k, display, as_of, include_history = (
-        opts.top_k,
-        opts.display,
-        opts.as_of,
-        opts.include_history,
-    )
+    top_k, display, include_history = opts.top_k, opts.display, opts.include_history
+    as_of, known_at = opts.as_of, opts.known_at
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
     t = time.perf_counter()
     yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
@@ -192,7 +192,7 @@ def retrieve_body(
     timings["recall_sql"] = ms(t)
     t = time.perf_counter()
     node_ids = [h.node_id for h in hits if h.node_id is not None]
-    validity = yield lambda conn: temporal.load(conn, dataset_id, node_ids, as_of)
+    validity = yield lambda conn: temporal.load(conn, dataset_id, node_ids, as_of, known_at)
     if validity is not None:
         recalled = hits
         closed = yield lambda conn: temporal.closed_edge_hashes(
@@ -234,7 +234,7 @@ def retrieve_body(
             )
         else:
             graph = yield lambda conn: sqlrecall.expand_points(
-                conn, dataset_id, qvec, chosen, shown, visible
+                conn, dataset_id, qvec, chosen, shown, cfg, visible
             )
         if validity is not None:
             expanded = graph
