@@ -40,11 +40,13 @@ OPTION_SETS: list[dict[str, Any]] = [
     {"mode": "lexical"},
     {"mode": "vector", "budget_tokens": 120},
 ]
-# Seed datasets only: the filters and times of revisions 0004 and 0006, and procedures.
+# Seed datasets only: the filters, both clocks (as_of, known_at) and procedures.
 SEED_EXTRAS: list[dict[str, Any]] = [
     {"where": {"project": "atlas"}},
     {"scope": {"user": "u1"}},
     {"as_of": datetime(2030, 1, 1, tzinfo=UTC), "include_history": True},
+    {"known_at": datetime(2030, 1, 1, tzinfo=UTC)},
+    {"as_of": datetime(2024, 5, 1, tzinfo=UTC), "known_at": datetime(2030, 1, 1, tzinfo=UTC)},
     {"now": datetime(2024, 6, 1, tzinfo=UTC)},
     {"mode": "procedural"},
 ]

@@ -1,6 +1,7 @@
 """Every search option through both doors, real server processes: the HTTP body and the MCP tool
 schema are derived from ``SearchOptions`` (memflow.service.search_request), so each door takes
-each option; ``as_of`` and ``where`` change what comes back as they do in the library."""
+each option; ``as_of``, ``known_at`` and ``where`` change what comes back as they do in the
+library."""
 
 from __future__ import annotations
 
@@ -97,6 +98,8 @@ def test_http_takes_every_option_and_as_of_and_where_work(api: httpx.Client) -> 
     assert now["context"].index("14 days") < now["context"].index("7 days")
     then = _ok(api.post(url, json={"query": QUERY, "as_of": "2024-04-01"}))
     assert "7 days" in then["context"] and "14 days" not in then["context"]
+    # known_at: the store's own clock (when rows were written): nothing was known in 2020.
+    assert not _ok(api.post(url, json={"query": QUERY, "known_at": "2020-01-01"}))["results"]
     blue = _ok(
         api.post("/v1/datasets/teams/search", json={"query": QUERY, "where": {"team": "blue"}})
     )
@@ -136,6 +139,8 @@ def test_mcp_takes_every_option_and_as_of_and_where_work(store: str) -> None:
             assert now.index("14 days") < now.index("7 days")
             then = context(await client.call_tool("search", {**ops, "as_of": "2024-04-01"}))
             assert "7 days" in then and "14 days" not in then
+            unknown = await client.call_tool("search", {**ops, "known_at": "2020-01-01"})
+            assert not unknown.is_error and not unknown.structured_content["results"]
             blue = {"dataset": "teams", "query": QUERY, "where": {"team": "blue"}}
             found = context(await client.call_tool("search", blue))
             assert "Fridays" in found and "Mondays" not in found
