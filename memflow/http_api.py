@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import json
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from memflow.asgi import BodyLimit
@@ -30,7 +31,7 @@ from memflow.recall.config import SearchMode
 from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Limits, PayloadTooLarge, Service
 
 try:
-    from fastapi import Depends, FastAPI, Request
+    from fastapi import APIRouter, Depends, FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, Response
     from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -166,8 +167,11 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
-    """The ASGI app. With no ``keys`` every caller may use every dataset (bind to loopback)."""
+def create_app(
+    service: Service, *, keys: KeyTable, max_body: int, routers: Sequence[APIRouter] = ()
+) -> Any:
+    """The ASGI app. With no ``keys`` every caller may use every dataset (bind to loopback).
+    ``routers`` are mounted as they are (``memflow ui``: the pages of memflow.ui)."""
     app = FastAPI(
         title="memflow",
         summary="Episodic memory for AI agents in PostgreSQL + pgvector",
@@ -286,6 +290,8 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
         """One episode's tree with edge texts, and the documents that support it."""
         return _ok(service.get_episode(name, episode_id))
 
+    for router in routers:
+        app.include_router(router)
     return BodyLimit(app, max_body, lambda msg: error_json("PayloadTooLarge", msg))
 
 
