@@ -6,6 +6,7 @@ memorised HTML stays text."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,10 +56,18 @@ class Site:
 
 
 @pytest.fixture(scope="module")
-def site(module_db: str) -> Iterator[Site]:
+def site(module_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    notes = tmp_path_factory.mktemp("samples")
+    for p in SAMPLES.iterdir():
+        if p.suffix in {".md", ".json"}:
+            shutil.copy(p, notes / p.name)
+    runbook = notes / "release-rollback.en.md"
     with Memory.open(module_db, embedder=HashEmbedder(384)) as mem:
         samples = mem.dataset("samples")
-        samples.memorize(sorted(str(p) for p in SAMPLES.iterdir() if p.suffix in {".md", ".json"}))
+        samples.memorize(sorted(str(p) for p in notes.iterdir()))
+        # A second version of one document: the runbook's watch time changed.
+        runbook.write_text(runbook.read_text().replace("20 minutes", "45 minutes"))
+        samples.memorize(str(runbook))
         found = samples.search(OLD_FACT, top_k=1, display="highly_related")
         point = next(u.node_id for u in found.context_units if u.node_id is not None)
         samples.correct(point, NEW_FACT)
@@ -125,6 +134,12 @@ def test_every_page_loads_without_console_errors(tab: Tab, site: Site) -> None:
     tab.page.wait_for_load_state()
     assert tab.page.url.endswith("/ui/dataset?d=samples")
     assert "Documents" in tab.text() and "db-migration.en.md" in tab.text()
+    versions = tab.page.locator("section.documents tr", has_text="release-rollback.en.md")
+    assert versions.count() == 1  # the source's first row; its other version follows it
+    rows = tab.page.locator("section.documents tbody tr")
+    runbook = [rows.nth(i).inner_text() for i in range(rows.count())]
+    at = next(i for i, text in enumerate(runbook) if "release-rollback.en.md" in text)
+    assert "2\tcurrent" in runbook[at] and "1\treplaced" in runbook[at + 1], runbook[at : at + 2]
     tab.open("/ui/")
     names = {r.get_attribute("data-dataset") for r in tab.page.locator("tr[data-dataset]").all()}
     assert {"samples", "hostile"} <= names
@@ -158,7 +173,7 @@ def test_search_shows_the_expected_episode_first_with_its_evidence_chain(tab: Ta
     assert any("kind-facetpoint" in k or "kind-facet" in k for k in kinds), kinds
     # The costs drawn add up to the score.
     score = float(first.locator(".score").get_attribute("data-score"))
-    total = float(first.locator("p.sum").get_attribute("data-total"))
+    total = float(first.locator("tr.sum").get_attribute("data-total"))
     assert abs(score - total) < 1e-6
     budget = tab.page.locator(".context .budget")
     assert 0 < int(budget.get_attribute("data-used")) <= int(budget.get_attribute("data-budget"))
