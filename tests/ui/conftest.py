@@ -1,6 +1,7 @@
 """memflow ui's browser tests: a real ``memflow ui`` process on a real PostgreSQL, driven by a
-real headless Chromium (tests/support/browser.py). Skipped, with the reason printed, only where
-no Chromium is installed and none can be (tests/support/browser.py ``ensure_chromium``)."""
+real headless Chromium (tests/support/browser.py). Where no Chromium is installed, the session
+installs Debian's package first; where none can be, the browser tests fail and say what to do
+(never skip)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,8 @@ __all__ = ["module_db"]
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    """The path of the Chromium binary the tests drive (installed with apt-get if it can be)."""
+    """The path of the Chromium binary the tests drive (installed with apt-get if missing)."""
     path, reason = ensure_chromium()
     if path is None:
-        print(f"memflow ui browser tests skipped: {reason}")
-        pytest.skip(f"no Chromium for the browser tests: {reason}")
+        pytest.fail(f"no Chromium for memflow ui's browser tests: {reason}", pytrace=False)
     return path
