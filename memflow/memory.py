@@ -41,9 +41,9 @@ from memflow.store import reads
 from memflow.store.datasets import DatasetInfo as DatasetInfo
 from memflow.store.datasets import (
     check_same_embedder,
+    create_dataset,
     dataset_infos,
     dataset_row,
-    dataset_uuid,
     draft_document,
     draft_documents,
     drop_dataset_op,
@@ -195,10 +195,7 @@ class Memory:
             if not create:
                 raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
             with self._writing(), dbe.transaction(self.engine) as conn:
-                conn.execute(
-                    q("dataset_create"),
-                    {"id": dataset_uuid(name), "name": name, "embedder": self.embedder.name},
-                )
+                create_dataset(conn, name, self.embedder.name)
                 row = conn.execute(q("dataset_get"), {"name": name}).first()
         if row is None:  # pragma: no cover - created above
             raise DatabaseError(f"dataset {name!r} could not be created")

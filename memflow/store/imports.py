@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memflow.bounds import check_dataset_name
 from memflow.db.engine import sqlstate_of
 from memflow.db.queries import q
 from memflow.db.steps import Body, Op, Tx, sql_tx
@@ -98,6 +99,8 @@ def import_op(
         target = yield sql_tx(
             lambda conn: conn.execute(q("import_target"), {"name": dataset}).one()
         )
+        if target.dataset_id is None:  # a new dataset: its name follows the rules for new names
+            check_dataset_name(dataset)
         keep = header.vectors and not re_embed
         if keep:
             _check_vectors(header, target.dim, embedder.name)
