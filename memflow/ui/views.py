@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 
-from memflow.db import engine as dbe
 from memflow.errors import InvalidInput
 from memflow.memory import Dataset
 from memflow.recall.config import RecallConfig
@@ -111,9 +110,10 @@ class DatasetViews:
 
 
 def _read(ds: Dataset, fn: Callable[[Connection], T]) -> T:
-    """``fn`` in one transaction bound to ``ds`` (a read the Dataset API does not offer)."""
-    with dbe.transaction(ds.memory.engine, ds.id) as conn:
-        return fn(conn)
+    """``fn`` the way the Dataset API reads (a read it does not offer): one transaction bound to
+    ``ds`` (row-level security keys on it), on the server the store reads from (a caught-up
+    replica, else the primary)."""
+    return ds._read(fn)
 
 
 def _number(text: str, default: int, high: int, what: str) -> int:

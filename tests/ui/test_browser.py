@@ -222,6 +222,14 @@ def test_a_key_for_another_dataset_sees_403(tab: Tab, site: Site) -> None:
         tab.open(path, 403)
         assert "may not use the dataset 'samples'" in tab.text()
         assert "orders" not in tab.text()
+    # Ids of samples' rows asked for under the key's own dataset: every read is bound to the
+    # dataset it names (row-level security), so they are not found there.
+    for path in (
+        f"/ui/episode?d=hostile&id={site.episode}",
+        f"/ui/history?d=hostile&id={site.old_point}",
+    ):
+        tab.open(path, 404)
+        assert "orders" not in tab.text() and OLD_FACT not in tab.text()
     # The same keys as the JSON API of memflow serve (one app).
     bearer = {"Authorization": f"Bearer {KEY_HOSTILE}"}
     assert httpx.get(f"{site.base}/v1/datasets/samples/stats", headers=bearer).status_code == 403
