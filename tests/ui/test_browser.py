@@ -20,7 +20,7 @@ from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, PointDraft
 from memflow.embed.hash import HashEmbedder
 from memflow.memory import Memory
 
-from ..servers.conftest import free_port, memflow_cmd, server_process
+from ..servers.conftest import free_port, memflow_cmd, row_counts, server_process
 from ..support.browser import browser_context
 
 KEY_SAMPLES = "samples-key-0123456789abcdef"
@@ -281,3 +281,22 @@ def test_headers_sign_in_rules_and_static_files(site: Site) -> None:
         js = client.get("/ui/static/ui.js")
         assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
         assert client.get("/ui/static/..%2Fpages.py").status_code == 404
+
+
+def test_the_pages_write_nothing(site: Site, module_db: str) -> None:
+    """Every page read with every parameter it takes leaves every table as it was; the pages
+    take no other method (the JSON API's writes stay behind their own routes and keys)."""
+    before = row_counts(module_db)
+    pages = (
+        "/ui/",
+        "/ui/dataset?d=samples",
+        f"/ui/search?d=samples&q={quote(QUESTION)}&k=5&budget=300",
+        f"/ui/episode?d=samples&id={site.episode}",
+        f"/ui/history?d=samples&id={site.old_point}",
+    )
+    with httpx.Client(base_url=site.base, headers={"Authorization": f"Bearer {ADMIN}"}) as client:
+        for path in pages:
+            assert client.get(path).status_code == 200, path
+            for method in ("POST", "PUT", "DELETE"):
+                assert client.request(method, path).status_code == 405, (method, path)
+    assert row_counts(module_db) == before
