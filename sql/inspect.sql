@@ -4,10 +4,11 @@
 -- One episode as a tree: the episode (depth 0), what it links to (depth 1: facets, entities,
 -- procedures), and what those facets and procedures link to (depth 2: points, entities, steps).
 -- Each row is one edge (parent_id, relationship, edge_text; none for the episode) and the node
--- it reaches, with its validity (valid_at, recorded_at, invalid_at, superseded_by and the text
--- of what replaced it; supersedes: it replaced an earlier version) and, for episodes, facets and
--- points, its citations: [chunk key, document id, document source, chunk ts] per chunk, first
--- chunk first, at most :max_citations. No row: no such episode in the dataset.
+-- it reaches, with its validity (valid_at; recorded_at, the source's date; created_at, when
+-- memflow wrote it; invalid_at, superseded_by and the text of what replaced it; supersedes: it
+-- replaced an earlier version) and, for episodes, facets and points, its citations: [chunk key,
+-- document id, document source, chunk ts] per chunk, first chunk first, at most :max_citations.
+-- No row: no such episode in the dataset.
 WITH ep AS (
   SELECT id FROM memflow.node
    WHERE dataset_id = :dataset_id AND id = :episode_id AND kind = 'Episode'
@@ -29,7 +30,7 @@ WITH ep AS (
 )
 SELECT l.src AS parent_id, l.relationship, l.edge_text, l.edge_invalid_at, l.depth,
        n.id, n.kind, n.name, n.summary, n.search_text, n.anchor_text, n.description,
-       n.facet_type, n.time_start, n.time_end, n.valid_at, n.recorded_at, n.invalid_at,
+       n.facet_type, n.time_start, n.time_end, n.valid_at, n.recorded_at, n.created_at, n.invalid_at,
        n.superseded_by, coalesce(s.search_text, s.name) AS superseded_by_text,
        EXISTS (SELECT 1 FROM memflow.node o
                 WHERE o.dataset_id = n.dataset_id AND o.superseded_by = n.id) AS supersedes,

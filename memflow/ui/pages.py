@@ -54,7 +54,8 @@ class TreeNode:
     time_start: datetime | None = None
     time_end: datetime | None = None
     valid_at: datetime | None = None
-    recorded_at: datetime | None = None
+    recorded_at: datetime | None = None  # the source's date (what as_of reads)
+    created_at: datetime | None = None  # when memflow wrote it (what known_at reads)
     invalid_at: datetime | None = None
     superseded_by: uuid.UUID | None = None
     superseded_by_text: str | None = None
@@ -100,6 +101,7 @@ def _node(row: dict[str, Any]) -> TreeNode:
         time_end=row["time_end"],
         valid_at=row["valid_at"],
         recorded_at=row["recorded_at"],
+        created_at=row["created_at"],
         invalid_at=row["invalid_at"],
         superseded_by=row["superseded_by"],
         superseded_by_text=row["superseded_by_text"],

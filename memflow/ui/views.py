@@ -90,7 +90,8 @@ class DatasetViews:
         return "search.html", values
 
     def history(self, ds: Dataset, params: Params) -> Page:
-        """Every version of the statement ``?id=``, with what closed each."""
+        """Every version of the statement ``?id=``, with what closed each and why, its logged
+        changes, and (the page only reads) how to reopen a closed one."""
         node = as_uuid(params.get("id", ""), "statement")
         entries = ds.history(node)
         return "history.html", {
@@ -98,9 +99,6 @@ class DatasetViews:
             "node_id": node,
             "entries": entries,
             "texts": {e.node_id: e.text for e in entries},
-            # Reopen hook (issue 26): once Dataset.reopen is on main, a closed version gets a
-            # reopen form posting to a /ui action; until then the page only reads.
-            "can_reopen": False,
         }
 
     def chunk(self, ds: Dataset, params: Params) -> Page:

@@ -45,6 +45,7 @@ def test_a_drafted_episode_reads_back_as_its_tree(
     assert all(n.relationship and n.edge_text for n in edges)
     assert {n.relationship for n in edges} == {"has_facet", "involves_entity", "has_point"}
     assert not points[0].closed and points[0].superseded_by is None and points[0].recorded_at
+    assert points[0].created_at  # when memflow wrote it, beside the source's date
 
 
 def test_points_cite_their_messages_and_show_what_replaced_them(mem: Memory) -> None:

@@ -53,6 +53,7 @@ class Site:
     base: str
     old_point: str  # the FacetPoint closed by a correction
     episode: str  # the orders-migration episode
+    reopened: str  # a FacetPoint corrected, then reopened
 
 
 @pytest.fixture(scope="module")
@@ -73,11 +74,18 @@ def site(module_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         samples.correct(point, NEW_FACT)
         mem.dataset("hostile").add_episode(HOSTILE)
         episode = str(found.results[0].episode_id)
+        # A statement corrected, then reopened (the correction was wrong).
+        changes = mem.dataset("changes")
+        changes.memorize("# Standup\n\nThe staging cluster runs in Frankfurt.\n")
+        hit = changes.search("staging cluster", top_k=1, display="highly_related")
+        reopened = next(u.node_id for u in hit.context_units if u.node_id is not None)
+        changes.correct(reopened, "The staging cluster runs in Dublin.")
+        changes.reopen(reopened, actor="ui-test")
     port = free_port()
     keys = {KEY_SAMPLES: ["samples"], KEY_HOSTILE: ["hostile"], ADMIN: ["*"]}
     cmd = memflow_cmd(module_db, "ui", "--port", str(port))
     with server_process(cmd, port, {"MEMFLOW_API_KEYS": json.dumps(keys)}):
-        yield Site(f"http://127.0.0.1:{port}", str(point), episode)
+        yield Site(f"http://127.0.0.1:{port}", str(point), episode, str(reopened))
 
 
 @pytest.fixture(scope="module")
@@ -206,6 +214,29 @@ def test_the_episode_tree_expands(tab: Tab, site: Site) -> None:
     tab.page.click("button[data-tree=open]")
     points = tab.page.locator("li.node.kind-facetpoint")
     assert points.count() > 3 and all(points.nth(i).is_visible() for i in range(points.count()))
+    assert tab.problems == []
+
+
+def test_a_statement_history_shows_closures_reopenings_and_how_to_reopen(
+    tab: Tab, site: Site
+) -> None:
+    tab.sign_in(ADMIN)
+    tab.open(f"/ui/history?d=samples&id={site.old_point}")
+    closed = tab.page.locator(f"li.version[data-node='{site.old_point}']")
+    assert "closed" in (closed.get_attribute("class") or "").split()
+    shown = closed.inner_text()
+    assert "closed by correction" in shown.lower()
+    assert f"memflow reopen --dataset samples {site.old_point}" in shown  # the page only reads
+    assert f"/v1/datasets/samples/points/{site.old_point}/reopen" in shown
+    assert closed.locator("ol.changes li").count() == 1
+    tab.open(f"/ui/history?d=changes&id={site.reopened}")
+    again = tab.page.locator(f"li.version[data-node='{site.reopened}']")
+    assert "current" in (again.get_attribute("class") or "").split()
+    assert "memflow reopen" not in again.inner_text()
+    changes = again.locator("ol.changes li")
+    actions = [changes.nth(i).get_attribute("data-action") for i in range(changes.count())]
+    assert actions[-1] == "reopen" and len(actions) == 2, actions
+    assert "ui-test" in changes.nth(1).inner_text()
     assert tab.problems == []
 
 

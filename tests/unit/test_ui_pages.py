@@ -21,7 +21,7 @@ EP, FACET, POINT, ENTITY = (uuid.uuid4() for _ in range(4))
 # and citations.
 COLUMNS = (
     "relationship edge_text edge_invalid_at name summary search_text anchor_text description "
-    "facet_type time_start time_end valid_at recorded_at invalid_at superseded_by "
+    "facet_type time_start time_end valid_at recorded_at created_at invalid_at superseded_by "
     "superseded_by_text position first_idx"
 ).split()
 
