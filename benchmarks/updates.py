@@ -267,7 +267,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--before", type=Path, help="a saved result of another build to compare with")
     ap.add_argument("--before-label", default="", help="what --before was run on")
     ap.add_argument("--note", action="append", default=[], help="a note for the Markdown")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite NAME.md from NAME.json (with --note): nothing is run",
+    )
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, args.name, args.note, markdown)
     if args.quick:
         args.conversations = min(args.conversations, 8)
         if args.embedder == "local":

@@ -24,8 +24,13 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs" / "benchmarks"
 # JSON files written before stamps named their script (benchmarks/common.py), each with the
 # script that wrote it. New results name their script in the stamp: do not add to this list.
+# (Each checked with ``git log --follow``: the commit that added or last rewrote the json ran the
+# script named here, and the stamp's commit holds it.)
 LEGACY_SCRIPTS = {
     "doors": "benchmarks/doors.py",
+    "dump": "benchmarks/dump.py",
+    "ingest": "benchmarks/ingest.py",
+    "locomo": "benchmarks/locomo.py",
     "longturns": "benchmarks/longturns.py",
     "reliability": "benchmarks/reliability.py",
     "scale": "benchmarks/scale.py",
@@ -33,7 +38,11 @@ LEGACY_SCRIPTS = {
     "scale-1M-before": "benchmarks/scale.py",
     "scale-1M-foundations": "benchmarks/scale.py",
     "scale-filtered": "benchmarks/scale.py",
+    "updates": "benchmarks/updates.py",
 }
+# Of those, the results written before stamps were nested under ``stamp``: the same fields
+# (``benchmarks.common.FLAT_STAMP_FIELDS``) at the top level of the json, read in place.
+FLAT_STAMPS = {"locomo"}
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -51,6 +60,12 @@ def pages() -> list[Path]:
 
 def stamp_of(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
+    if path.stem in FLAT_STAMPS:
+        from benchmarks.common import FLAT_STAMP_FIELDS, stamp_in
+
+        assert isinstance(data, dict) and "stamp" not in data, f"{path.name}: drop it from the list"
+        assert all(k in data for k in FLAT_STAMP_FIELDS), f"{path.name}: not a flat stamp"
+        return stamp_in(data)
     assert isinstance(data, dict) and isinstance(data.get("stamp"), dict), (
         f"{path.name}: no stamp (benchmarks.common.stamp)"
     )
