@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -148,6 +150,28 @@ def test_page_is_its_scripts_rendering(page: Path) -> None:
         "Re-run the script (or its --render-only) instead"
     )
     assert f"python -m {module.__name__}" in rendered, f"{page.name} does not name its command"
+
+
+def render_argv(module: Any, stem: str, out: Path) -> list[str]:
+    """The script's command line that rewrites ``stem``'s page from its json under ``out``."""
+    if module.__name__ == "benchmarks.locomo_replay":
+        return ["render", stem, "--out", str(out)]
+    named = '"--name"' in inspect.getsource(module.main)
+    return ["--render-only", "--out", str(out), *(["--name", stem] if named else [])]
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: p.name)
+def test_its_script_renders_the_page_again(page: Path, tmp_path: Path) -> None:
+    """After a change of a script's template, its pages are rewritten by the script itself
+    (``--render-only``), from the json alone: the data stays as it is, the re-render recorded."""
+    module, data = producing_module(page)
+    shutil.copy(page.with_suffix(".json"), tmp_path)
+    module.main(render_argv(module, page.stem, tmp_path))
+    assert (tmp_path / page.name).read_text(encoding="utf-8") == page.read_text(encoding="utf-8")
+    again = json.loads((tmp_path / f"{page.stem}.json").read_text(encoding="utf-8"))
+    assert len(again.pop("rendered")) == len(data.pop("rendered", [])) + 1
+    assert again.pop("notes") == data.pop("notes", [])
+    assert again == data
 
 
 # A figure: a decimal, a percentage, a number with a unit or a thousands separator, any number
