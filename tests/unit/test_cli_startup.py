@@ -51,3 +51,18 @@ def test_the_check_sees_a_heavy_import() -> None:
     res, packages = loaded("-c", "import memflow; memflow.Memory")
     assert res.returncode == 0, res.stderr[-2000:]
     assert {"sqlalchemy", "psycopg", "numpy"} <= packages
+
+
+def test_the_console_script_freezes_the_heap_before_exit() -> None:
+    """What the process loaded is frozen when the command returns, so interpreter shutdown does
+    not walk it in a last collection (benchmarks/cli_start.py measures the time it saves)."""
+    code = (
+        "import contextlib, gc, io, sys; from memflow.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): code = main([])\n"
+        "print(code, gc.get_freeze_count())"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=REPO)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    code_, frozen = map(int, res.stdout.split())
+    assert code_ == 0 and frozen > 10_000, res.stdout
