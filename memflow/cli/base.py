@@ -7,12 +7,10 @@ import argparse
 import json
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import Any, TextIO, cast
 
 from memflow.bounds import escape_unsafe
-
-if TYPE_CHECKING:
-    from memflow.memory import Memory
+from memflow.memory import Memory
 
 Handler = Callable[[argparse.Namespace], Any]
 COMMANDS: dict[str, Handler] = {}
@@ -67,8 +65,6 @@ def command(name: str) -> Callable[[Handler], Handler]:
 def open_memory(args: argparse.Namespace, **kwargs: Any) -> Memory:
     """Open the store with --embedder, else MEMFLOW_EMBEDDER, else the embedder the dataset was
     written with, else the default."""
-    from memflow.memory import Memory  # here: `memflow --help` needs no database library
-
     embedder = args.embedder
     if embedder is None and not os.environ.get("MEMFLOW_EMBEDDER") and "dataset" in args:
         name = args.dataset[0] if isinstance(args.dataset, list) else args.dataset
