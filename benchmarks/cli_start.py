@@ -233,7 +233,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    "(default: a new embedded home)")  # fmt: skip
     p.add_argument("--note", action="append", default=[], help="a note for the page")
     p.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
+    p.add_argument("--render-only", action="store_true", help="rewrite cli-start.md from its json")
     args = p.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, "cli-start", args.note, markdown)
     runs, samples = (1, SAMPLES[:1]) if args.quick else (args.runs, SAMPLES)
     trees = [("this", common.REPO)]
     if args.base_tree is not None:
