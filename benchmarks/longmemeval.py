@@ -44,7 +44,18 @@ from memflow.recall.preprocess import preprocess
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import SearchResponse
 
-DATA = common.REPO.parent / "shared" / "data" / "longmemeval_s"
+
+def default_data() -> Path:
+    """``../shared/data/longmemeval_s`` seen from the repository, or from the nearest folder
+    above it that has one (a worktree under /work/wt/ finds /work/shared)."""
+    for parent in common.REPO.parents:
+        found = parent / "shared" / "data" / "longmemeval_s"
+        if found.is_dir():
+            return found
+    return common.REPO.parent / "shared" / "data" / "longmemeval_s"
+
+
+DATA = default_data()
 DEFAULT_HOME = Path.home() / ".cache" / "memflow-lme"
 BUDGETS = (500, 1000, 2000)
 UNLIMITED = 10**6  # one search per question; each budget is packed from its ranked units
