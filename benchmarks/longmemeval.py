@@ -179,7 +179,7 @@ def run_question(ds: Dataset, item: Item, system: System, episodes: dict[Any, in
     resp = _search(ds, item, system, item.question_date)
     wall = (time.perf_counter() - t) * 1000
     tally.ms_no_embed.append(wall - resp.timings_ms.get("embed", 0.0))
-    for b in BUDGETS:
+    for b in BUDGETS if item.evidence else ():
         keys = packed_keys(resp, b)
         tally.evidence[b].append(sum(k in keys for k in item.evidence) / len(item.evidence))
     cited = {session_of(c.key) for r in resp.results[:5] for c in r.citations}
@@ -291,6 +291,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--embedder", default="local", help="embedder spec (local, hash, ...)")
     ap.add_argument("--per-type", type=int, default=PER_TYPE, help="items per type and half")
     ap.add_argument("--split", choices=("tune", "test", "both"), default="both")
+    ap.add_argument("--items", default="", help="only these question ids of the slice (a,b,...)")
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="embedding cache (default <home>/embeddings.sqlite)",
+    )
     ap.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated system names")
     ap.add_argument(
         "--fresh", action="store_true", help="re-ingest the items written by other code"
@@ -335,10 +342,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     slice_ = choose(args.data, args.per_type)
     if args.split != "both":
         slice_ = {args.split: slice_[args.split]}
+    if args.items:
+        picked = {q.strip() for q in args.items.split(",") if q.strip()}
+        slice_ = {k: [i for i in v if i.question_id in picked] for k, v in slice_.items()}
+        unknown = picked - {i.question_id for v in slice_.values() for i in v}
+        if unknown:
+            raise SystemExit(f"--items: not in the slice: {', '.join(sorted(unknown))}")
     items = ingest_order(slice_)
     store = args.database_url or str(args.home / "store")
     new_store = args.database_url is None and not (args.home / "store").exists()
-    cache = DiskCachedEmbedder(make_embedder(args.embedder), args.home / "embeddings.sqlite")
+    cache_path = args.cache or args.home / "embeddings.sqlite"
+    cache = DiskCachedEmbedder(make_embedder(args.embedder), cache_path)
     mem = Memory.open(
         args.database_url,
         home=args.home / "store",
