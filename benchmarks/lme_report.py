@@ -123,21 +123,20 @@ def _by_type(split: dict[str, dict[str, dict[str, Any]]]) -> str:
 
 
 def _updates(splits: dict[str, Any]) -> str:
-    head = ["half", "system", "latest first", "n", "as-of first", "later hidden", "n (as-of)"]
+    head = ["half", "questions", "system", "latest first", "n", "as-of first", "later hidden",
+            "n (as-of)"]  # fmt: skip
     rows = []
-    for split in ("test", "tune"):
-        for name, r in splits.get(split, {}).get("all", {}).items():
-            rows.append(
-                [
-                    split,
-                    name,
-                    _fmt(r.get("latest_first")),
-                    r.get("latest_first_questions", 0),
-                    _fmt(r.get("as_of_first")),
-                    _fmt(r.get("as_of_later_hidden")),
+    for split in ("test", "tune", "both"):
+        for group in ("all", "knowledge-update", "temporal-reasoning"):
+            for name, r in splits.get(split, {}).get(group, {}).items():
+                if not r.get("latest_first_questions") or (split == "both" and group != "all"):
+                    continue
+                rows.append([
+                    split, "both types" if group == "all" else _SHORT[group], name,
+                    _fmt(r.get("latest_first")), r.get("latest_first_questions", 0),
+                    _fmt(r.get("as_of_first")), _fmt(r.get("as_of_later_hidden")),
                     r.get("as_of_questions", 0),
-                ]
-            )
+                ])  # fmt: skip
     return common.md_table(head, rows)
 
 
