@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +27,16 @@ DEFAULT_OUT = REPO / "docs" / "benchmarks"
 DEFAULT_HOME = Path.home() / ".cache" / "memflow-bench"
 
 
+def shared_data(name: str) -> Path:
+    """A file of the evaluation data, kept outside the repository in ``shared/data/`` beside
+    the clone (``../shared/data``), or beside a folder above it (a worktree in a subfolder)."""
+    for parent in REPO.parents:
+        path = parent / "shared" / "data" / name
+        if path.exists():
+            return path
+    return REPO.parent / "shared" / "data" / name
+
+
 def _git(*args: str) -> str:
     try:
         res = subprocess.run(
@@ -32,7 +44,15 @@ def _git(*args: str) -> str:
         )
     except (OSError, subprocess.SubprocessError):
         return ""
-    return res.stdout.strip()
+    return res.stdout.rstrip() if res.returncode == 0 else ""
+
+
+def _git_ok(*args: str) -> bool:
+    try:
+        res = subprocess.run(["git", *args], cwd=REPO, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return res.returncode == 0
 
 
 def cpu_model() -> str:
@@ -57,12 +77,55 @@ def machine() -> dict[str, Any]:
     }
 
 
-def stamp(settings: dict[str, Any]) -> dict[str, Any]:
-    """Commit, machine, date and the settings a result was produced with."""
-    dirty = _git("status", "--porcelain", "--untracked-files=no")
+def script_of(script: str | Path) -> str:
+    """A script's path relative to the repository (as git names it)."""
+    path = Path(script)
+    path = (path if path.is_absolute() else REPO / path).resolve()
+    return path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else str(path)
+
+
+def command_line(script: str, argv: Sequence[str] | None = None) -> str | None:
+    """``python -m <module> <args>`` for ``script`` (a path relative to the repository): with
+    ``argv``, or from ``sys.argv`` when the script is the program running (None otherwise)."""
+    if argv is None:
+        if not sys.argv or script_of(sys.argv[0]) != script:
+            return None
+        argv = sys.argv[1:]
+    module = script.removesuffix(".py").replace("/", ".")
+    return shlex.join(["python", "-m", module, *argv])
+
+
+def stamp(
+    settings: dict[str, Any], script: str | Path | None = None, argv: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Commit, machine, date and the settings a result was produced with, and the script that
+    produced it (default: the module that calls this) with its command line (``argv``, or the
+    program's own arguments when the script is the program running).
+
+    ``dirty`` counts every change git sees: modified, staged and deleted tracked files and
+    untracked ones (ignored files aside), listed in ``changes``. ``script_commit`` is the commit
+    that last changed the script; ``script_in_head`` says that HEAD contains that commit and the
+    script is committed and unmodified: the figures come from a command anyone can check out."""
+    if script is None:
+        script = sys._getframe(1).f_globals.get("__file__") or "unknown"
+    rel = script_of(script)
+    changes = _git("status", "--porcelain", "--untracked-files=all").splitlines()
+    head = _git("rev-parse", "HEAD") or "unknown"
+    script_commit = _git("log", "-1", "--format=%H", "--", rel) or None
+    touched = any(line[3:].split(" -> ")[-1] == rel for line in changes)
+    in_head = (
+        script_commit is not None
+        and not touched
+        and _git_ok("merge-base", "--is-ancestor", script_commit, head)
+    )
     return {
-        "commit": _git("rev-parse", "HEAD") or "unknown",
-        "dirty": bool(dirty),
+        "commit": head,
+        "dirty": bool(changes),
+        "changes": changes[:100],
+        "script": rel,
+        "script_commit": script_commit,
+        "script_in_head": in_head,
+        "command": command_line(rel, argv),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "settings": settings,
@@ -99,7 +162,7 @@ def rss_mb() -> float:
 def write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8"
+        json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
     )
 
 
@@ -111,9 +174,18 @@ def write_text(path: Path, text: str) -> None:
 def render_only(
     out: Path, stem: str, notes: Sequence[str], markdown: Callable[[dict[str, Any]], str]
 ) -> dict[str, Any]:
-    """Rewrite ``<stem>.md`` from the saved ``<stem>.json``, appending ``notes`` to its notes."""
+    """Rewrite ``<stem>.md`` from the saved ``<stem>.json`` (after a change of the script's
+    template), appending ``notes`` to its notes. The json keeps the run's stamp and records each
+    re-render (``rendered``: the commit, the date, how many notes it added)."""
     saved: dict[str, Any] = json.loads((out / f"{stem}.json").read_text(encoding="utf-8"))
     saved["notes"] = list(saved.get("notes", [])) + list(notes)
+    saved.setdefault("rendered", []).append(
+        {
+            "commit": _git("rev-parse", "HEAD") or "unknown",
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "notes_added": len(notes),
+        }
+    )
     write_json(out / f"{stem}.json", saved)
     write_text(out / f"{stem}.md", markdown(saved))
     return saved
@@ -131,14 +203,27 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def stamp_markdown(st: dict[str, Any]) -> str:
+    """The stamp as a list; the command is the stamp's, or (a stamp written before stamps held
+    it) the calling script's module with its arguments in the settings."""
     m = st["machine"]
     commit = st["commit"][:12] + (" (with uncommitted changes)" if st.get("dirty") else "")
-    return (
-        f"- commit: `{commit}`\n- date: {st['date']}\n"
+    command = f"`{st['command']}`" if st.get("command") else None
+    if command is None:
+        script = st.get("script") or script_of(sys._getframe(1).f_globals.get("__file__", ""))
+        command = f"`{command_line(script, [])}` (its arguments: the settings below)"
+    lines = [f"- commit: `{commit}`", f"- command: {command}"]
+    if st.get("script"):  # stamps written before they named their script have none
+        lines.append(
+            f"- script: `{st['script']}`, last changed in `{(st.get('script_commit') or '?')[:12]}`"
+            + ("" if st.get("script_in_head") else " (NOT the committed script)")
+        )
+    lines += [
+        f"- date: {st['date']}",
         f"- machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['os']}, "
-        f"Python {m['python']}, load average at the end {m.get('load_avg_1_5_15')}\n"
-        f"- settings: `{json.dumps(st['settings'], sort_keys=True, default=str)}`"
-    )
+        f"Python {m['python']}, load average at the end {m.get('load_avg_1_5_15')}",
+        f"- settings: `{json.dumps(st['settings'], sort_keys=True, default=str)}`",
+    ]
+    return "\n".join(lines)
 
 
 def server_url(database_url: str | None, home: Path | None) -> str:

@@ -389,7 +389,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--note", action="append", default=[], help="a note for the Markdown")
+    ap.add_argument("--render-only", action="store_true", help="rewrite doors.md from doors.json")
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, "doors", args.note, markdown)
     docs, nq, rounds = (4, 5, 1) if args.quick else (args.documents, args.queries, args.rounds)
     rng = np.random.default_rng(16)
     settings = {"quick": args.quick, "documents": docs, "queries": nq, "rounds": rounds,

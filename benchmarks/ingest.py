@@ -10,16 +10,17 @@
 3. Peak RSS of the process (``ru_maxrss``) and the RSS after each phase.
 4. Long inputs, before and after (:mod:`benchmarks.ingest_long`): a generated long-turn chat and
    Markdown journal memorised by the base commit's code (``--base-tree``, a ``git worktree``) and
-   by this tree's, side by side in one run. ``--long-only`` runs just this section and keeps the
-   other sections of the saved ingest.json.
+   by this tree's, side by side in one run. ``--long-only`` runs just this section, into its own
+   ``ingest-long.json`` and ``ingest-long.md`` (one run, one stamp per file).
 
 Run: ``python -m benchmarks.ingest [--quick] [--out DIR] [--base-tree DIR [--long-only]]``.
+Each page is :func:`markdown` of its json; notes reach it only through ``--note``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -197,10 +198,27 @@ def e2e_phase(url: str, embedder: Embedder, docs: int, turns: int) -> dict[str, 
     }
 
 
+def _notes(data: dict[str, Any]) -> list[str]:
+    return ["", "## Notes", "", *[f"- {n}" for n in data["notes"]]] if data.get("notes") else []
+
+
 def markdown(data: dict[str, Any]) -> str:
+    if "storage" not in data:  # --long-only: ingest-long.json
+        return "\n".join(
+            [
+                "# Ingest of long inputs, before and after",
+                "",
+                f"Produced by `{data['stamp'].get('command') or 'python -m benchmarks.ingest'}`.",
+                "",
+                *ingest_long.markdown_section(data["long_inputs"], data["stamp"]),
+                *_notes(data),
+            ]
+        )
     e = data["end_to_end"]
     out = [
         "# Ingest throughput",
+        "",
+        f"Produced by `{data['stamp'].get('command') or 'python -m benchmarks.ingest'}`.",
         "",
         common.stamp_markdown(data["stamp"]),
         "",
@@ -241,8 +259,7 @@ def markdown(data: dict[str, Any]) -> str:
     )]  # fmt: skip
     if data.get("long_inputs"):
         out += ["", *ingest_long.markdown_section(data["long_inputs"])]
-    if data.get("notes"):
-        out += ["", "## Notes", "", *[f"- {n}" for n in data["notes"]]]
+    out += _notes(data)
     if e["failed"]:
         out += ["", f"{e['failed']} input(s) failed and are not counted:", ""]
         out += [f"- {f}" for f in e["failures"]]
@@ -283,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     args = ap.parse_args(argv)
     if args.long_only:
-        return _long_only(args)
+        return _long_only(args, argv)
     if args.render_only:
         return common.render_only(args.out, "ingest", args.note, markdown)
     docs = args.documents or (3 if args.quick else 100)
@@ -315,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "nodes_per_s >= 2000": storage["nodes_per_s"] >= TARGET_NODES_PER_S,
             "bulk nodes_per_s >= 2000": bulk["nodes_per_s"] >= TARGET_NODES_PER_S,
         },
-        "stamp": common.stamp(settings),
+        "stamp": common.stamp(settings, __file__, argv),
         "notes": list(args.note),
     }
     if args.base_tree:
@@ -338,23 +355,20 @@ def _long(args: argparse.Namespace, admin: str) -> dict[str, Any]:
     )
 
 
-def _long_only(args: argparse.Namespace) -> dict[str, Any]:
-    """Run the long inputs and put them into the saved ingest.json (other sections kept)."""
+def _long_only(args: argparse.Namespace, argv: Sequence[str] | None) -> dict[str, Any]:
+    """Run the long inputs alone, into ingest-long.json and ingest-long.md."""
     if not args.base_tree:
         raise SystemExit("--long-only needs --base-tree (a worktree of the base commit)")
-    saved: dict[str, Any] = json.loads((args.out / "ingest.json").read_text(encoding="utf-8"))
+    settings = {"long_sessions": args.long_sessions, "long_exchanges": args.long_exchanges,
+                "journal_kb": args.journal_kb, "locomo_sessions": args.locomo_sessions,
+                "embedder": "local:multilingual-e5-small"}  # fmt: skip
+    st = common.stamp(settings, __file__, argv)
     admin = common.server_url(args.database_url, args.home)
-    saved["long_inputs"] = _long(args, admin)
-    saved["long_inputs"]["stamp"] = common.stamp(
-        {"long_sessions": args.long_sessions, "long_exchanges": args.long_exchanges,
-         "journal_kb": args.journal_kb, "locomo_sessions": args.locomo_sessions,
-         "embedder": "local:multilingual-e5-small"}
-    )  # fmt: skip
-    saved["notes"] = list(saved.get("notes", [])) + list(args.note)
-    common.write_json(args.out / "ingest.json", saved)
-    common.write_text(args.out / "ingest.md", markdown(saved))
-    return saved
+    data = {"stamp": st, "long_inputs": _long(args, admin), "notes": list(args.note)}
+    common.write_json(args.out / "ingest-long.json", data)
+    common.write_text(args.out / "ingest-long.md", markdown(data))
+    return data
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -374,8 +374,8 @@ def common_commit(tree: Path) -> str:
     return res.stdout.strip()
 
 
-def markdown_section(data: dict[str, Any]) -> list[str]:
-    st = data.get("stamp")
+def markdown_section(data: dict[str, Any], st: dict[str, Any] | None = None) -> list[str]:
+    st = st or data.get("stamp")  # before ingest-long.json, the section carried its own stamp
     out = [
         "## Long inputs, before and after (issue 14)",
         "",

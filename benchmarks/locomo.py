@@ -27,22 +27,21 @@ import numpy as np
 from sqlalchemy import text
 
 from benchmarks import common
+from benchmarks.locomo_page import BUDGETS, KS, markdown
 from memflow.db import engine as dbe
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.ingest.options import MemorizeOptions
 from memflow.ingest.parse import parse_input
 from memflow.memory import Dataset, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
-from memflow.recall.preprocess import preprocess
+from memflow.recall.preprocess import PreprocessedQuery, preprocess
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import SearchResponse
 from memflow.text.document import ParsedDocument
 
-DATA = common.REPO.parent / "shared" / "data" / "locomo10.json"
+DATA = common.shared_data("locomo10.json")
 DEFAULT_HOME = Path.home() / ".cache" / "memflow-locomo"
-BUDGETS = (200, 500, 1000)
 UNLIMITED = 10**6  # one search per question; each budget is packed from its ranked units
-KS = (1, 3, 5, 10)
 # Evaluation discipline: constants are chosen on the tune half (the first five conversations of
 # the file, in file order) and reported on both; the test half is never used to choose anything.
 SPLITS = ("tune", "test")
@@ -185,6 +184,17 @@ class CachedEmbedder:
         return got
 
 
+def preprocessed(text: str, cfg: RecallConfig) -> PreprocessedQuery:
+    """A question as the search preprocesses it with ``cfg`` (no reference time)."""
+    return preprocess(
+        text,
+        None,
+        cfg.timezone,
+        time_confidence_min=cfg.time_confidence_min,
+        short_query_chars=cfg.short_query_chars,
+    )
+
+
 def embed_queries(embedder: CachedEmbedder, convs: Sequence[Conversation]) -> list[float]:
     """Embed every question's search text once (milliseconds per query): the systems then
     search with cached vectors, so their latencies exclude the query embedding."""
@@ -192,7 +202,7 @@ def embed_queries(embedder: CachedEmbedder, convs: Sequence[Conversation]) -> li
     took = []
     for conv in convs:
         for q in conv.questions:
-            pq = preprocess(q.text, None, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+            pq = preprocessed(q.text, cfg)
             t = time.perf_counter()
             embedder.embed_query(pq.vector_query)
             took.append((time.perf_counter() - t) * 1000)
@@ -530,9 +540,10 @@ def results_json(
     by_split: dict[str, dict[str, Tally]],
     chosen: Sequence[System],
     settings: dict[str, Any],
+    argv: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    st = common.stamp(settings)
     return {
+        "stamp": common.stamp(settings, __file__, argv),
         "overall": {name: t.row() for name, t in overall.items()},
         "splits": {
             split: {name: t.row() for name, t in tallies.items()}
@@ -553,67 +564,7 @@ def results_json(
             for c, tallies in by_cat.items()
         },
         "systems": {s.name: {"mode": s.mode, "about": s.about, "config": s.config} for s in chosen},
-        "settings": st["settings"],
-        "commit": st["commit"],
-        "dirty": st["dirty"],
-        "date": st["date"],
-        "machine": st["machine"],
     }
-
-
-def markdown(res: dict[str, Any]) -> str:
-    cols = [f"evidence_recall@{b}" for b in BUDGETS] + [f"episode_recall@{k}" for k in KS]
-    head = ["system", *(c.replace("evidence_recall", "ev").replace("episode_recall", "ep")
-                        for c in cols), "p50 ms", "p95 ms", "p50 ms (no embed)"]  # fmt: skip
-    parts = ["## Overall (categories 1-4)", ""]
-    rows = [
-        [name, *(r[c] for c in cols), r["p50_ms"], r["p95_ms"], r["p50_ms_no_embed"]]
-        for name, r in res["overall"].items()
-    ]
-    parts.append(common.md_table(head, rows))
-    for split, table in res.get("splits", {}).items():
-        n = next(iter(table.values()))["questions"] if table else 0
-        which = "first" if split == "tune" else "last"
-        parts += [
-            "",
-            f"## {split.capitalize()} half ({which} {TUNE_CONVERSATIONS} conversations, {n} questions)",
-            "",
-        ]
-        rows = [[name, *(r[c] for c in cols)] for name, r in table.items()]
-        parts.append(common.md_table(head[: 1 + len(cols)], rows))
-    for cat, table in res["by_category"].items():
-        n = next(iter(table.values()))["questions"] if table else 0
-        parts += ["", f"## Category {cat} ({n} questions)", ""]
-        rows = [[name, *(r[c] for c in cols)] for name, r in table.items()]
-        parts.append(common.md_table(head[: 1 + len(cols)], rows))
-    if "supersessions" in res:
-        sup = res["supersessions"]
-        parts += [
-            "",
-            "## Supersessions at ingest",
-            "",
-            f"FacetPoints the rules closed as replaced: {sup['superseded']} of {sup['points']:,} "
-            f"(rate {sup['rate']}); LoCoMo labels no change, so each is a candidate false one "
-            "(listed in the json).",
-        ]
-    stamp = {k: res[k] for k in ("commit", "dirty", "date", "machine", "settings")}
-    parts += ["", "## Run", "", common.stamp_markdown(stamp)]
-    return "\n".join(parts)
-
-
-BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
-
-
-def write_markdown(path: Path, table: str) -> None:
-    """Replace the generated block of ``path`` (between the markers), keeping the prose."""
-    block = f"{BEGIN}\n{table}\n{END}"
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + block + rest.split(END, 1)[1]
-    else:
-        new = f"# LoCoMo retrieval quality\n\n{block}\n"
-    common.write_text(path, new)
 
 
 # ------------------------------------------------------------------------------------------ main
@@ -633,6 +584,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--name", default="locomo", help="result file stem under --out")
     ap.add_argument("--quick", action="store_true", help="smoke: 1 conversation, 3 sessions")
     ap.add_argument("--llm", action="store_true", help="also run the LLM-judged protocol")
+    ap.add_argument("--note", action="append", default=[], help="a note for the page (repeatable)")
     ap.add_argument(
         "--embed-edge-texts",
         action="store_true",
@@ -682,14 +634,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "derived_vectors": not args.embed_edge_texts,
             "database": "external" if args.database_url else "embedded",
         }
-        res = results_json(overall, by_cat, by_split, chosen, settings)
+        res = results_json(overall, by_cat, by_split, chosen, settings, argv)
         res["supersessions"] = supersessions(mem, convs)
+        res["notes"] = list(args.note)
         if args.llm:
             from benchmarks.locomo_llm import run_llm_protocol
 
             res["llm_judged"] = run_llm_protocol(mem, convs, args.questions)
         common.write_json(args.out / f"{args.name}.json", res)
-        write_markdown(args.out / f"{args.name}.md", markdown(res))
+        common.write_text(args.out / f"{args.name}.md", markdown(res))
         print(markdown(res), flush=True)
         return res
     finally:

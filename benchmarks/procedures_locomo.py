@@ -4,29 +4,65 @@ LoCoMo is chat between friends: a procedure found there is a false positive. Run
 extractor's procedure detection over every session of every conversation and writes the share
 of sessions that yield one, with the names found (the texts themselves are not written).
 
-    python -m benchmarks.procedures_locomo [--data ../shared/data/locomo10.json]
+    python -m benchmarks.procedures_locomo [--data ../shared/data/locomo10.json] [--out DIR]
+
+Writes ``procedures-locomo.json`` and its page ``procedures-locomo.md`` (:func:`markdown`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import DEFAULT_OUT, REPO
-from benchmarks.locomo import load, session_documents
+from benchmarks import common
+from benchmarks.locomo import DATA, load, session_documents
 from memflow.ingest.procedures import dialog_procedures, text_procedures
 
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo10.json"
+NAME = "procedures-locomo"
+
+
+def markdown(res: dict[str, Any]) -> str:
+    st = res["stamp"]
+    table = common.md_table(
+        ["conversations", "sessions", "sessions with a procedure", "share", "steps",
+         "same turns read as a text document"],
+        [[res["conversations"], res["sessions"], res["sessions_with_a_procedure"], res["share"],
+          res["steps"], res["sessions_with_a_procedure_read_as_text"]]],
+    )  # fmt: skip
+    return "\n".join(
+        [
+            "# Procedures found in LoCoMo's dialog (false positives)",
+            "",
+            f"Produced by `{st.get('command') or 'python -m benchmarks.procedures_locomo'}` "
+            "(`benchmarks/procedures_locomo.py`; offline, no store). The rules extractor's "
+            "procedure detection over every session of the LoCoMo conversations: chat between "
+            "friends, so any procedure found there is a false positive. The last column reads the "
+            "same turns as one plain text document (what a text paste of a chat gives).",
+            "",
+            table,
+            "",
+            "With no procedure found, a LoCoMo store holds no Procedure rows and the episodic "
+            "search ranks as without procedures (its SQL reads only the episodic collections); "
+            "a how-to question finds no procedure to add."
+            if res["sessions_with_a_procedure"] == 0
+            else "Procedures were found: a LoCoMo store holds Procedure rows, and how-to "
+            "questions can rank one first (a change of the LoCoMo figures to measure).",
+            "",
+            "## Run",
+            "",
+            common.stamp_markdown(st),
+        ]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT / "procedures-locomo.json")
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--out", type=Path, default=common.DEFAULT_OUT, help="folder for the results")
     args = ap.parse_args(argv)
+    st = common.stamp({"data": args.data.name}, __file__, argv)
     convs, _ = load(args.data)
     sessions = with_procedure = steps = 0
     as_text = 0
@@ -40,6 +76,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             lines = "\n".join(f"{c.speaker}: {c.text}" for c in doc.chunks)
             as_text += bool(text_procedures(doc.model_copy(update={"text": lines})))
     res = {
+        "stamp": st,
         "conversations": len(convs),
         "sessions": sessions,
         "sessions_with_a_procedure": with_procedure,
@@ -47,8 +84,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "steps": steps,
         "sessions_with_a_procedure_read_as_text": as_text,
     }
-    args.out.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(res, indent=2))
+    common.write_json(args.out / f"{NAME}.json", res)
+    common.write_text(args.out / f"{NAME}.md", markdown(res))
+    print(markdown(res))
     return res
 
 

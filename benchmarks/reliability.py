@@ -33,6 +33,7 @@ QUICK_TESTS = (
     f"{SUITE}/test_error_hierarchy.py",
     f"{SUITE}/test_faults.py::test_fault_at_each_stage_writes_nothing_and_a_retry_succeeds[before_commit]",
     f"{SUITE}/test_isolation.py::test_raw_session_bound_to_a_cannot_touch_b",
+    f"{SUITE}/test_hostile_inputs.py::test_hostile_inputs_through_the_python_api",
 )
 # Records of an injected fault (each comes from a passing test that checked the store after it).
 FAULTS = (
@@ -159,6 +160,17 @@ def summarise(tests: list[dict[str, Any]], figures: list[dict[str, Any]]) -> dic
                 Counter(f["property"] for f in _of(figures, "hypothesis_example"))
             ),
         },
+        "hostile_inputs": _hostile_summary(_of(figures, "hostile_inputs")),
+    }
+
+
+def _hostile_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The hostile-input suite (issue 25): calls per door and what came back."""
+    total = ("cases", "answered", "refused", "internal_errors", "wrong", "integrity_problems")
+    return {
+        "doors": [r["door"] for r in records],
+        "distinct_cases": max((int(r.get("distinct_cases", 0)) for r in records), default=0),
+        **{f"calls_{k}" if k == "cases" else k: sum(int(r[k]) for r in records) for k in total},
     }
 
 
@@ -257,10 +269,28 @@ def _bad_input_rows(fig: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def _hostile_table(fig: list[dict[str, Any]]) -> str:
+    records = _of(fig, "hostile_inputs")
+    if not records:
+        return NOT_MEASURED
+    rows = [
+        [f"`{r['door']}`", r["cases"], r["listed_in_issue"], r["answered"],
+         f"{r['refused']}" + (f" ({r['refused_by_the_mcp_parser']} by the MCP SDK's JSON parser)"
+                              if r.get("refused_by_the_mcp_parser") else ""),
+         f"**{r['internal_errors']}**", r["wrong"], r["integrity_problems"]]
+        for r in records
+    ]  # fmt: skip
+    return common.md_table(
+        ["door", "cases", "listed in the issue", "answered", "refused", "internal errors",
+         "wrong answers", "integrity problems after"],
+        rows,
+    )  # fmt: skip
+
+
 def _summary_rows(data: dict[str, Any]) -> list[list[str]]:
     fig, s = data["figures"], data["summary"]
     load, conc = _first(fig, "load"), _first(fig, "concurrent_writers")
-    iso, lost, bad = s["isolation"], s["rows_lost"], s["bad_input"]
+    iso, lost, bad, hos = s["isolation"], s["rows_lost"], s["bad_input"], s["hostile_inputs"]
     mig_up, mig_rt = (
         _first(fig, "migration_upgrade_with_data"),
         _first(fig, "migration_round_trip_with_data"),
@@ -293,6 +323,11 @@ def _summary_rows(data: dict[str, Any]) -> list[list[str]]:
          "dataset's exact sentence)" if iso["sessions"] or iso["searches"] else NOT_MEASURED],
         ["bad inputs tried", f"{bad['fixed_inputs']} fixed inputs + {len(hyp)} hypothesis properties "
          f"({', '.join(f'{k}: {v}' for k, v in hyp.items())} examples)" if bad["fixed_inputs"]
+         else NOT_MEASURED],
+        ["hostile inputs through the doors", f"{hos['distinct_cases']} cases, {hos['calls_cases']} "
+         f"calls through {len(hos['doors'])} doors ({', '.join(hos['doors'])}): "
+         f"**{hos['internal_errors']} internal errors**, {hos['wrong']} wrong answers, "
+         f"{hos['integrity_problems']} integrity problems afterwards" if hos["doors"]
          else NOT_MEASURED],
         ["migrations with data", (f"{mig_up['rows']} rows written at revision {mig_up['revisions'][0]} "
          f"upgraded to {mig_up['revisions'][-1]}: {mig_up['rows_lost']} lost" if mig_up else NOT_MEASURED)
@@ -353,7 +388,16 @@ def markdown(data: dict[str, Any]) -> str:
         )
         if s["bad_input"]["hypothesis_examples"]
         else "No hypothesis property ran.",
-        "## Isolation (`test_isolation.py`)",
+        "## Hostile inputs through the four doors (`test_hostile_inputs.py`, issue 25)",
+        "Each case (`tests/reliability/_hostile_cases.py`: every input issue 25 lists, and times, "
+        "JSON, filters, names, scopes, ids and drafts around them) goes through every door that can "
+        "carry it: the Python API, the CLI (a subprocess each), `memflow serve` and `memflow mcp` "
+        "(one real server process each; MCP spoken as raw JSON-RPC). A call must be answered or "
+        "refused cleanly (InvalidInput or the door's 4xx, naming the field), with no internal error "
+        "(a bare exception, exit 70, HTTP 5xx, an MCP tool error without its text), no traceback and "
+        "no raw terminal escape in the CLI's output; a refused call leaves every table unchanged "
+        "(md5 of every row), and the integrity checks above are 0 after each door.",
+        _hostile_table(fig),
         (
             f"Row-level security is enabled and forced on {rls['forced']} of the {rls['tables']} "
             f"memflow tables ({rls['policies']} policies). "

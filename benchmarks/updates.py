@@ -266,6 +266,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--quick", action="store_true", help="smoke: 8 conversations, hash embedder")
     ap.add_argument("--before", type=Path, help="a saved result of another build to compare with")
     ap.add_argument("--before-label", default="", help="what --before was run on")
+    ap.add_argument("--note", action="append", default=[], help="a note for the Markdown")
     args = ap.parse_args(argv)
     if args.quick:
         args.conversations = min(args.conversations, 8)
@@ -276,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     convs = conversations(args.conversations, args.seed)
     embedder = make_embedder(args.embedder)
     admin = common.server_url(args.database_url, args.home)
-    stamp = common.stamp({})  # the commit the run starts on
+    stamp = common.stamp({}, __file__, argv)  # the commit the run starts on
     started = time.perf_counter()
     with (
         common.scratch_database(admin, "updates") as url,
@@ -300,6 +301,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "targets": TARGETS,
         **res,
         "heldout": updates_heldout.evaluate(),
+        "notes": list(args.note),
     }
     if args.before:
         saved = json.loads(args.before.read_text(encoding="utf-8"))

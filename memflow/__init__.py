@@ -35,6 +35,7 @@ from memflow.ingest.route import RouteSettings
 from memflow.memory import Dataset, DatasetInfo, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.types import Citation, ContextUnit, PathStep, SearchResponse, SearchResult
+from memflow.store.dump import DumpFile, DumpProgress, DumpProgressFn, ExportReport, ImportReport
 from memflow.store.forget import ForgetReport
 from memflow.store.history import DocumentVersion, HistoryEntry
 from memflow.store.writer import WriteResult
@@ -79,12 +80,16 @@ __all__ = [
     "DisplayMode",
     "DocumentReport",
     "DocumentVersion",
+    "DumpFile",
+    "DumpProgress",
+    "DumpProgressFn",
     "Embedder",
     "EmbedderMismatch",
     "EmbeddingDimensionMismatch",
     "EmbeddingError",
     "EntityDraft",
     "EpisodeDraft",
+    "ExportReport",
     "ExtensionMissing",
     "ExtractionError",
     "ExtractorChoice",
@@ -92,6 +97,7 @@ __all__ = [
     "FaultHook",
     "ForgetReport",
     "HistoryEntry",
+    "ImportReport",
     "InvalidInput",
     "LlmClient",
     "LlmSettings",

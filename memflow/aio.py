@@ -58,6 +58,8 @@ from memflow.store.datasets import (
     validate_dataset_name,
     write_drafts_op,
 )
+from memflow.store.dump import DumpFile, DumpProgressFn, ExportReport, ImportReport
+from memflow.store.export import export_op
 from memflow.store.forget import ForgetReport, forget_op
 from memflow.store.history import (
     DocumentVersion,
@@ -66,6 +68,7 @@ from memflow.store.history import (
     document_versions,
     history_op,
 )
+from memflow.store.imports import import_op
 from memflow.store.opening import open_store
 from memflow.store.reads import as_uuid
 from memflow.store.writer import Writer, WriteResult
@@ -210,6 +213,19 @@ class AsyncMemory:
         )  # fmt: skip
         fetched = await aio.run_tx(self.engine, multi.fetch_tx(targets, plan), self.cpu)
         return await self.cpu.run(multi.finish, targets, plan, fetched, config)
+
+    async def import_dump(
+        self,
+        source: DumpFile,
+        *,
+        dataset: str | None = None,
+        re_embed: bool = False,
+        progress: DumpProgressFn | None = None,
+    ) -> ImportReport:
+        """As :meth:`memflow.Memory.import_dump` (the dump is read, and ``progress`` called,
+        in a worker thread)."""
+        op = import_op(self.embedder, source, dataset=dataset, re_embed=re_embed, progress=progress)
+        return await aio.run_op(self.engine, op, self.cpu)
 
     async def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
         """As :meth:`memflow.Memory.drop_dataset`. ``AsyncDataset`` objects of it still held
@@ -439,6 +455,21 @@ class AsyncDataset:
     async def documents(self) -> list[DocumentVersion]:
         """As :meth:`memflow.Dataset.documents`."""
         return await self._read(document_versions)
+
+    async def export(
+        self,
+        fp: DumpFile,
+        *,
+        with_vectors: bool = False,
+        progress: DumpProgressFn | None = None,
+    ) -> ExportReport:
+        """As :meth:`memflow.Dataset.export` (written, and ``progress`` called, in a worker
+        thread)."""
+        return await self._op(
+            lambda c: export_op(
+                c.dataset_id, self.name, fp, with_vectors=with_vectors, progress=progress
+            )
+        )
 
     # -- inspection (memflow.store.reads) --------------------------------------------------------
     async def stats(self) -> dict[str, int]:

@@ -3,9 +3,11 @@ http``): Starlette only, so either door works without the other's framework."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
+from urllib.parse import urlsplit
 
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
 Scope = MutableMapping[str, Any]
@@ -63,4 +65,66 @@ class BodyLimit:
         await JSONResponse(self.error(msg), status_code=413)(scope, receive, send)
 
 
-__all__ = ["ASGIApp", "BodyLimit"]
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def allowed_hosts(bound: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The host names a server without keys answers to: the loopback names, the address it
+    listens on and ``extra`` (``--allow-host``), lower-case."""
+    return frozenset(_host_name(h) or h.lower() for h in (*LOOPBACK_HOSTS, bound, *extra))
+
+
+def _host_name(value: str | None) -> str | None:
+    """The host of a Host header (``127.0.0.1:8080``, ``[::1]:8080``, ``localhost``) or of an
+    origin (``http://localhost:3000``), lower-case without a trailing dot; None if none."""
+    if not value:
+        return None
+    try:
+        host = urlsplit(value if "//" in value else f"//{value}").hostname
+    except ValueError:
+        return None
+    return host.rstrip(".") if host else None
+
+
+class HostCheck:
+    """Answer only requests addressed to this server: 421 when the ``Host`` header names another
+    host, 403 when an ``Origin`` header names a page of another host. A server without keys
+    trusts whoever reaches it; a web page whose own name an attacker re-points at 127.0.0.1
+    (DNS rebinding) reaches it too, but its requests carry that name in ``Host`` and
+    ``Origin``."""
+
+    def __init__(
+        self, app: ASGIApp, hosts: frozenset[str], error: Callable[[str], dict[str, Any]]
+    ) -> None:
+        self.app = app
+        self.hosts = hosts
+        self.error = error
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        allowed = ", ".join(sorted(self.hosts))
+        host = _host_name(headers.get("host"))
+        if host not in self.hosts:
+            msg = (
+                f"this server answers requests for {allowed}, not {headers.get('host')!r}: "
+                "call it by one of those names (memflow serve --allow-host NAME adds one)"
+            )
+            await JSONResponse(self.error(msg), status_code=421)(scope, receive, send)
+            return
+        origin = headers.get("origin")
+        if origin is not None and (
+            _host_name(origin) not in self.hosts or not origin.lower().startswith("http")
+        ):
+            msg = (
+                f"requests from pages of {origin!r} are refused: this server takes requests from "
+                f"pages of {allowed} only (memflow serve --allow-host NAME adds one)"
+            )
+            await JSONResponse(self.error(msg), status_code=403)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+__all__ = ["LOOPBACK_HOSTS", "ASGIApp", "BodyLimit", "HostCheck", "allowed_hosts"]

@@ -112,3 +112,37 @@ def _seconds(explicit: float | None, var: str, default: float) -> float:
         return float(value)
     except ValueError:
         return math.nan
+
+
+# -- memflow's own connections (memflow.db.engine, memflow.store.writer) --------------------------
+@dataclass(frozen=True)
+class SessionSettings:
+    """What memflow sets on the connections and transactions it opens.
+
+    ``write_timeout_s``: the statement timeout of a document's write transaction (memorize,
+    add_episodes): a statement running longer is cancelled and the document rolled back, with an
+    error naming this setting (0: no limit). ``client_check_ms``: while a statement runs, how
+    often PostgreSQL checks that memflow is still connected, so the statement of a killed
+    process stops (client_connection_check_interval, PostgreSQL 14+; 0: never).
+    ``analyze_min_rows`` and ``analyze_share``: a write adding at least that many nodes, and at
+    least that share of what the planner believes the graph holds, refreshes the statistics
+    (ANALYZE) inside its transaction before the statements that read what it wrote.
+    """
+
+    write_timeout_s: float = 300.0
+    client_check_ms: int = 2000
+    analyze_min_rows: int = 500
+    analyze_share: float = 0.2
+
+
+def session_settings() -> SessionSettings:
+    """The defaults above, overridden by ``MEMFLOW_WRITE_TIMEOUT`` (seconds) and
+    ``MEMFLOW_CLIENT_CHECK_MS``; an unreadable value reads as NaN (refused where it is used)."""
+    base = SessionSettings()
+    check = _seconds(None, "MEMFLOW_CLIENT_CHECK_MS", base.client_check_ms)
+    return SessionSettings(
+        write_timeout_s=_seconds(None, "MEMFLOW_WRITE_TIMEOUT", base.write_timeout_s),
+        client_check_ms=int(check) if math.isfinite(check) else -1,
+        analyze_min_rows=base.analyze_min_rows,
+        analyze_share=base.analyze_share,
+    )

@@ -3,7 +3,9 @@
 
 Auth: ``MEMFLOW_API_KEYS`` holds ``{"<key>": ["dataset", ...] or ["*"]}``; requests carry
 ``Authorization: Bearer <key>`` (401 without a valid key, 403 for a dataset the key may not use;
-``POST /v1/search`` over several datasets: 403 unless the key may use all of them).
+``POST /v1/search`` over several datasets: 403 unless the key may use all of them). Without keys
+the server listens on loopback only and answers only requests addressed to it
+(``asgi.HostCheck``: 421 for another ``Host``, 403 for another ``Origin``).
 Every error is ``{"error": {"type": ..., "message": ...}}`` with its status code.
 """
 
@@ -14,7 +16,8 @@ import json
 import time
 from typing import Any, Literal
 
-from memflow.asgi import BodyLimit
+from memflow.asgi import BodyLimit, HostCheck, allowed_hosts
+from memflow.bounds import MAX_JSON_DEPTH
 from memflow.errors import (
     ConfigurationError,
     DatabaseError,
@@ -27,7 +30,14 @@ from memflow.errors import (
     NotFound,
 )
 from memflow.recall.config import SearchMode
-from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Limits, PayloadTooLarge, Service
+from memflow.service import (
+    AGENT_DISPLAY,
+    ContentTypeChoice,
+    Limits,
+    PayloadTooLarge,
+    Service,
+    public_error,
+)
 
 try:
     from fastapi import Depends, FastAPI, Request
@@ -41,6 +51,10 @@ except ModuleNotFoundError as exc:  # pragma: no cover - exercised by the CLI's 
     ) from exc
 
 KeyTable = dict[str, frozenset[str] | None]  # key -> datasets it may use (None: every dataset)
+UNREADABLE_BODY = (
+    "the request body is JSON this server cannot read (nested deeper than Python parses, or a "
+    f"number of thousands of digits): send an object nested at most {MAX_JSON_DEPTH} levels"
+)
 
 
 class ApiError(Exception):
@@ -114,7 +128,14 @@ def _error(status: int, kind: str, message: str) -> JSONResponse:
 
 class MemorizeBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    text: str = Field(description="the content to remember: a note, Markdown, a dialog or JSON")
+    text: str | None = Field(
+        default=None, description="the content to remember: a note, Markdown, a dialog or JSON"
+    )
+    conversation: dict[str, Any] | list[dict[str, Any]] | None = Field(
+        default=None,
+        description='instead of text: a conversation, {"messages": [{"speaker": .., "text": ..}]}, '
+        '{"sessions": [...]} or a list of messages',
+    )
     content_type: ContentTypeChoice = "auto"
     reference_time: str | None = Field(
         default=None, description="ISO 8601 time that relative dates in the text refer to"
@@ -166,8 +187,11 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
-    """The ASGI app. With no ``keys`` every caller may use every dataset (bind to loopback)."""
+def create_app(
+    service: Service, *, keys: KeyTable, max_body: int, hosts: frozenset[str] | None = None
+) -> Any:
+    """The ASGI app. With no ``keys`` every caller may use every dataset (bind to loopback), and
+    it answers only requests for ``hosts`` (asgi.allowed_hosts; default: the loopback names)."""
     app = FastAPI(
         title="memflow",
         summary="Episodic memory for AI agents in PostgreSQL + pgvector",
@@ -199,7 +223,7 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
 
     @app.exception_handler(MemflowError)
     async def _memflow_error(_: Request, exc: MemflowError) -> JSONResponse:
-        return _error(status_of(exc), type(exc).__name__, str(exc))
+        return _error(status_of(exc), *public_error(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -209,6 +233,8 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and "parsing the body" in str(exc.detail):
+            return _error(400, "InvalidInput", UNREADABLE_BODY)  # json.loads gave up on it
         return _error(exc.status_code, "HTTPError", str(exc.detail))
 
     @app.exception_handler(Exception)
@@ -239,6 +265,7 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
             service.memorize(
                 name,
                 text=body.text,
+                conversation=body.conversation,
                 content_type=body.content_type,
                 reference_time=body.reference_time,
                 scope=body.scope,
@@ -286,7 +313,11 @@ def create_app(service: Service, *, keys: KeyTable, max_body: int) -> Any:
         """One episode's tree with edge texts, and the documents that support it."""
         return _ok(service.get_episode(name, episode_id))
 
-    return BodyLimit(app, max_body, lambda msg: error_json("PayloadTooLarge", msg))
+    limited = BodyLimit(app, max_body, lambda msg: error_json("PayloadTooLarge", msg))
+    if keys:
+        return limited
+    checked = hosts if hosts is not None else allowed_hosts("127.0.0.1")
+    return HostCheck(limited, checked, lambda msg: error_json("Forbidden", msg))
 
 
 def _version() -> str:

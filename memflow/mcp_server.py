@@ -19,7 +19,7 @@ from pydantic import Field
 
 from memflow.errors import MemflowError
 from memflow.recall.config import SearchMode
-from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Limits, Service
+from memflow.service import AGENT_DISPLAY, ContentTypeChoice, Limits, Service, public_error
 
 try:
     from mcp.server import MCPServer
@@ -80,7 +80,8 @@ Where = Annotated[
 
 
 def _tool_error(exc: MemflowError) -> ToolError:
-    return ToolError(f"{type(exc).__name__}: {exc}")
+    kind, message = public_error(exc)
+    return ToolError(f"{kind}: {message}")
 
 
 def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -119,9 +120,22 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
 
     def memorize(
         dataset: DatasetName,
+        # Exactly ``str``: the SDK turns a JSON-looking string argument into an object unless
+        # the parameter is a plain str, and text is memorised as the string it was sent as.
         text: Annotated[
-            str | None,
-            Field(description="the content to remember: a note, Markdown, a dialog or JSON"),
+            str,
+            Field(
+                description="the content to remember: a note, Markdown, a dialog, or "
+                "conversation JSON as a string"
+            ),
+        ] = "",
+        conversation: Annotated[
+            dict[str, Any] | list[dict[str, Any]] | None,
+            Field(
+                description='instead of text: a conversation object, {"messages": [{"speaker": '
+                '"Ana", "text": "...", "ts": "2024-05-08T13:56:00Z"}, ...]}, {"sessions": '
+                '[{"started_at": ..., "messages": [...]}]} or a list of messages'
+            ),
         ] = None,
         path: Annotated[
             str | None,
@@ -141,11 +155,13 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
             Field(description="a JSON object stored with it, for search's where filter"),
         ] = None,
     ) -> dict[str, Any]:
-        """Remember a text (or a file the server may read). Returns the per-document report:
-        status written/skipped (same content again)/failed, counts and episode_ids."""
+        """Remember a text, a conversation (or a file the server may read). Returns the
+        per-document report: status written/skipped (same content again)/failed, counts and
+        episode_ids."""
         return service.memorize(
             dataset,
-            text=text,
+            text=text or None,
+            conversation=conversation,
             path=path,
             content_type=content_type,
             reference_time=reference_time,
@@ -272,7 +288,8 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         try:
             payload = service.get_episode(dataset_name, episode_id)
         except MemflowError as exc:
-            raise ResourceError(f"{type(exc).__name__}: {exc}") from exc
+            kind, message = public_error(exc)
+            raise ResourceError(f"{kind}: {message}") from exc
         return json.dumps(payload, ensure_ascii=False)
 
     return server

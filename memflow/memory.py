@@ -41,17 +41,20 @@ from memflow.store import reads
 from memflow.store.datasets import DatasetInfo as DatasetInfo
 from memflow.store.datasets import (
     check_same_embedder,
+    create_dataset,
     dataset_infos,
     dataset_row,
-    dataset_uuid,
     draft_document,
     draft_documents,
     drop_dataset_op,
     validate_dataset_name,
     write_drafts_op,
 )
+from memflow.store.dump import DumpFile, DumpProgressFn, ExportReport, ImportReport
+from memflow.store.export import export_op
 from memflow.store.forget import ForgetReport, forget
 from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
+from memflow.store.imports import import_op
 from memflow.store.opening import locate, open_store
 from memflow.store.reads import as_uuid as _as_uuid
 from memflow.store.writer import Writer, WriteResult
@@ -192,10 +195,7 @@ class Memory:
             if not create:
                 raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
             with self._writing(), dbe.transaction(self.engine) as conn:
-                conn.execute(
-                    q("dataset_create"),
-                    {"id": dataset_uuid(name), "name": name, "embedder": self.embedder.name},
-                )
+                create_dataset(conn, name, self.embedder.name)
                 row = conn.execute(q("dataset_get"), {"name": name}).first()
         if row is None:  # pragma: no cover - created above
             raise DatabaseError(f"dataset {name!r} could not be created")
@@ -235,6 +235,22 @@ class Memory:
         )  # fmt: skip
         fetched = self.reads.run(lambda engine: run_tx(engine, multi.fetch_tx(targets, plan)))
         return multi.finish(targets, plan, fetched, config)
+
+    def import_dump(
+        self,
+        source: DumpFile,
+        *,
+        dataset: str | None = None,
+        re_embed: bool = False,
+        progress: DumpProgressFn | None = None,
+    ) -> ImportReport:
+        """Read a dump (:meth:`Dataset.export`: a path or an open file) into the new dataset
+        ``dataset`` (default: the dump's own name), all or nothing. Its vectors are kept unless
+        it has none or ``re_embed``: then its texts are embedded with this store's embedder
+        (docs/export.md)."""
+        op = import_op(self.embedder, source, dataset=dataset, re_embed=re_embed, progress=progress)
+        with self._writing():
+            return run_op(self.engine, op)
 
     def drop_dataset(self, name: str, *, only_if_empty: bool = False) -> bool:
         """Delete a dataset and everything in it; returns False if it did not exist (or, with
@@ -451,6 +467,18 @@ class Dataset:
     def documents(self) -> list[DocumentVersion]:
         """The documents of the dataset: id, source, version, status (current | replaced)."""
         return documents(self.context)
+
+    def export(
+        self,
+        fp: DumpFile,
+        *,
+        with_vectors: bool = False,
+        progress: DumpProgressFn | None = None,
+    ) -> ExportReport:
+        """Write the whole dataset to ``fp`` (a path or an open file) as a dump, one consistent
+        snapshot, streamed (docs/export.md); :meth:`Memory.import_dump` reads it back."""
+        op = export_op(self.id, self.name, fp, with_vectors=with_vectors, progress=progress)
+        return run_op(self.memory.engine, op)
 
     # -- inspection ------------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:

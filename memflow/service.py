@@ -8,8 +8,11 @@ one-line message the doors pass on unchanged. Nothing here knows about HTTP or M
 
 from __future__ import annotations
 
+import json
+import logging
+import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,10 +20,19 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from sqlalchemy import Engine, event
 
+from memflow.bounds import check_json, parse_iso
 from memflow.db import engine as dbe
 from memflow.db.filters import check_metadata, check_scope
 from memflow.db.queries import q, raw
-from memflow.errors import InvalidInput
+from memflow.errors import (
+    ConnectionFailed,
+    DatabaseError,
+    ExtensionMissing,
+    InvalidInput,
+    MemflowError,
+    SchemaOutOfDate,
+)
+from memflow.ingest.parse import decode_input
 from memflow.ingest.pipeline import max_document_bytes, resolve_inputs
 
 if TYPE_CHECKING:
@@ -33,6 +45,8 @@ CONTENT_TYPE_CHOICES: tuple[str, ...] = get_args(ContentTypeChoice)
 # What an agent gets unless it asks for more: the units most related to the query, packed into
 # the token budget (not whole episode blocks).
 AGENT_DISPLAY: DisplayMode = "highly_related"
+log = logging.getLogger(__name__)
+_SQLSTATE = re.compile(r"\[([0-9A-Z]{5})\]")
 
 
 class PayloadTooLarge(InvalidInput):
@@ -67,18 +81,48 @@ def stats_json(dataset: str, stats: dict[str, int]) -> dict[str, Any]:
 
 
 def parse_time(value: str | datetime | None, what: str) -> datetime | None:
-    """An ISO 8601 time (a date alone is midnight UTC); naive times are taken as UTC."""
+    """An ISO 8601 time (a date alone is midnight UTC; naive times are UTC) in memflow's time
+    range (memflow.bounds)."""
     if value is None or isinstance(value, datetime):
-        when = value
+        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be an ISO 8601 time such as 2024-05-08, got {value!r}")
+    return parse_iso(value, what)
+
+
+def public_error(exc: MemflowError) -> tuple[str, str]:
+    """The error type and message a remote caller gets for ``exc``. A database failure says what
+    failed and what to do without the server's internals (socket paths, hosts, SQL text): those
+    go to the server's log. Every other error's message is the caller's to read."""
+    if not isinstance(exc, DatabaseError) or isinstance(exc, SchemaOutOfDate | ExtensionMissing):
+        return type(exc).__name__, str(exc)
+    log.warning("%s: %s", type(exc).__name__, exc)
+    found = _SQLSTATE.search(str(exc))
+    state = found.group(1) if found else None
+    if isinstance(exc, ConnectionFailed):
+        message = (
+            "the server cannot reach its database right now: retry the call in a moment; if it "
+            "keeps failing, the server's operator should check that PostgreSQL runs (the "
+            "server's log has the details)"
+        )
+    elif state in ("40001", "40P01"):
+        message = f"the call conflicted with concurrent writers [{state}]: retry the call"
+    elif state == "57014":
+        message = (
+            f"the statement was cancelled [{state}] (it ran past the server's statement "
+            "timeout): retry the call, or narrow it (a smaller top_k, a tighter filter)"
+        )
+    elif state == "25006":
+        message = (
+            f"the server's database only accepts reads [{state}]: its operator should point "
+            "writes at the primary"
+        )
     else:
-        try:
-            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidInput(
-                f"{what} {value!r} is not an ISO 8601 time: use e.g. 2024-05-08 or "
-                "2024-05-08T13:56:00Z"
-            ) from None
-    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
+        message = (
+            f"the database failed{f' [{state}]' if state else ''}: retry the call; if it keeps "
+            "failing, report it to the server's operator (the server's log has the details)"
+        )
+    return type(exc).__name__, message
 
 
 def limit_statements(engine: Engine, seconds: float) -> None:
@@ -160,20 +204,24 @@ class Service:
         *,
         text: str | None = None,
         path: str | None = None,
+        conversation: Mapping[str, Any] | Sequence[Any] | None = None,
         content_type: str = "auto",
         reference_time: str | datetime | None = None,
         extractor: Literal["auto", "rules", "llm"] = "auto",
         scope: dict[str, str] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Memorise one text (or a file/directory under the read roots) into ``dataset``, with
-        its ``scope`` and ``metadata`` (memflow.db.filters).
-
+        """Memorise one text, one ``conversation`` (an object or list in memflow's conversation
+        format: ``{"sessions": [...]}``, ``{"messages": [...]}`` or a list of messages) or a
+        file/directory under the read roots into ``dataset``, with its ``scope`` and
+        ``metadata`` (memflow.db.filters).
 
         The input is parsed before the dataset is created or anything is written, so a request
-        that fails validation changes nothing; a document that fails later writes nothing."""
-        if (text is None) == (path is None):
-            raise InvalidInput("pass exactly one of text or path")
+        whose every input fails validation changes nothing; in a directory, a file that fails is
+        reported (``status: failed``) and the others are memorised; a document that fails later
+        writes nothing."""
+        if sum(x is not None for x in (text, path, conversation)) != 1:
+            raise InvalidInput("pass exactly one of text, conversation or path")
         if content_type not in CONTENT_TYPE_CHOICES:
             raise InvalidInput(
                 f"content_type {content_type!r} is not one of {', '.join(CONTENT_TYPE_CHOICES)}"
@@ -181,9 +229,14 @@ class Service:
         ref = parse_time(reference_time, "reference_time")
         scope, metadata = check_scope(scope), check_metadata(metadata)
         source: bytes | Path
+        if conversation is not None:
+            text, content_type = _conversation_text(conversation, content_type), "conversation"
         if text is not None:
-            # Bytes, never str: a str naming an existing file would be read from this disk.
-            source = text.encode("utf-8", "surrogatepass")
+            if not isinstance(text, str):
+                raise InvalidInput(f"text must be a string, got {type(text).__name__}")
+            # Bytes, never str: a str naming an existing file would be read from this disk. The
+            # text is cleaned as the Python API cleans a str (NUL dropped, lone surrogates refused).
+            source = decode_input(text, "text").encode("utf-8")
             limit = max_document_bytes()
             if len(source) > limit:
                 raise PayloadTooLarge(
@@ -192,9 +245,9 @@ class Service:
                 )
         else:
             source = self._readable(str(path))
-        for item in resolve_inputs(source, content_type=content_type, reference_time=ref):
-            if item.error is not None:
-                raise item.error
+        items = resolve_inputs(source, content_type=content_type, reference_time=ref)
+        if all(item.error is not None for item in items):
+            raise items[0].error or InvalidInput("nothing to memorize")
         report = self.memory.dataset(dataset).memorize(
             source,
             content_type=content_type,
@@ -332,6 +385,23 @@ class Service:
         return {"dataset": dataset, "episode_id": str(eid), "rows": rows, "documents": documents}
 
 
+def _conversation_text(conversation: Any, content_type: str) -> str:
+    """A conversation given as an object, as the JSON text memflow parses (ingest.parse checks
+    it: depth, NUL, lone surrogates, dates)."""
+    if content_type not in ("auto", "conversation"):
+        raise InvalidInput(f"a conversation is content_type 'conversation', not {content_type!r}")
+    if not isinstance(conversation, Mapping | list | tuple):
+        raise InvalidInput(
+            'conversation must be an object such as {"messages": [{"speaker": "Ana", "text": '
+            f'"..."}}]}} or a list of messages, got {type(conversation).__name__}'
+        )
+    check_json(conversation, "conversation")
+    try:
+        return json.dumps(conversation, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"conversation must be JSON (objects, lists, strings): {exc}") from exc
+
+
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {
         k: (v.isoformat() if isinstance(v, datetime) else str(v) if isinstance(v, uuid.UUID) else v)
@@ -348,5 +418,6 @@ __all__ = [
     "dataset_json",
     "limit_statements",
     "parse_time",
+    "public_error",
     "stats_json",
 ]

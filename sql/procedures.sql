@@ -79,6 +79,6 @@ SELECT v.id, v.name, v.summary, v.status, v.version, v.steps, v.context, v.episo
               WHERE k.dataset_id = v.dataset_id AND k.src = v.id
                 AND k.relationship = 'has_key_point'
                 AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
-              ORDER BY c.idx LIMIT 64) AS sources
+              ORDER BY c.idx LIMIT :max_sources) AS sources
 FROM memflow.procedures v
 WHERE v.dataset_id = :dataset_id AND v.id = ANY(:ids);

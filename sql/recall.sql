@@ -58,7 +58,7 @@ UNION ALL
 -- was reached from; the cap (:max_nodes) keeps whole chains of the best hits (rank, then depth).
 -- Rows: the kept nodes ('node'), then the walked edges between kept nodes ('edge'). Provenance
 -- (`sources`: [chunk key, document id, document source, chunk ts] per chunk, first chunk first)
--- is read in one lateral per node: for FacetPoints (up to 64 chunks; the first chunk's speaker,
+-- is read in one lateral per node: for FacetPoints (up to :max_sources chunks; the first chunk's speaker,
 -- for the unit rules, comes from the same lateral), an Episode's first chunk, and for Facets only
 -- when :with_sources (evidence units). An Entity carries its degree, the episodes and facets
 -- linking to it (counted up to :degree_cap; above :fanout it is a hub), and every Entity row the
@@ -130,7 +130,7 @@ LEFT JOIN LATERAL (
          WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
            AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
            AND (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
-         ORDER BY c.idx LIMIT CASE WHEN k.kind = 'Episode' THEN 1 ELSE 64 END) c
+         ORDER BY c.idx LIMIT CASE WHEN k.kind = 'Episode' THEN 1 ELSE :max_sources END) c
   JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
 ) src ON true
 UNION ALL
@@ -200,7 +200,7 @@ LEFT JOIN LATERAL (
           JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
          WHERE nc.dataset_id = :dataset_id AND nc.node_id = p.id
            AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
-         ORDER BY c.idx LIMIT 64) c
+         ORDER BY c.idx LIMIT :max_sources) c
   JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
 ) src ON true
 WHERE hf.dataset_id = :dataset_id AND hf.relationship = 'has_facet'
@@ -236,7 +236,7 @@ LEFT JOIN LATERAL (
           JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
          WHERE nc.dataset_id = :dataset_id AND nc.node_id = h.node_id
            AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
-         ORDER BY c.idx LIMIT 64) c
+         ORDER BY c.idx LIMIT :max_sources) c
   JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
 ) src ON true
 LEFT JOIN LATERAL (

@@ -20,3 +20,14 @@ SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memflow_app')
 
 -- name: set_app_role
 SET ROLE memflow_app;
+
+-- name: client_check
+-- Run on each new connection: a running statement checks every :interval_ms milliseconds that
+-- its client is still connected, and stops when it is gone (a killed process), instead of
+-- running on. PostgreSQL 14+; an older server has no such setting and skips it.
+SELECT set_config('client_connection_check_interval', :interval_ms, false)
+WHERE current_setting('server_version_num')::int >= 140000;
+
+-- name: write_timeout
+-- The statement timeout of the rest of this (write) transaction, in milliseconds ('0': none).
+SELECT set_config('statement_timeout', :ms, true);

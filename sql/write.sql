@@ -127,3 +127,24 @@ ON CONFLICT (dataset_id, node_id) DO UPDATE SET text_hash = EXCLUDED.text_hash, 
 INSERT INTO memflow.edge_text (dataset_id, text_hash, text, embedding)
 VALUES (:dataset_id, :text_hash, :text, :embedding)
 ON CONFLICT (dataset_id, text_hash) DO NOTHING;
+
+-- name: graph_estimate
+-- How many nodes the planner believes the store holds (-1: never analyzed), whether this role
+-- may refresh the statistics (ANALYZE needs the owner or, from PostgreSQL 17, MAINTAIN), and
+-- the transaction's lock timeout (to restore).
+SELECT c.reltuples AS estimate,
+       CASE WHEN pg_has_role(c.relowner, 'USAGE') THEN true
+            WHEN current_setting('server_version_num')::int >= 170000
+              THEN has_table_privilege(c.oid, 'MAINTAIN')
+            ELSE false END AS may_analyze,
+       current_setting('lock_timeout') AS lock_timeout
+FROM pg_class c WHERE c.oid = 'memflow.node'::regclass;
+
+-- name: set_lock_timeout
+SELECT set_config('lock_timeout', :timeout, true);
+
+-- name: analyze_written
+-- The statistics of the tables the statements after a write read (supersession, versions,
+-- merges), taken inside the write's transaction: its own new rows are counted.
+ANALYZE memflow.node, memflow.node_chunk, memflow.chunk, memflow.edge, memflow.node_source,
+  memflow.edge_source, memflow.facetpoint_search_text;

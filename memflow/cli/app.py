@@ -8,7 +8,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from memflow.cli import commands, demo, history, memorize, search, server
+from memflow.bounds import escape_unsafe
+from memflow.cli import commands, demo, dump, history, memorize, search, server
 from memflow.cli.base import COMMANDS, common_options
 from memflow.errors import MemflowError
 
@@ -22,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"memflow {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # The order of the commands in --help and docs/cli.md.
-    for module in (commands, memorize, search, history, demo, server):
+    for module in (commands, memorize, search, history, dump, demo, server):
         module.register(sub, common_options)
     _describe(parser)
     return parser
@@ -64,10 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(result) if isinstance(result, int) else 0
     except MemflowError as exc:
         if getattr(args, "json", False):
-            print(
-                json.dumps({"error": type(exc).__name__, "message": str(exc)}, ensure_ascii=False)
-            )
-        print(f"memflow: error: {exc}", file=sys.stderr)
+            error = {"error": type(exc).__name__, "message": str(exc)}
+            print(escape_unsafe(json.dumps(error, ensure_ascii=False), json_text=True))
+        print(f"memflow: error: {escape_unsafe(str(exc), chr(10))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("memflow: interrupted", file=sys.stderr)
@@ -78,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("MEMFLOW_DEBUG"):
             raise
         print(
-            f"memflow: internal error: {type(exc).__name__}: {exc} (set MEMFLOW_DEBUG=1 for a traceback)",
+            f"memflow: internal error: {type(exc).__name__}: {escape_unsafe(str(exc))} "
+            "(set MEMFLOW_DEBUG=1 for a traceback)",
             file=sys.stderr,
         )
         return 70

@@ -7,8 +7,9 @@ import argparse
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO, cast
 
+from memflow.bounds import escape_unsafe
 from memflow.memory import Memory
 
 Handler = Callable[[argparse.Namespace], Any]
@@ -105,11 +106,36 @@ def counts_text(counts: Any, keys: tuple[str, ...] = GRAPH) -> str:
     return ", ".join(parts)
 
 
+class _Escaping:
+    """A text stream that writes unsafe characters as ``\\uXXXX`` (valid in a JSON line, readable
+    in a text one), keeping newlines and carriage returns: progress lines name the input files."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(escape_unsafe(text, "\n\r", json_text=True))
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+
+def escaping(stream: TextIO) -> TextIO:
+    """``stream`` with every control character a file name may hold escaped (ESC, C1, bidi)."""
+    return cast(TextIO, _Escaping(stream))
+
+
 def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
+    """Print ``payload`` as JSON (--json) or ``text``; control characters a stored name or text
+    may hold (ESC, the C1 range, bidirectional overrides) never reach the terminal raw."""
     if args.json:
-        print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+        dumped = json.dumps(payload, ensure_ascii=False, indent=2, default=str)
+        print(escape_unsafe(dumped, "\n", json_text=True))
     elif text is not None:
-        print(text)
+        print(escape_unsafe(text, "\n\t"))
 
 
 __all__ = [
@@ -121,6 +147,7 @@ __all__ = [
     "counts_text",
     "default_dataset",
     "emit",
+    "escaping",
     "open_memory",
     "plural",
 ]

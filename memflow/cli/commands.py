@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from memflow.bounds import escape_unsafe, load_json
 from memflow.cli.base import command, counts_text, emit, open_memory, plural
 from memflow.cli.filters import add_metadata_option, add_scope_option, json_object, scope_of
 from memflow.errors import InvalidInput, NotFound
@@ -274,8 +274,9 @@ def _datasets(args: argparse.Namespace) -> None:
     from memflow.service import dataset_json
 
     payload = [dataset_json(d) for d in rows]
-    lines = [
-        f"{d.name}\t{plural(d.episodes, 'episode')}\t{plural(d.documents, 'document')}"
+    lines = [  # a name stored before the rules for names may hold a tab or a newline
+        f"{escape_unsafe(d.name)}\t{plural(d.episodes, 'episode')}"
+        f"\t{plural(d.documents, 'document')}"
         f"\t{d.embedder or '-'}"
         for d in rows
     ] or ["(no datasets)"]
@@ -289,12 +290,9 @@ def _read_json(path: str) -> Any:
         raise InvalidInput(f"{path}: no such file") from None
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+    return load_json(
+        raw, path, malformed="{what}: invalid JSON at line {line} column {column}: {msg}"
+    )
 
 
 @command("add_episode")

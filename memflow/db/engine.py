@@ -16,6 +16,7 @@ from psycopg.rows import dict_row
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
+from memflow import config as mfconfig
 from memflow.db.queries import q, raw
 from memflow.errors import (
     ConfigurationError,
@@ -56,6 +57,11 @@ def wrap_db_error(exc: BaseException) -> MemflowError:
             f"this server only accepts reads (a standby, or a read-only transaction) [{state}]: "
             f"{detail}; write through the primary's URL (MEMFLOW_DATABASE_URL), and give standbys "
             "as read replicas (MEMFLOW_READ_REPLICA_URLS)"
+        )
+    if state == "57014" and "statement timeout" in detail:
+        return DatabaseError(
+            f"a statement ran past the write timeout [{state}]: {detail}; nothing of it was "
+            "written. Retry, or raise MEMFLOW_WRITE_TIMEOUT (seconds) for very large documents"
         )
     if state == "57014":
         return DatabaseError(f"the statement was cancelled [{state}]: {detail}; retry the call")
@@ -132,14 +138,44 @@ def _register_vector(dbapi_conn: Any, _record: object) -> None:
 APP_ROLE = "memflow_app"  # named in sql/session.sql (app_role_available, set_app_role)
 
 
-def _use_app_role(dbapi_conn: Any, _record: object) -> None:
-    """Switch to the role row-level security applies to (superusers and owners would bypass it)."""
-    with dbapi_conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(raw("app_role_available"))
-        row = cur.fetchone()
-        if row and row["available"]:
-            cur.execute(raw("set_app_role"))
-    dbapi_conn.commit()  # SET is transactional: keep it past the pool's reset-on-return rollback
+def session_settings() -> mfconfig.SessionSettings:
+    """:func:`memflow.config.session_settings`, checked."""
+    found = mfconfig.session_settings()
+    if not found.write_timeout_s >= 0:  # also NaN
+        raise ConfigurationError(
+            "MEMFLOW_WRITE_TIMEOUT must be a number of seconds >= 0 (0: no limit), e.g. 300"
+        )
+    if found.client_check_ms < 0:
+        raise ConfigurationError(
+            "MEMFLOW_CLIENT_CHECK_MS must be a whole number of milliseconds >= 0, e.g. 2000"
+        )
+    return found
+
+
+def _session_hook(dialect: Any, app_role: bool) -> Callable[[Any, object], None]:
+    """What each new connection runs: the client check (sql/session.sql ``client_check``) and,
+    with ``app_role``, the switch to the role row-level security applies to (superusers and
+    owners would bypass it)."""
+    check = str(q("client_check").compile(dialect=dialect))
+    interval = str(session_settings().client_check_ms)
+
+    def prepare(dbapi_conn: Any, _record: object) -> None:
+        with dbapi_conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(check, {"interval_ms": interval})
+            if app_role:
+                cur.execute(raw("app_role_available"))
+                row = cur.fetchone()
+                if row and row["available"]:
+                    cur.execute(raw("set_app_role"))
+        dbapi_conn.commit()  # SET is transactional: keep it past the pool's reset-on-return
+
+    return prepare
+
+
+def limit_write_statements(conn: Connection) -> None:
+    """Cap each remaining statement of this write transaction at ``MEMFLOW_WRITE_TIMEOUT``."""
+    ms = round(session_settings().write_timeout_s * 1000)
+    conn.execute(q("write_timeout"), {"ms": str(ms)})
 
 
 def engine_options(
@@ -172,8 +208,7 @@ def make_engine(
         ),
     )
     event.listen(engine, "connect", _register_vector)
-    if app_role:
-        event.listen(engine, "connect", _use_app_role)
+    event.listen(engine, "connect", _session_hook(engine.dialect, app_role))
     return engine
 
 
@@ -235,7 +270,20 @@ def transaction(engine: Engine, dataset_id: uuid.UUID | None = None) -> Iterator
     except MemflowError:
         raise
     except sa_exc.SQLAlchemyError as exc:
+        interrupt = _interrupt_behind(exc)
+        if interrupt is not None:  # Ctrl-C mid-statement, then the rollback failed: stop
+            raise interrupt from None
         raise wrap_db_error(exc) from exc
+
+
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt an error was raised while handling, if any."""
+    seen: BaseException | None = exc.__context__
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+        seen = seen.__context__
+    return None
 
 
 def retry_delay(exc: Exception, attempt: int, attempts: int, base_delay: float = 0.05) -> float:

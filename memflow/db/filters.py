@@ -19,17 +19,25 @@ The filter language (``where``), over a document's metadata (a JSON object):
   ``{"and": [f, ...]}`` and ``{"or": [f, ...]}`` combine (non-empty lists of) filters.
 
 A missing key matches nothing but ``not`` and ``exists: false``.
+
+Bounds (memflow.bounds checks the JSON itself: depth, NUL, lone surrogates, finite numbers
+within ±1e308): metadata is at most 256 KiB as JSON, and a top-level string that starts like an
+ISO date must be one Python reads (years 1 to 9999); a filter has at most 256 conditions and
+64 KiB of JSON, an ``in`` list at most 1,000 values. A stored value outside these bounds
+(written by an older memflow) never makes a filter fail: it simply does not match a range.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
+from memflow.bounds import check_json, check_label, check_text
 from memflow.errors import InvalidInput
 
 SCOPE_KEYS = ("user", "agent", "session")
@@ -37,10 +45,22 @@ OPERATORS = ("in", "not", "gte", "gt", "lte", "lt", "exists")
 _RANGES = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
 _COMBINATORS = ("and", "or")
 MAX_DEPTH = 16  # nesting of and/or: deeper filters are rejected rather than compiled
+MAX_CONDITIONS = 256  # conditions on keys in one filter (an "in" list counts once)
+MAX_IN_VALUES = 1000
+MAX_METADATA_BYTES = 256 * 1024  # a document's metadata (a LangGraph store item's value)
+MAX_FILTER_BYTES = 64 * 1024
+MAX_SCOPE_CHARS = 500
+# A string that starts like an ISO date (a year of 4 digits or more): the filter SQL reads it
+# as a timestamp, so it must be a date Python reads too (years 1 to 9999).
+_DATE_LIKE = re.compile(r"\s*[+-]?\d{4,}-\d{1,2}-\d{1,2}(?:$|[T ]\d)")
 
 
-def check_scope(scope: Mapping[str, Any] | None, *, what: str = "scope") -> dict[str, str]:
-    """``scope`` as a plain dict: keys among SCOPE_KEYS, values non-empty strings."""
+def check_scope(
+    scope: Mapping[str, Any] | None, *, what: str = "scope", stored: bool = True
+) -> dict[str, str]:
+    """``scope`` as a plain dict: keys among SCOPE_KEYS, values non-empty strings. A scope to
+    be ``stored`` holds names (memflow.bounds.check_label: no control characters); a search's
+    may name any scope stored before that rule (no NUL, valid Unicode)."""
     if scope is None:
         return {}
     if not isinstance(scope, Mapping):
@@ -51,8 +71,13 @@ def check_scope(scope: Mapping[str, Any] | None, *, what: str = "scope") -> dict
     for key, value in scope.items():
         if key not in SCOPE_KEYS:
             raise InvalidInput(f"unknown {what} key {key!r}: use any of {', '.join(SCOPE_KEYS)}")
-        if not isinstance(value, str) or not value.strip() or "\x00" in value:
-            raise InvalidInput(f"{what} {key!r} must be a non-empty string, got {value!r}")
+        label = f"{what} {key!r}"
+        if stored:
+            check_label(value, label, max_chars=MAX_SCOPE_CHARS)
+        elif not isinstance(value, str) or not value.strip() or "\x00" in value:
+            raise InvalidInput(f"{label} must be a non-empty string, got {value!r}")
+        else:
+            check_text(value, label)
         out[key] = value
     return out
 
@@ -69,16 +94,37 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     for key in metadata:
         if not isinstance(key, str) or not key or "\x00" in key:
             raise InvalidInput(f"metadata key {key!r} must be a non-empty string")
+    check_json(dict(metadata), "metadata")
     try:
         text = json.dumps(dict(metadata), allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(
             f"metadata must be JSON (strings, numbers, lists, objects): {exc}"
         ) from exc
-    if "\\u0000" in text:
-        raise InvalidInput("metadata must not contain NUL characters")
+    if len(text.encode("utf-8")) > MAX_METADATA_BYTES:
+        raise InvalidInput(
+            f"metadata is {len(text.encode('utf-8')):,} bytes as JSON: keep it under "
+            f"{MAX_METADATA_BYTES:,} (memorize long content as text instead)"
+        )
     loaded: dict[str, Any] = json.loads(text)
+    for key, value in loaded.items():
+        if isinstance(value, str) and _DATE_LIKE.match(value):
+            _date_value(key, value)
     return loaded
+
+
+def _date_value(key: str, value: str) -> None:
+    """A metadata string that starts like a date must be one Python reads: the filter SQL reads
+    it as a timestamp, and a date past year 9999 is out of range there once its offset applies."""
+    try:
+        datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        year = value.strip().lstrip("+-").split("-", 1)[0]
+        if len(year) > 4:
+            raise InvalidInput(
+                f"metadata {key!r}: {value!r} is a date past year 9999: give dates in years 1 "
+                "to 9999 (ISO 8601, e.g. 2026-03-01T09:00:00+01:00)"
+            ) from None
 
 
 def tags_json(scope: Mapping[str, str], metadata: Mapping[str, Any]) -> str:
@@ -112,7 +158,7 @@ def search_filter(
     scope: Mapping[str, Any] | None, where: Mapping[str, Any] | None
 ) -> SearchFilter | None:
     """The checked filter of a search, None when it has neither scope nor where."""
-    checked = check_scope(scope)
+    checked = check_scope(scope, stored=False)
     compiled = compile_where(where)
     out = SearchFilter(checked, compiled)
     return out if out.active else None
@@ -121,6 +167,7 @@ def search_filter(
 class _Compiler:
     def __init__(self) -> None:
         self.params: dict[str, Any] = {}
+        self.conditions = 0
 
     def bind(self, value: Any) -> str:
         name = f"w{len(self.params)}"
@@ -152,6 +199,12 @@ class _Compiler:
         return "(" + f" {op.upper()} ".join(inner) + ")"
 
     def key(self, key: str, cond: Any, path: str) -> str:
+        self.conditions += 1
+        if self.conditions > MAX_CONDITIONS:
+            raise InvalidInput(
+                f"the filter has more than {MAX_CONDITIONS} conditions: use at most "
+                f"{MAX_CONDITIONS} (one 'in' list matches many values: {{'k': {{'in': [...]}}}})"
+            )
         k = self.bind(key)
         if not isinstance(cond, Mapping):
             return _coalesce(f"d.metadata -> {k} = CAST({self.bind(_scalar(key, cond))} AS jsonb)")
@@ -169,6 +222,11 @@ class _Compiler:
             if op == "in":
                 if not isinstance(value, list | tuple) or not value:
                     raise InvalidInput(f"'in' on {key!r} takes a non-empty list, got {value!r}")
+                if len(value) > MAX_IN_VALUES:
+                    raise InvalidInput(
+                        f"'in' on {key!r} lists {len(value):,} values: use at most "
+                        f"{MAX_IN_VALUES:,}"
+                    )
                 values = "[" + ", ".join(_scalar(key, v) for v in value) + "]"
                 parts.append(
                     _coalesce(
@@ -202,12 +260,16 @@ class _Compiler:
                 f"memflow_filter_ts {_RANGES[op]} CAST({self.bind(_as_datetime(key, op, v))} AS timestamptz)"
                 for op, v in bounds.items()
             ]
-            guard = f"jsonb_typeof(d.metadata -> {k}) = 'string' AND pg_input_is_valid(d.metadata ->> {k}, 'timestamp')"
-            ts = f"(CAST(d.metadata ->> {k} AS timestamp) AT TIME ZONE 'UTC')"
-            tz = f"CAST(d.metadata ->> {k} AS timestamptz)"
+            # A value stored with an offset is read as timestamptz, one without as UTC. Each
+            # cast runs only on a value its own type reads (pg_input_is_valid): a timestamp
+            # whose offset carries it past timestamptz's range (294276-12-31T23:59:59-15:00,
+            # stored by an older memflow) does not match, instead of failing the search.
+            v = f"(d.metadata ->> {k})"
+            guard = f"jsonb_typeof(d.metadata -> {k}) = 'string' AND pg_input_is_valid({v}, 'timestamp')"
             value = (
-                f"CASE WHEN (d.metadata ->> {k}) ~ '[T ][0-9:.]+(Z|[+-][0-9]{{2}}(:?[0-9]{{2}})?)$' "
-                f"THEN {tz} ELSE {ts} END"
+                f"CASE WHEN {v} !~ '[T ][0-9:.]+(Z|[+-][0-9]{{2}}(:?[0-9]{{2}})?)$' "
+                f"THEN CAST({v} AS timestamp) AT TIME ZONE 'UTC' "
+                f"WHEN pg_input_is_valid({v}, 'timestamptz') THEN CAST({v} AS timestamptz) END"
             )
             tests = [t.replace("memflow_filter_ts", value) for t in tests]
         else:
@@ -238,7 +300,9 @@ def _scalar(key: str, value: Any) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return isinstance(value, int) or math.isfinite(value)  # ints: memflow.bounds caps them
 
 
 def _as_datetime(key: str, op: str, value: Any) -> datetime:
@@ -265,6 +329,18 @@ def compile_where(where: Mapping[str, Any] | None) -> CompiledWhere:
         return CompiledWhere()
     if isinstance(where, Mapping) and not where:
         return CompiledWhere()
+    # The compiler bounds and/or nesting itself (MAX_DEPTH, the clearer message); this bounds
+    # the rest (lists in lists) and checks every string and number.
+    check_json(where, "where", max_depth=2 * MAX_DEPTH + 8)
+    try:
+        size = len(json.dumps(where, default=str, ensure_ascii=False).encode("utf-8"))
+    except (TypeError, ValueError):
+        size = 0  # not JSON: the compiler names what is wrong
+    if size > MAX_FILTER_BYTES:
+        raise InvalidInput(
+            f"the filter is {size:,} bytes as JSON: keep it under {MAX_FILTER_BYTES:,} (one 'in' "
+            "list matches many values)"
+        )
     c = _Compiler()
     return CompiledWhere(c.node(where, 0, "where"), c.params)
 

@@ -16,6 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple, cast, get_args
 
+from memflow.bounds import (
+    MALFORMED,
+    MAX_NAME_CHARS,
+    check_text,
+    check_time,
+    from_epoch,
+    load_json,
+)
 from memflow.errors import InvalidInput
 from memflow.text.document import Chunk, ContentType, ParsedDocument, Session
 from memflow.text.sentences import shorten, speaker_label, text_units
@@ -70,7 +78,7 @@ def decode_input(data: str | bytes, source: str) -> str:
                     f"{exc.start}); convert the file to UTF-8, e.g. iconv -f GBK -t UTF-8"
                 ) from exc
     else:
-        text = data
+        text = check_text(data, source)
     text = text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise InvalidInput(f"{source}: the input is empty; give it some text to memorize")
@@ -124,14 +132,25 @@ def _json_kind(obj: Any) -> ContentType | None:
 
 
 def _load_json(text: str, source: str) -> Any:
+    """The JSON of a conversation or drafts, checked by memflow.bounds (depth, NUL, lone
+    surrogates, numbers)."""
+    hint = (
+        '; a conversation is {{"sessions": [{{"started_at": ISO-8601, "messages": '
+        '[{{"speaker": ..., "text": ...}}]}}]}}'
+    )
+    return load_json(text, source, malformed=MALFORMED + hint)
+
+
+def _parses_as_json(text: str) -> bool | None:
+    """True when ``text`` is JSON, False when it is not, None when it is JSON memflow cannot
+    read (nested too deep, an integer of thousands of digits): load_json says why."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"{source}: malformed JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
-            'a conversation is {"sessions": [{"started_at": ISO-8601, "messages": '
-            '[{"speaker": ..., "text": ...}]}]}'
-        ) from exc
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    except (RecursionError, ValueError):
+        return None
+    return True
 
 
 def detect_content_type(text: str, filename: str | None = None) -> ContentType:
@@ -145,6 +164,8 @@ def detect_content_type(text: str, filename: str | None = None) -> ContentType:
             kind = None
             if name.endswith(".json") or _JSON_CLAIM.search(text[:5000]):
                 return "conversation"  # parse_input reports where the JSON is broken
+        except (RecursionError, ValueError):
+            return "conversation"  # JSON too deep or too long to read: parse_input says so
         if kind is not None:
             return kind
     if _looks_like_dialog(text):
@@ -159,13 +180,13 @@ def detect_content_type(text: str, filename: str | None = None) -> ContentType:
 # ---------------------------------------------------------------- times
 
 
-def _aware(dt: datetime) -> datetime:
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
-
-
-def parse_when(value: str, reference: datetime | None = None) -> datetime | None:
-    """A message's or session's time in any common format (:mod:`memflow.text.timestamps`)."""
-    return parse_timestamp(value, reference)
+def parse_when(
+    value: str, reference: datetime | None = None, *, what: str = "the time"
+) -> datetime | None:
+    """A message's or session's time in any common format (:mod:`memflow.text.timestamps`),
+    within memflow's time range (memflow.bounds; else InvalidInput naming ``what``)."""
+    when = parse_timestamp(value, reference)
+    return None if when is None else check_time(when, what)
 
 
 # ---------------------------------------------------------------- builders
@@ -202,12 +223,13 @@ def _speaker_title(chunks: list[Chunk]) -> str:
 
 def _dialog_document(text: str, source: str, ref: datetime | None) -> ParsedDocument:
     turns: list[list[Any]] = []  # [speaker, text, timestamp]
-    for line in text.split("\n"):
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         m = _DIALOG_LINE.match(line)
         if m and len(m.group("speaker").split()) <= 4:
-            ts = parse_when(m.group("ts"), ref) if m.group("ts") else None
+            what = f"{source}: the time on line {number}"
+            ts = parse_when(m.group("ts"), ref, what=what) if m.group("ts") else None
             turns.append([m.group("speaker").strip(), m.group("text").strip(), ts])
         elif turns:
             turns[-1][1] += " " + line.strip()
@@ -258,10 +280,10 @@ def _sessions_of(obj: Any, source: str) -> tuple[list[dict[str, Any]], str | Non
     return cast(list[dict[str, Any]], sessions), title if isinstance(title, str) else None
 
 
-def _timestamp(raw: Any, started: datetime | None) -> datetime | None:
+def _timestamp(raw: Any, started: datetime | None, what: str) -> datetime | None:
     if isinstance(raw, int | float) and not isinstance(raw, bool):
-        return datetime.fromtimestamp(raw, tz=UTC)  # epoch seconds
-    return parse_when(str(raw), started) if raw is not None else None
+        return from_epoch(raw, what)  # epoch seconds
+    return parse_when(str(raw), started, what=what) if raw is not None else None
 
 
 def _conversation_document(
@@ -275,7 +297,8 @@ def _conversation_document(
         started_raw = next(
             (raw[k] for k in ("started_at", "date_time", "date") if raw.get(k)), None
         )
-        started = parse_when(str(started_raw)) if started_raw is not None else None
+        what = f"{source}: sessions[{si}].started_at"
+        started = parse_when(str(started_raw), what=what) if started_raw is not None else None
         if started_raw is not None and started is None:
             raise InvalidInput(
                 f"{source}: sessions[{si}].started_at {started_raw!r} is not a date; use ISO-8601 "
@@ -294,7 +317,12 @@ def _conversation_document(
             if not body:
                 continue
             speaker = next((msg[k] for k in SPEAKER_KEYS if msg.get(k) is not None), None)
-            ts = _timestamp(msg.get("ts", msg.get("timestamp")), started)
+            if speaker is not None and len(str(speaker)) > MAX_NAME_CHARS:
+                raise InvalidInput(
+                    f"{where}: the speaker's name is {len(str(speaker))} characters long: "
+                    f"use at most {MAX_NAME_CHARS}"
+                )
+            ts = _timestamp(msg.get("ts", msg.get("timestamp")), started, f"{where}.ts")
             key = str(msg.get("id", msg.get("dia_id", f"t{len(chunks)}"))).strip()
             if key in keys:
                 raise InvalidInput(f"{where}: duplicate message id {key!r}; ids must be unique")
@@ -351,7 +379,7 @@ def parse_input(
     if content_type != "auto" and content_type not in _CONTENT_TYPES:
         raise InvalidInput(f"content_type must be 'auto' or one of {', '.join(_CONTENT_TYPES)}")
     text = decode_input(data, source)
-    ref = _aware(reference_time) if reference_time is not None else None
+    ref = check_time(reference_time, "reference_time") if reference_time is not None else None
     kind = (
         cast(ContentType, content_type)
         if content_type != "auto"
@@ -361,17 +389,13 @@ def parse_input(
         content_type == "auto"
         and kind not in ("conversation", "draft")
         and text.lstrip().startswith(("{", "["))
+        and _parses_as_json(text)
     ):
-        try:
-            json.loads(text)
-        except json.JSONDecodeError:
-            pass
-        else:
-            raise InvalidInput(
-                f'{source}: JSON that is neither a conversation ({{"sessions": [...]}}, one '
-                'session {"messages": [...]}, or a list of {"speaker", "text"} messages) nor an '
-                'episode draft ({"name", "summary", "facets"}); reshape it or pass it as text'
-            )
+        raise InvalidInput(
+            f'{source}: JSON that is neither a conversation ({{"sessions": [...]}}, one '
+            'session {"messages": [...]}, or a list of {"speaker", "text"} messages) nor an '
+            'episode draft ({"name", "summary", "facets"}); reshape it or pass it as text'
+        )
     if kind in ("conversation", "draft"):
         obj = _load_json(text, source)
         if kind == "draft":

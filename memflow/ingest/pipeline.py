@@ -91,6 +91,18 @@ class InputDocument:
     versioned: bool = False
 
 
+# What extraction can raise on a value the checks let through (a date past the calendar, text
+# nested past the recursion limit): that document fails and the others go on.
+_DATA_ERRORS = (ValueError, OverflowError, RecursionError)
+
+
+def _unreadable(source: str, exc: Exception) -> InvalidInput:
+    return InvalidInput(
+        f"{source}: memflow could not memorise this input ({type(exc).__name__}: {exc}); "
+        "fix the value it names, or report it with the input; the other inputs go on"
+    )
+
+
 def _is_path_like_text(text: str) -> bool:
     one_line = "\n" not in text and len(text) < 4096
     return one_line and text.strip().lower().endswith(TEXT_EXTENSIONS)
@@ -491,7 +503,10 @@ class Memorizer:
                 report.episode_ids = stored
                 report.seconds = time.perf_counter() - started
                 return report, None
-            drafts, report.extractor = self._extract(doc)
+            try:
+                drafts, report.extractor = self._extract(doc)
+            except _DATA_ERRORS as exc:  # a gap in the checks, or a custom extractor's error
+                raise _unreadable(doc.source, exc) from exc
             # Derived edge vectors were measured on the rules' drafts, whose edge texts restate
             # their ends; a model's descriptions and roles say more (MemorizeOptions).
             derive = self.derive and report.extractor == "rules"
@@ -520,6 +535,7 @@ class Memorizer:
                 fault=self.ctx.fault,
                 after_rows=_after_rows(updates, supersede),
                 decide=self._decide,
+                on_stage=lambda _stage: self.tracker.writing() if self.tracker else None,
             )
             result = yield from writer.write_op(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:

@@ -8,7 +8,6 @@ Deterministic: the same document (and the same embedder) always gives the same d
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
@@ -16,8 +15,8 @@ from datetime import datetime, timedelta
 from pathlib import PurePath
 
 import numpy as np
-from pydantic import ValidationError
 
+from memflow.bounds import load_json
 from memflow.drafts import (
     EntityDraft,
     EpisodeDraft,
@@ -32,6 +31,7 @@ from memflow.ingest.entities import EntityHit, keywords, name_aliases, rank_enti
 from memflow.ingest.entity_types import with_entity_types
 from memflow.ingest.procedures import attach_procedures, dialog_procedures, text_procedures
 from memflow.ingest.segment import segment
+from memflow.store.datasets import as_draft
 from memflow.text.dating import text_time
 from memflow.text.document import Chunk, ParsedDocument
 from memflow.text.pieces import chars_within, split_long, text_size
@@ -491,21 +491,13 @@ def _paragraph_starts(doc: ParsedDocument) -> set[int]:
 
 
 def drafts_from_json(text: str, source: str) -> list[EpisodeDraft]:
-    """Episode drafts given as JSON: one draft, a list, or ``{"episodes": [...]}``."""
-    try:
-        obj = json.loads(text)
-        items = obj.get("episodes", [obj]) if isinstance(obj, dict) else obj
-        if not isinstance(items, list):
-            raise InvalidInput(f'{source}: "episodes" must be a list of episode drafts')
-        return [EpisodeDraft.model_validate(item) for item in items]
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"{source}: malformed JSON at line {exc.lineno} column {exc.colno}"
-        ) from exc
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput(f"{source}: invalid episode draft at {where}: {first['msg']}") from exc
+    """Episode drafts given as JSON: one draft, a list, or ``{"episodes": [...]}`` (checked as
+    ``add_episodes`` checks them: memflow.store.datasets.as_draft)."""
+    obj = load_json(text, source)
+    items = obj.get("episodes", [obj]) if isinstance(obj, dict) else obj
+    if not isinstance(items, list):
+        raise InvalidInput(f'{source}: "episodes" must be a list of episode drafts')
+    return [as_draft(item, source) for item in items]
 
 
 __all__ = ["RulesExtractor", "drafts_from_json", "facet_type_for", "point_text", "point_texts"]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
 from memflow.errors import ConfigurationError
-from memflow.llm.client import LlmClient
 from memflow.store.plan import WritePlan
+
+if TYPE_CHECKING:  # the openai package takes ~1 s to import: not on every CLI start
+    from memflow.llm.client import LlmClient
 
 Decider = Callable[[uuid.UUID, WritePlan, dict[bytes, Any]], None]
 

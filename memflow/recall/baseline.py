@@ -34,13 +34,13 @@ def _unit_header(name: str | None, when: datetime | None) -> str:
 
 
 def _pack(
-    units: Sequence[tuple[str, str]], budget: int, counter: TokenCounter
+    units: Sequence[tuple[str, str]], budget: int, counter: TokenCounter, floor: int
 ) -> tuple[str, list[int]]:
     """Units (header, text) in rank order, packed into ``budget`` tokens by
     :func:`memflow.recall.render.pack_indexes` (every line pays its header); returns the context
     and the indexes of the packed units."""
     items = [(i, counter(text), counter(head)) for i, (head, text) in enumerate(units)]
-    kept = pack_indexes(items, budget, shared_headers=False)
+    kept = pack_indexes(items, budget, shared_headers=False, floor=floor)
     lines = [f"{units[i][0]} {units[i][1]}" if units[i][0] else units[i][1] for i in kept]
     return "\n".join(lines), kept
 
@@ -52,9 +52,10 @@ def _context(
     budget: int,
     listed: list[int],
     counter: TokenCounter,
+    floor: int,
 ) -> tuple[str, list[int]]:
     if display == "highly_related":
-        return _pack(units, budget, counter)
+        return _pack(units, budget, counter, floor)
     return "\n".join(res.context for res in results), listed
 
 
@@ -82,6 +83,7 @@ def _vector_units(
     k: int,
     include_facets: bool,
     visible: Visible | None,
+    max_sources: int,
 ) -> list[_Unit]:
     return [
         _Unit(
@@ -98,7 +100,13 @@ def _vector_units(
             speaker=r.speaker,
         )
         for r in sqlrecall.vector_units(
-            conn, dataset_id, qvec, k, include_facets=include_facets, visible=visible
+            conn,
+            dataset_id,
+            qvec,
+            k,
+            max_sources=max_sources,
+            include_facets=include_facets,
+            visible=visible,
         )
     ]
 
@@ -148,7 +156,7 @@ def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]]
     units: list[_Unit]
     if mode == "vector":
         units = yield lambda conn: _vector_units(
-            conn, dataset_id, plan.qvec, k, cfg.vector_facets, visible
+            conn, dataset_id, plan.qvec, k, cfg.vector_facets, visible, cfg.max_sources
         )
         if cfg.vector_unit_rules:  # the episodic mode's query-aware unit rules, for comparison
             rules = QueryRules.build(query, (u.speaker for u in units))
@@ -167,7 +175,12 @@ def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]]
 
 
 def _baseline_k(plan: SearchPlan) -> int:
-    wide = plan.cfg.wide_search_top_k if plan.display == "highly_related" else 3 * plan.top_k
+    cfg = plan.cfg
+    wide = (
+        cfg.wide_search_top_k
+        if plan.display == "highly_related"
+        else cfg.baseline_wide_factor * plan.top_k
+    )
     return max(plan.top_k, wide)
 
 
@@ -208,7 +221,9 @@ def baseline_response(plan: SearchPlan, units: list[_Unit]) -> SearchResponse:
     ]
     lines = [(_unit_header(u.episode_name, u.when), u.text) for u in units]
     counter = token_counter(cfg.token_counter)
-    context, kept = _context(lines, results, display, budget or cfg.budget_tokens, listed, counter)
+    context, kept = _context(
+        lines, results, display, budget or cfg.budget_tokens, listed, counter, cfg.pack_ladder_floor
+    )
     context_units = [
         ContextUnit(
             node_id=units[i].node_id,

@@ -1,12 +1,15 @@
-"""Every constant of episodic retrieval (retrieval.md), in one frozen pydantic object.
+"""Every constant of episodic retrieval (retrieval.md), in one frozen pydantic object, each with
+where its value came from.
 
-Defaults follow m_flow v0.3.x unless noted; the LoCoMo benchmark may revise them. Override per call
-with ``RecallConfig(...).model_copy(update={...})`` or by constructing a new object.
+Override per call with ``RecallConfig(...).model_copy(update={...})`` or by constructing a new
+object. Each field records its source in ``json_schema_extra["chosen_on"]`` (one of
+:data:`CHOSEN_ON`; :func:`chosen_on` reads it). Constants are chosen on the tune half of a
+benchmark only, never on a test half (tests/unit/test_recall_config.py checks every field).
 """
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,6 +21,33 @@ SearchMode = Literal["episodic", "vector", "lexical", "procedural"]
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 DISPLAY_MODES: tuple[DisplayMode, ...] = get_args(DisplayMode)
 
+ChosenOn = Literal[
+    "locomo-tune",
+    "updates-tune",
+    "invented-set",
+    "unit-example",
+    "upstream",
+    "reasoning",
+    "per-call",
+]
+# Where a constant's value came from.
+CHOSEN_ON: dict[ChosenOn, str] = {
+    "locomo-tune": "measured on the LoCoMo tune half (the first five conversations; "
+    "benchmarks/locomo.py, benchmarks/locomo_replay.py)",
+    "updates-tune": "measured on the tune half of benchmarks/updates.py",
+    "invented-set": "set on a small invented set without a held-out half "
+    "(benchmarks/procedures_howto.py): to re-check on a bigger one",
+    "unit-example": "sized so that the seed examples and the unit tests behave (not measured)",
+    "upstream": "m_flow v0.3.x's default, kept as it was",
+    "reasoning": "set by argument (a cap, a unit, a neutral value), not measured",
+    "per-call": "a default of a search call's own argument, not a tunable",
+}
+
+
+def knob(default: Any, chosen_on: ChosenOn, **bounds: Any) -> Any:
+    """A field of :class:`RecallConfig` with the source of its value (``chosen_on``)."""
+    return Field(default=default, json_schema_extra={"chosen_on": chosen_on}, **bounds)
+
 
 class RecallConfig(BaseModel):
     """Knobs of recall, scoring and rendering, and the defaults of ``Dataset.search`` (``mode``,
@@ -27,128 +57,153 @@ class RecallConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     # --- 2. vector recall
-    wide_search_top_k: int = Field(default=100, ge=1)  # per collection (m_flow default)
-    timed_top_k_max: int = Field(default=300, ge=1)  # with a confident time span: min(2k, this)
-    time_confidence_min: float = Field(default=0.4, ge=0.0, le=1.0)
-    ef_search: int = Field(default=200, ge=1)  # hnsw.ef_search; the SQL layer uses max(this, k)
+    wide_search_top_k: int = knob(100, "upstream", ge=1)  # rows per collection
+    timed_top_k_max: int = knob(300, "upstream", ge=1)  # with a confident time span: min(2k, this)
+    time_confidence_min: float = knob(0.4, "upstream", ge=0.0, le=1.0)
+    ef_search: int = knob(200, "reasoning", ge=1)  # hnsw.ef_search; the SQL uses max(this, k)
+    # Provenance rows (chunks) read per FacetPoint or procedure (a LIMIT of sql/recall.sql and
+    # sql/procedures.sql): a point cites a turn or a few sentences, far fewer than this.
+    max_sources: int = knob(64, "reasoning", ge=1)
 
     # --- 3. bonuses (on the raw cosine-distance scale: each bonus below is a share of the spread
     # between the best and the worst hit of the hit's collection, as m_flow applies them to
     # per-collection min-max scores)
-    keyword_bonus: float = 0.15
-    number_same_unit: float = 0.12
-    number_other_unit: float = 0.03
-    number_bonus_floor: float = 0.24  # the number bonus is at most this much in total
-    english_term_bonus: float = 0.08
-    english_term_max: float = 0.16
-    exact_match_min_score: float = (
-        0.10  # exact-match bonuses only for hits this far into the spread
-    )
+    keyword_bonus: float = knob(0.15, "upstream")
+    number_same_unit: float = knob(0.12, "upstream")
+    number_other_unit: float = knob(0.03, "upstream")
+    number_bonus_floor: float = knob(0.24, "upstream")  # the number bonus at most, in total
+    english_term_bonus: float = knob(0.08, "upstream")
+    english_term_max: float = knob(0.16, "upstream")
+    # exact-match bonuses only for hits this far into the spread
+    exact_match_min_score: float = knob(0.10, "upstream")
+    # A query whose core (question words removed) has at most this many characters is short:
+    # the keyword bonus then uses the core itself (memflow.recall.preprocess.hybrid_reason).
+    short_query_chars: int = knob(3, "upstream", ge=0)
 
     # --- 5. graph projection
-    max_relevant_ids: int = Field(default=300, ge=1)
-    max_projection_nodes: int = Field(default=600, ge=1)
-    hub_fanout: int = Field(default=50, ge=1)
-    entity_degree_cap: int = Field(default=1000, ge=1)  # links counted for entity specificity
+    max_relevant_ids: int = knob(300, "upstream", ge=1)
+    max_projection_nodes: int = knob(600, "upstream", ge=1)
+    hub_fanout: int = knob(50, "upstream", ge=1)
+    entity_degree_cap: int = knob(1000, "reasoning", ge=1)  # links counted for specificity
 
     # --- 6-7. episode scoring (memflow.recall.scoring), all on raw cosine distances.
     # The cheapest evidence chain: a FacetPoint (its distance plus the unit rules), a facet text,
     # an entity (less the more episodes it is linked to), an edge text, or the episode summary;
     # each kind of chain pays its cost. Then corroboration: the episode's second-best point, its
-    # best facet window and its summary, weighted. Chosen on the LoCoMo tune half
-    # (docs/benchmarks/locomo.md); chains other than points never decide there (dialog turns are
-    # the closest texts), their costs keep documents' facet titles and named entities in play.
-    point_cost: float = Field(default=0.0, ge=0)
-    facet_cost: float = Field(default=0.06, ge=0)
-    entity_cost: float = Field(default=0.05, ge=0)
-    entity_generic_cost: float = Field(default=0.3, ge=0)  # x (1 - specificity), 0..1
-    edge_cost: float = Field(default=0.1, ge=0)  # edge texts are composites, like summaries
-    direct_cost: float = Field(default=0.1, ge=0)
-    second_point_weight: float = Field(default=0.1, ge=0)
-    second_point_miss: float = Field(default=0.05, ge=0)  # the gap assumed when there is none
-    facet_support_weight: float = Field(default=0.6, ge=0)
-    summary_support_weight: float = Field(default=0.1, ge=0)
-    time_bonus_max: float = 0.04
+    # best facet window and its summary, weighted (LoCoMo tune half: docs/episode-scoring.md,
+    # docs/benchmarks/locomo-ablations.md). Chains other than points never decide on LoCoMo
+    # (dialog turns are the closest texts); their costs come from the seed examples and the unit
+    # tests and keep documents' facet titles and named entities in play.
+    point_cost: float = knob(0.0, "reasoning", ge=0)  # the reference chain
+    facet_cost: float = knob(0.06, "unit-example", ge=0)
+    entity_cost: float = knob(0.05, "unit-example", ge=0)
+    entity_generic_cost: float = knob(0.3, "unit-example", ge=0)  # x (1 - specificity), 0..1
+    edge_cost: float = knob(0.1, "unit-example", ge=0)  # edge texts are composites, like summaries
+    direct_cost: float = knob(0.1, "unit-example", ge=0)
+    second_point_weight: float = knob(0.1, "locomo-tune", ge=0)
+    second_point_miss: float = knob(0.05, "reasoning", ge=0)  # the gap assumed when there is none
+    facet_support_weight: float = knob(0.6, "locomo-tune", ge=0)
+    summary_support_weight: float = knob(0.1, "locomo-tune", ge=0)
+    # A corroboration term an episode has no hit for, in a collection with no hit at all, counts
+    # as this distance (a cosine distance of 1: an unrelated text).
+    missing_distance: float = knob(1.0, "reasoning", ge=0)
+    time_bonus_max: float = knob(0.04, "upstream")
     # Added when the query names one day (issue 12: a dated question ranks that day first);
     # LoCoMo tune half: 0.0 -> 0.08 lifts ev@200 0.647 -> 0.655, flat from 0.08 to 0.2.
-    time_bonus_day: float = Field(default=0.08, ge=0)
-    time_bonus_floor: float = 0.08  # the time bonus never lowers a score below this
+    time_bonus_day: float = knob(0.08, "locomo-tune", ge=0)
+    # A query's time span this long or shorter names one day (a calendar day, also across a
+    # change of daylight saving time).
+    day_span_hours: float = knob(25.0, "reasoning", gt=0)
+    time_bonus_floor: float = knob(0.08, "upstream")  # the time bonus never lowers a score below
 
     # --- baselines
     # mode="vector": plain top-k over FacetPoints (turns, sentences); with this, facet texts too.
-    vector_facets: bool = False
+    vector_facets: bool = knob(False, "reasoning")
+    # The baselines recall this many times top_k units outside highly_related (several units of
+    # one episode count once in the results).
+    baseline_wide_factor: int = knob(3, "reasoning", ge=1)
 
     # --- 8. output
-    mode: SearchMode = "episodic"
-    top_k: int = Field(default=10, ge=1)
-    display: DisplayMode = "summary"
+    mode: SearchMode = knob("episodic", "per-call")
+    top_k: int = knob(10, "per-call", ge=1)
+    display: DisplayMode = knob("summary", "per-call")
     # highly_related context budget (summary and detail keep whole episode blocks: no budget
     # unless the call passes one)
-    budget_tokens: int = Field(default=500, ge=1)
+    budget_tokens: int = knob(500, "per-call", ge=1)
     # How budgets count tokens (memflow.text.tokens): "words" (whitespace words, CJK characters
     # as half) or "tiktoken" (cl100k_base; the optional extra memflow[tiktoken]).
-    token_counter: TokenCounterName = "words"
+    token_counter: TokenCounterName = knob("words", "per-call")
+    # The packing rule's budget ladder (memflow.recall.render.budget_ladder): the 1-2-5 series
+    # from this many tokens up; below it a budget is packed greedily.
+    pack_ladder_floor: int = knob(50, "reasoning", ge=1)
     # highly_related: FacetPoints ranked by u(unit) + lambda * (EpisodeScore - best EpisodeScore)
-    # + mu * d(best unit of its facet), u = raw cosine distance plus the unit rules (LoCoMo tune
-    # half, docs/benchmarks/locomo.md).
-    episode_prior_lambda: float = 0.4
-    facet_prior_mu: float = 0.1
-    # Query-aware unit rules (memflow.recall.unitrules), also measured on LoCoMo: a turn of another
-    # speaker than the one the query names, shared content words (capped), question-only turns.
-    speaker_penalty: float = Field(default=0.05, ge=0)
-    term_overlap_bonus: float = Field(default=0.02, ge=0)
-    term_overlap_cap: int = Field(default=2, ge=0)
-    question_turn_penalty: float = Field(default=0.02, ge=0)
+    # + mu * d(best unit of its facet), u = raw cosine distance plus the unit rules.
+    episode_prior_lambda: float = knob(0.4, "locomo-tune")
+    facet_prior_mu: float = knob(0.1, "locomo-tune")
+    # Query-aware unit rules (memflow.recall.unitrules): a turn of another speaker than the one
+    # the query names, shared content words (capped), question-only turns.
+    speaker_penalty: float = knob(0.05, "locomo-tune", ge=0)
+    term_overlap_bonus: float = knob(0.02, "locomo-tune", ge=0)
+    term_overlap_cap: int = knob(2, "locomo-tune", ge=0)
+    question_turn_penalty: float = knob(0.02, "locomo-tune", ge=0)
     # Statements of a decision or an owner ("Decision: …", "负责人：…") pull forward among the
     # highly_related units; a facet whose title is an aspect the query names ("约束" in
-    # "有哪些约束？") pulls its whole chain forward, in the episode score and in the units. Neither changes the LoCoMo figures (dialog turns
-    # rarely carry the markers; its facet titles are keyword lists): sized on documents, so
-    # that the named section and a decision outrank a neighbour's nearer sentence.
-    decision_bonus: float = Field(default=0.05, ge=0)
-    facet_title_bonus: float = Field(default=0.1, ge=0)
+    # "有哪些约束？") pulls its whole chain forward, in the episode score and in the units. Neither
+    # changes the LoCoMo figures (dialog turns rarely carry the markers; its facet titles are
+    # keyword lists): sized on documents, so that the named section and a decision outrank a
+    # neighbour's nearer sentence.
+    decision_bonus: float = knob(0.05, "unit-example", ge=0)
+    facet_title_bonus: float = knob(0.1, "unit-example", ge=0)
     # highly_related keeps only units within this distance of the best unit's rank (None: all
     # units of every scored episode compete for the budget): the rest is padding, not evidence.
-    # LoCoMo replay (docs/benchmarks/locomo-newcomer*.md): 0.2 and more change no figure on either
-    # half; 0.15 gains 0.002 on the tune half but loses 0.002 on the test half, 0.1 loses more.
-    relevance_cutoff: float | None = Field(default=0.2, ge=0)
+    # Chosen on the LoCoMo tune half by `python -m benchmarks.locomo_replay choose
+    # relevance_cutoff none,0.05,0.1,0.15,0.2,0.25,0.3` (docs/benchmarks/locomo-cutoff.md; the
+    # highest ev@500, then ev@200). Tune ev@200 / ev@500 / ev@1000 (ep@1 0.6384 at every value):
+    # none .6554/.7816/.8379, 0.05 .6152/.6840/.6979, 0.1 .6659/.7754/.8238,
+    # 0.15 .6574/.7822/.8381, 0.2-0.3 as none. Test half at 0.15: .6234/.7410/.7944.
+    relevance_cutoff: float | None = knob(0.15, "locomo-tune", ge=0)
     # Apply the same rules to the ``vector`` baseline's turns (benchmarks: what the graph adds).
-    vector_unit_rules: bool = False
-    highly_related_facets: bool = False
-    highly_related_names: bool = False  # group headers "[time] [name]" instead of "[time]"
+    vector_unit_rules: bool = knob(False, "reasoning")
+    highly_related_facets: bool = knob(False, "reasoning")
+    highly_related_names: bool = knob(False, "reasoning")  # group headers "[time] [name]"
     # Episodes whose units compete for the highly_related budget; 0 = every scored episode.
-    highly_related_episodes: int = Field(default=0, ge=0)
+    highly_related_episodes: int = knob(0, "reasoning", ge=0)
     # highly_related: every point of the best this-many episodes is a candidate unit, with its
     # exact distance, also when the wide recall missed it (one more statement, sql/recall.sql).
-    expand_episodes: int = Field(default=3, ge=0)
-    detail_max_facets: int = Field(default=4, ge=0)
-    detail_max_points: int = Field(default=8, ge=0)
-    detail_max_entities: int = Field(default=2, ge=0)
+    expand_episodes: int = knob(3, "locomo-tune", ge=0)
+    detail_max_facets: int = knob(4, "reasoning", ge=0)
+    detail_max_points: int = knob(8, "reasoning", ge=0)
+    detail_max_entities: int = knob(2, "reasoning", ge=0)
 
     # --- procedures: an episodic query that asks how to do something (memflow.recall.procedural)
     # gets the best current procedure ranked first when its score (cosine distance, a step or
-    # context hit +0.05) is at most the max and beats the best episode's score by the margin;
-    # max 0 turns it off. Set on a small invented set of runbooks, notes and chats
-    # (benchmarks/procedures_howto.py, docs/benchmarks/procedures.md): right procedures beat the
-    # best episode by 0.04-0.12 there, chit-chat "how do you ..." questions by less than 0.01.
-    how_to_procedure_max_score: float = Field(default=0.2, ge=0)
-    how_to_procedure_margin: float = Field(default=0.02, ge=0)
+    # context hit paying its cost below) is at most the max and beats the best episode's score by
+    # the margin; max 0 turns it off. Set on a small invented set of runbooks, notes and chats
+    # (benchmarks/procedures_howto.py, docs/benchmarks/procedures-howto.md).
+    how_to_procedure_max_score: float = knob(0.2, "invented-set", ge=0)
+    how_to_procedure_margin: float = knob(0.02, "invented-set", ge=0)
+    # What a hit on a procedure's step or context point adds to its distance (the summary is the
+    # procedure itself and adds nothing): parts pay a little more than the whole.
+    procedure_step_cost: float = knob(0.05, "reasoning", ge=0)
+    procedure_context_cost: float = knob(0.05, "reasoning", ge=0)
+    procedure_max_citations: int = knob(8, "reasoning", ge=0)  # citations of a procedure result
 
     # --- time parsing
-    timezone: str = "UTC"
+    timezone: str = knob("UTC", "per-call")
 
     # --- facts that change (revision 0004): a hit on a replaced fact costs this much more (a
     # Facet's or Episode's hit: times the share of its points that were replaced); a query about
     # the past ("before", "以前") moves the cost to the facts that replaced them.
-    superseded_penalty: float = Field(default=0.3, ge=0)
+    superseded_penalty: float = knob(0.3, "reasoning", ge=0)
     # A question about the present ("now", "currently", "现在": memflow.text.tense) and no named
     # date: the newest candidate episode costs this much less, the oldest nothing, linearly by
     # episode time in between; a fact restated later outranks its stale wording. Chosen on the
     # tune half of benchmarks/updates (current value first 18/22 at 0, 21/22 from 0.25 to 0.6).
-    recency_bonus: float = Field(default=0.3, ge=0)
+    recency_bonus: float = knob(0.3, "updates-tune", ge=0)
     # ... fading linearly with the episode's distance behind the best one, to nothing at this
     # margin: an unrelated newer episode is not brought forward past what answers. Tune half:
     # 21/22 at 1.0, 20/22 at 0.3-0.7, 19/22 at 0.1-0.2 (bonus 0.3).
-    recency_margin: float = Field(default=1.0, ge=0)
+    recency_margin: float = knob(1.0, "updates-tune", ge=0)
 
     def recall_k(self, time_confidence: float | None) -> int:
         """Rows per collection: doubled (capped) when the query carries a confident time span."""
@@ -158,10 +213,24 @@ class RecallConfig(BaseModel):
         return k
 
 
+def chosen_on(field: str, model: type[BaseModel] = RecallConfig) -> ChosenOn:
+    """Where the value of ``model.<field>`` came from (a key of :data:`CHOSEN_ON`)."""
+    extra = model.model_fields[field].json_schema_extra
+    source = extra.get("chosen_on") if isinstance(extra, dict) else None
+    for known in CHOSEN_ON:
+        if source == known:
+            return known
+    raise KeyError(f"{model.__name__}.{field} records no source")
+
+
 __all__ = [
+    "CHOSEN_ON",
     "DISPLAY_MODES",
     "SEARCH_MODES",
+    "ChosenOn",
     "DisplayMode",
     "RecallConfig",
     "SearchMode",
+    "chosen_on",
+    "knob",
 ]

@@ -3,7 +3,7 @@ one-dataset pipeline (:func:`memflow.recall.search.search_body`) in one read tra
 the results merged into one ranked list, each carrying its dataset.
 
 Isolation. Row-level security shows a statement the rows of the dataset the transaction is bound
-to (``memflow.dataset_id``, read by ``memflow.current_dataset()`` in every policy). The
+to (``memflow.dataset_id``, read by ``memflow.readable_dataset()`` in every policy). The
 transaction starts bound to none; before each dataset's search it is re-bound to that dataset
 (``bind_dataset``: ``set_config(..., true)``, local to the transaction), and every statement of
 that search also passes the dataset's id. So at every moment exactly one dataset of the list is
@@ -204,7 +204,8 @@ def merge(
     if budget is not None:
         counter = token_counter(plan.cfg.token_counter)
         items = [(n, counter(b.text), 0) for n, b in enumerate(blocks)]
-        blocks = [blocks[n] for n in pack_indexes(items, budget)]
+        kept = pack_indexes(items, budget, floor=plan.cfg.pack_ladder_floor)
+        blocks = [blocks[n] for n in kept]
     timings = _timings(tagged, plan)
     timings["merge"] = round((time.perf_counter() - t) * 1000, 3)
     timings["total"] = round(sum(v for k, v in timings.items() if k != "total"), 3)

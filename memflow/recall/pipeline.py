@@ -58,19 +58,20 @@ class ScoredHits:
     ) -> Evidence:
         """The scorer's view, with the unit rules of ``query`` applied to the subgraph's points
         (speakers from the parsed turns, :mod:`memflow.recall.unitrules`). Only recalled points
-        get rules, so a subgraph that gained context-only points reuses the same adjustments.
+        get rules, so a subgraph that gained context-only points reuses the same adjustments;
+        one that gained recalled points (the expansion fetches every point of the best
+        episodes, recalled ones the projection had capped away among them) gets them too.
         A question about the present gets the episodes' recency, unless it names a time
         (``dated``: "currently … in June 2023" asks about then)."""
+        points = [
+            n for n in subgraph.nodes.values() if n.kind == "FacetPoint" and n.id in self.node_hits
+        ]
         key = (query, config.speaker_penalty, config.term_overlap_bonus,
-               config.term_overlap_cap, config.question_turn_penalty)  # fmt: skip
+               config.term_overlap_cap, config.question_turn_penalty,
+               frozenset(n.id for n in points))  # fmt: skip
         cached = self._adjust.get(key)
         adjust: dict[UUID, float] = {} if cached is None else cached
         if query and cached is None:
-            points = [
-                n
-                for n in subgraph.nodes.values()
-                if n.kind == "FacetPoint" and n.id in self.node_hits
-            ]
             rules = QueryRules.build(query, (n.speaker for n in points))
             for n in points:
                 a = rules.adjustment(n.search_text or n.name, n.speaker, config)
@@ -149,8 +150,8 @@ def entity_seed_bound(scored: ScoredHits, config: RecallConfig, top_k: int) -> f
     )
     most = (
         config.second_point_weight * max(config.second_point_miss, spread + rules)
-        + config.facet_support_weight * worst.get("Facet_anchor_text", 1.0)
-        + config.summary_support_weight * worst.get("Episode_summary", 1.0)
+        + config.facet_support_weight * worst.get("Facet_anchor_text", config.missing_distance)
+        + config.summary_support_weight * worst.get("Episode_summary", config.missing_distance)
     )
     direct = sorted(
         h.score + config.direct_cost + most

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from memflow.errors import InvalidInput
+from memflow.recall.config import RecallConfig
 from memflow.text.timeparse import TimeMatch, parse_time, resolve_tz
 
 HybridReason = Literal["mixed_lang", "number", "short_query"]
@@ -96,6 +97,9 @@ EN_QUESTION_WORDS = frozenset(
         "much",
     ]
 )
+
+# The defaults of the keywords below (one source: RecallConfig).
+_DEFAULTS = RecallConfig()
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -284,14 +288,17 @@ def query_core(query: str) -> str:
     return " ".join(w for w in words if w and w.lower() not in EN_QUESTION_WORDS)
 
 
-def hybrid_reason(query: str) -> HybridReason | None:
-    """mixed_lang, then number, then short_query (<= 3 characters of core), else None."""
+def hybrid_reason(
+    query: str, short_chars: int = _DEFAULTS.short_query_chars
+) -> HybridReason | None:
+    """mixed_lang, then number, then short_query (at most ``short_chars`` characters of core),
+    else None."""
     if _CJK.search(query) and _LATIN.search(query):
         return "mixed_lang"
     if _DIGIT.search(query):
         return "number"
     core = _strip_punct(query_core(query)).replace(" ", "")
-    if 0 < len(core) <= 3:
+    if 0 < len(core) <= short_chars:
         return "short_query"
     return None
 
@@ -347,15 +354,17 @@ def preprocess(
     now: datetime | None = None,
     tz: str | tzinfo = "UTC",
     *,
-    time_confidence_min: float = 0.4,
+    time_confidence_min: float = _DEFAULTS.time_confidence_min,
+    short_query_chars: int = _DEFAULTS.short_query_chars,
 ) -> PreprocessedQuery:
-    """Turn a user query into the vector query, keywords, hybrid reason and time span."""
+    """Turn a user query into the vector query, keywords, hybrid reason and time span (the
+    keyword defaults are ``RecallConfig``'s)."""
     if not query or not query.strip():
         raise InvalidInput("the query is empty: pass the question to search for")
     zone = resolve_tz(tz)
     ref = now or datetime.now(zone)
     times = [t for t in parse_time(query, ref, zone) if t.confidence >= time_confidence_min]
-    reason = hybrid_reason(query)
+    reason = hybrid_reason(query, short_query_chars)
     keywords = extract_keywords(query, reason)
     return PreprocessedQuery(
         original=query,

@@ -24,12 +24,16 @@ from memflow.recall.config import DisplayMode, RecallConfig
 from memflow.recall.types import PathStep, SearchResponse, SearchResult, citations
 from memflow.recall.visibility import Visible
 
-# What a hit in each collection adds to its distance (the summary is the procedure itself).
-HIT_COST = {
-    "Procedure_summary": 0.0,
-    "Procedure_step_text": 0.05,
-    "Procedure_context_text": 0.05,
-}
+
+def hit_cost(collection: str, cfg: RecallConfig) -> float:
+    """What a hit in ``collection`` adds to its distance (the summary is the procedure itself)."""
+    if collection == "Procedure_step_text":
+        return cfg.procedure_step_cost
+    if collection == "Procedure_context_text":
+        return cfg.procedure_context_cost
+    return 0.0
+
+
 _NODE_KIND = {
     "Procedure_summary": "Procedure",
     "Procedure_step_text": "ProcedureStepPoint",
@@ -58,11 +62,11 @@ class ProcedureHit:
     distance: float
 
 
-def rank(rows: Sequence[Any]) -> list[ProcedureHit]:
+def rank(rows: Sequence[Any], cfg: RecallConfig) -> list[ProcedureHit]:
     """Each procedure's cheapest hit (distance plus its collection's cost), best first."""
     best: dict[uuid.UUID, ProcedureHit] = {}
     for r in rows:
-        score = float(r.distance) + HIT_COST[r.collection]
+        score = float(r.distance) + hit_cost(r.collection, cfg)
         cur = best.get(r.procedure_id)
         if cur is None or score < cur.score:
             best[r.procedure_id] = ProcedureHit(
@@ -82,6 +86,7 @@ def recall_procedures(
     qvec: Any,
     k: int,
     top_k: int,
+    cfg: RecallConfig,
     *,
     start_rank: int = 1,
     visible: Visible | None = None,
@@ -92,14 +97,19 @@ def recall_procedures(
     rows = conn.execute(
         q("procedure_recall"), {"dataset_id": dataset_id, "q": qvec, "k": k, **seen}
     ).all()
-    hits = rank(rows)[:top_k]
+    hits = rank(rows, cfg)[:top_k]
     if not hits:
         return []
     details = {
         r.id: r
         for r in conn.execute(
             q("procedure_details"),
-            {"dataset_id": dataset_id, "ids": [h.procedure_id for h in hits], **seen},
+            {
+                "dataset_id": dataset_id,
+                "ids": [h.procedure_id for h in hits],
+                "max_sources": cfg.max_sources,
+                **seen,
+            },
         )
     }
     out: list[SearchResult] = []
@@ -127,7 +137,9 @@ def recall_procedures(
                 ],
                 context=procedure_context(d.name, int(d.version), steps),
                 steps=steps,
-                citations=citations([tuple(s) for s in (d.sources or [])][:8]),
+                citations=citations(
+                    [tuple(s) for s in (d.sources or [])][: cfg.procedure_max_citations]
+                ),
             )
         )
     return out
@@ -143,7 +155,7 @@ def how_to_procedures(
     """The best current procedure for a how-to query (the extra SQL step of an episodic search
     that :func:`with_how_to_procedure` then weighs against the episodes)."""
     sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, cfg.wide_search_top_k))
-    return recall_procedures(conn, dataset_id, qvec, cfg.wide_search_top_k, 1, visible=visible)
+    return recall_procedures(conn, dataset_id, qvec, cfg.wide_search_top_k, 1, cfg, visible=visible)
 
 
 def with_how_to_procedure(
@@ -189,7 +201,9 @@ def procedures_step(
     those ``flt``'s scope and where may see)."""
     sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, cfg.wide_search_top_k))
     visible = visibility.resolve(conn, dataset_id, flt)
-    return recall_procedures(conn, dataset_id, qvec, cfg.wide_search_top_k, top_k, visible=visible)
+    return recall_procedures(
+        conn, dataset_id, qvec, cfg.wide_search_top_k, top_k, cfg, visible=visible
+    )
 
 
 def procedural_response(
@@ -215,10 +229,10 @@ def procedural_response(
 
 
 __all__ = [
-    "HIT_COST",
     "HOW_TO",
     "ProcedureHit",
     "asks_how",
+    "hit_cost",
     "how_to_procedures",
     "procedural_response",
     "procedures_step",

@@ -183,13 +183,14 @@ def evidence_units(
     return out
 
 
-# Budget ladder of the packing rule: the 1-2-5 series from this many tokens up (50, 100, 200,
-# 500, 1000, 2000, 5000 ...).
-PACK_LADDER_FLOOR = 50
+# The packing rule's budget ladder starts at RecallConfig.pack_ladder_floor (the default where a
+# caller packs without a config: benchmarks, tests).
+_FLOOR: int = RecallConfig.model_fields["pack_ladder_floor"].default
 
 
-def budget_ladder(budget: int) -> list[int]:
-    """The 1-2-5 points from ``PACK_LADDER_FLOOR`` up to ``budget``, ascending."""
+def budget_ladder(budget: int, floor: int = _FLOOR) -> list[int]:
+    """The 1-2-5 points from ``floor`` up to ``budget``, ascending (50, 100, 200, 500, 1000 …
+    from a floor of 50)."""
     points: list[int] = []
     scale = 1
     while True:
@@ -197,13 +198,17 @@ def budget_ladder(budget: int) -> list[int]:
             point = digit * scale
             if point > budget:
                 return points
-            if point >= PACK_LADDER_FLOOR:
+            if point >= floor:
                 points.append(point)
         scale *= 10
 
 
 def pack_indexes(
-    items: Sequence[tuple[object, int, int]], budget: int, *, shared_headers: bool = True
+    items: Sequence[tuple[object, int, int]],
+    budget: int,
+    *,
+    shared_headers: bool = True,
+    floor: int = _FLOOR,
 ) -> list[int]:
     """The packing rule of every context (the library and benchmarks/locomo.py call it): which of
     ``items`` (group, tokens, header tokens), in rank order, go into ``budget`` tokens. A group's
@@ -235,7 +240,7 @@ def pack_indexes(
             opened.add(group)
             packed[i] = True
 
-    for point in budget_ladder(budget):
+    for point in budget_ladder(budget, floor):
         extend(point, stop=False)
     extend(budget, stop=True)
     return [i for i, done in enumerate(packed) if done]
@@ -246,12 +251,13 @@ def pack_units(
     headers: Mapping[UUID, str],
     budget_tokens: int,
     counter: TokenCounter = count_tokens,
+    floor: int = _FLOOR,
 ) -> dict[UUID, list[EvidenceUnit]]:
     """The units :func:`pack_indexes` packs, grouped by episode (an episode's header is paid by
     its first unit). Insertion order = group order."""
     items = [(u.episode_id, counter(u.text), counter(headers.get(u.episode_id, ""))) for u in units]
     groups: dict[UUID, list[EvidenceUnit]] = {}
-    for i in pack_indexes(items, budget_tokens):
+    for i in pack_indexes(items, budget_tokens, floor=floor):
         groups.setdefault(units[i].episode_id, []).append(units[i])
     return groups
 
@@ -334,6 +340,7 @@ def _episode_blocks(
     contexts: Mapping[UUID, str],
     budget_tokens: int | None,
     counter: TokenCounter = count_tokens,
+    floor: int = _FLOOR,
 ) -> str:
     """Whole episode contexts in rank order; with a budget, the ones :func:`pack_indexes` packs
     (as ``highly_related`` packs units)."""
@@ -341,7 +348,8 @@ def _episode_blocks(
     if budget_tokens is None:
         return SUMMARY_SEPARATOR.join(blocks)
     items = [(i, counter(block), 0) for i, block in enumerate(blocks)]
-    return SUMMARY_SEPARATOR.join(blocks[i] for i in pack_indexes(items, budget_tokens))
+    packed = pack_indexes(items, budget_tokens, floor=floor)
+    return SUMMARY_SEPARATOR.join(blocks[i] for i in packed)
 
 
 def result_citations(bundle: Bundle, nodes: Mapping[UUID, GraphNode]) -> list[Citation]:
@@ -377,12 +385,16 @@ def render(
     contexts: dict[UUID, str]
     if display == "summary":
         contexts = {b.episode_id: summary_context(nodes.get(b.episode_id)) for b in bundles}
-        context = _episode_blocks(bundles, contexts, budget_tokens, counter)
+        context = _episode_blocks(
+            bundles, contexts, budget_tokens, counter, config.pack_ladder_floor
+        )
     elif display == "highly_related":
         pool = bundles if unit_bundles is None else unit_bundles
         headers = {b.episode_id: unit_header(nodes.get(b.episode_id), config) for b in pool}
         units = evidence_units(pool, index, evidence, config, subgraph.unit_distances)
-        groups = pack_units(units, headers, budget_tokens or config.budget_tokens, counter)
+        groups = pack_units(
+            units, headers, budget_tokens or config.budget_tokens, counter, config.pack_ladder_floor
+        )
         if units_out is not None:
             packed = {u.node_id for group in groups.values() for u in group}
             units_out.extend(
@@ -405,7 +417,9 @@ def render(
     else:
         scorer = BundleScorer(index, evidence, config)
         contexts = {b.episode_id: detail_context(b.episode_id, scorer) for b in bundles}
-        context = _episode_blocks(bundles, contexts, budget_tokens, counter)
+        context = _episode_blocks(
+            bundles, contexts, budget_tokens, counter, config.pack_ladder_floor
+        )
     results = [
         SearchResult(
             rank=i,

@@ -52,7 +52,6 @@ from memflow.text.timeparse import TimeMatch
 INF = math.inf
 WINDOW_COLLECTION = "Facet_anchor_text"
 SUMMARY_COLLECTION = "Episode_summary"
-_ONE_DAY = timedelta(hours=25)  # a calendar day, also across a DST change
 _EDGE_KINDS: dict[str, tuple[NodeKind | None, NodeKind]] = {
     "has_facet": ("Episode", "Facet"),
     "has_point": ("Facet", "FacetPoint"),
@@ -178,9 +177,11 @@ class Evidence:
         """u(p): the point's distance plus the query-aware unit rules."""
         return self.best.get(point, INF) + self.unit_adjust.get(point, 0.0)
 
-    def support(self, collection: str, node: UUID) -> float:
+    def support(self, collection: str, node: UUID, missing: float) -> float:
+        """The node's distance in ``collection``; not recalled: the collection's worst recalled
+        distance, or ``missing`` when the collection recalled nothing."""
         got = self.by_collection.get(collection, {}).get(node)
-        return got if got is not None else self.worst.get(collection, 1.0)
+        return got if got is not None else self.worst.get(collection, missing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +300,7 @@ class BundleScorer:
             if w is not None and w < window:
                 window, window_facet = w, f
         if window == INF:
-            window = self.ev.worst.get(WINDOW_COLLECTION, 1.0)
+            window = self.ev.worst.get(WINDOW_COLLECTION, cfg.missing_distance)
         two = heapq.nsmallest(2, units, key=lambda x: x[0])
         gap = two[1][0] - two[0][0] if len(two) == 2 else cfg.second_point_miss
         return Support(
@@ -307,7 +308,8 @@ class BundleScorer:
             second_point=two[1][1] if len(two) == 2 else None,
             window=cfg.facet_support_weight * window,
             window_facet=window_facet,
-            summary=cfg.summary_support_weight * self.ev.support(SUMMARY_COLLECTION, e),
+            summary=cfg.summary_support_weight
+            * self.ev.support(SUMMARY_COLLECTION, e, cfg.missing_distance),
         )
 
 
@@ -345,7 +347,8 @@ def most_time_bonus(query_time: TimeMatch | None, config: RecallConfig) -> float
     """The most the time bonus can subtract for this query (0 without a confident time)."""
     if query_time is None or query_time.confidence < config.time_confidence_min:
         return 0.0
-    day = _aware(query_time.end) - _aware(query_time.start) <= _ONE_DAY
+    span = _aware(query_time.end) - _aware(query_time.start)
+    day = span <= timedelta(hours=config.day_span_hours)
     return config.time_bonus_max + (config.time_bonus_day if day else 0.0)
 
 

@@ -8,6 +8,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from memflow.bounds import check_text
 from memflow.context import StoreContext
 from memflow.db.filters import search_filter
 from memflow.db.steps import Body, Tx, run_tx
@@ -76,10 +77,16 @@ def plan_search(
             "mode='episodic' (or 'vector', 'lexical') for facts as they were"
         )
     flt = search_filter(scope, where)
-    query = query.replace("\x00", "")
+    query = check_text(query, "the query").replace("\x00", "")
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    pq = preprocess(query, now, cfg.timezone, time_confidence_min=cfg.time_confidence_min)
+    pq = preprocess(
+        query,
+        now,
+        cfg.timezone,
+        time_confidence_min=cfg.time_confidence_min,
+        short_query_chars=cfg.short_query_chars,
+    )
     timings["preprocess"] = ms(t)
     if as_of is not None and as_of.tzinfo is None:
         as_of = as_of.replace(tzinfo=UTC)
@@ -301,7 +308,7 @@ def retrieve_body(
             )
         else:
             graph = yield lambda conn: sqlrecall.expand_points(
-                conn, dataset_id, qvec, chosen, shown, visible
+                conn, dataset_id, qvec, chosen, shown, cfg, visible
             )
         if validity is not None:
             expanded = graph

@@ -82,6 +82,7 @@ def project(
             "max_nodes": config.max_projection_nodes,
             "with_sources": with_sources,
             "degree_cap": config.entity_degree_cap,
+            "max_sources": config.max_sources,
             **params(visible),
         },
     )
@@ -153,6 +154,7 @@ def expand_points(
     qvec: Vector,
     episode_ids: Sequence[uuid.UUID],
     graph: Subgraph,
+    config: RecallConfig,
     visible: Visible | None = None,
 ) -> Subgraph:
     """``graph`` plus the FacetPoints of ``episode_ids`` it lacks, with their exact distances in
@@ -168,6 +170,7 @@ def expand_points(
             "q": qvec,
             "episode_ids": list(episode_ids),
             "known": known,
+            "max_sources": config.max_sources,
             **params(visible),
         },
     )
@@ -195,6 +198,7 @@ def vector_units(
     qvec: Vector,
     k: int,
     *,
+    max_sources: int,
     include_facets: bool = True,
     visible: Visible | None = None,
 ) -> list[Any]:
@@ -205,6 +209,7 @@ def vector_units(
                 "dataset_id": dataset_id,
                 "q": qvec,
                 "k": k,
+                "max_sources": max_sources,
                 "include_facets": include_facets,
                 **params(visible),
             },

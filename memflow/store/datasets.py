@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Row
 
+from memflow.bounds import MAX_NAME_CHARS, check_dataset_name, check_text, check_time
 from memflow.context import StoreContext
 from memflow.db import engine as dbe
 from memflow.db.filters import check_metadata, check_scope
@@ -53,13 +54,26 @@ def dataset_uuid(name: str) -> uuid.UUID:
 
 
 def validate_dataset_name(name: str) -> str:
+    """A name to look a dataset up by: any name a store may hold, also one stored before the
+    rules for new names (:func:`create_dataset`), so it can still be used and dropped."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidInput("dataset name is empty: pass a non-empty name such as --dataset notes")
     if "\x00" in name:
         raise InvalidInput("dataset name contains a NUL character: remove it")
-    if len(name) > 200:
-        raise InvalidInput(f"dataset name is {len(name)} characters long: use at most 200")
-    return name
+    if len(name) > MAX_NAME_CHARS:
+        raise InvalidInput(
+            f"dataset name is {len(name)} characters long: use at most {MAX_NAME_CHARS}"
+        )
+    return check_text(name, "dataset name")
+
+
+def create_dataset(conn: Connection, name: str, embedder_name: str) -> None:
+    """Create dataset ``name`` (nothing if it exists) recording its embedder. A new name must be
+    printable and usable in a URL path (memflow.bounds.check_dataset_name)."""
+    check_dataset_name(name)
+    conn.execute(
+        q("dataset_create"), {"id": dataset_uuid(name), "name": name, "embedder": embedder_name}
+    )
 
 
 def resolve_dataset(conn: Connection, name: str, embedder_name: str, *, create: bool) -> Row[Any]:
@@ -69,10 +83,7 @@ def resolve_dataset(conn: Connection, name: str, embedder_name: str, *, create: 
     if row is None:
         if not create:
             raise NotFound(f"no dataset named {name!r}: list them with `memflow datasets`")
-        conn.execute(
-            q("dataset_create"),
-            {"id": dataset_uuid(name), "name": name, "embedder": embedder_name},
-        )
+        create_dataset(conn, name, embedder_name)
         row = conn.execute(q("dataset_get"), {"name": name}).first()
     if row is None:  # pragma: no cover - created above
         raise DatabaseError(f"dataset {name!r} could not be created")
@@ -180,16 +191,25 @@ def drop_dataset_op(name: str, *, only_if_empty: bool = False) -> Op[bool]:
     return dropped
 
 
-def as_draft(d: EpisodeDraft | dict[str, Any]) -> EpisodeDraft:
-    if isinstance(d, EpisodeDraft):
-        return d
+def as_draft(d: EpisodeDraft | dict[str, Any], source: str = "") -> EpisodeDraft:
+    """An episode draft, validated, with its time spans in memflow's time range
+    (memflow.bounds); ``source`` (a file name) prefixes the errors."""
     from pydantic import ValidationError
 
+    at = f"{source}: " if source else ""
     try:
-        return EpisodeDraft.model_validate(d)
+        draft = d if isinstance(d, EpisodeDraft) else EpisodeDraft.model_validate(d)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise InvalidInput(
-            f"invalid episode draft at {where or 'top level'}: {first['msg']}"
+            f"{at}invalid episode draft at {where or 'top level'}: {first['msg']}"
         ) from exc
+    spans = [("time", draft.time)] + [
+        (f"facets[{i}].time", f.time) for i, f in enumerate(draft.facets)
+    ]
+    for where, span in spans:
+        if span is not None:
+            check_time(span.start, f"{at}episode draft {where}.start")
+            check_time(span.end, f"{at}episode draft {where}.end")
+    return draft

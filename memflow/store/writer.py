@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -11,9 +12,11 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import sqlalchemy.exc as sa_exc
 from sqlalchemy import Connection, Engine
 
 from memflow.context import FaultHook
+from memflow.db.engine import limit_write_statements, session_settings, sqlstate_of
 from memflow.db.filters import tags_json
 from memflow.db.queries import q
 from memflow.db.schema import COLLECTION_BY_NAME
@@ -25,6 +28,8 @@ from memflow.store.bulk import deferred_maintenance
 from memflow.store.plan import WritePlan
 from memflow.store.temporal import after_write, stamp_times
 from memflow.text.document import Chunk
+
+log = logging.getLogger(__name__)
 
 # The stages a FaultHook (memflow.context) is called with.
 STAGES = (
@@ -103,10 +108,14 @@ class Writer:
         fault: FaultHook | None = None,
         after_rows: Callable[[Connection, uuid.UUID], None] | None = None,
         decide: Callable[[uuid.UUID, WritePlan, dict[bytes, Any]], None] | None = None,
+        on_stage: Callable[[str], None] | None = None,
     ) -> None:
         self.engine = engine
         self.embedder = embedder
         self.fault = fault or (lambda _stage: None)
+        # Called as the transaction moves on (rows of each kind, each embedding table): the
+        # progress of a large document's write, which can take minutes.
+        self.on_stage = on_stage or (lambda _stage: None)
         # Runs inside the document's transaction after its rows (routing's merge updates).
         self.after_rows = after_rows
         # Runs after the embeddings, before the transaction: the model path of supersession
@@ -197,6 +206,7 @@ class Writer:
 
         def attempt() -> Body[None]:
             self.fault("before_write")
+            yield limit_write_statements
             if (yield exists):
                 raise _AlreadyWritten
             yield lambda conn: self._write_rows(conn, dataset_id, doc, plan, vectors)
@@ -274,6 +284,13 @@ class Writer:
             r.seconds = elapsed
         return results
 
+    def _rows(self, conn: Connection, name: str, rows: list[dict[str, Any]], stage: str) -> None:
+        """Run the statement ``name`` for ``rows``, :data:`WRITE_BATCH` at a time, reporting each
+        batch: a large document's write moves visibly instead of going silent for a minute."""
+        for start in range(0, len(rows), WRITE_BATCH):
+            conn.execute(q(name), rows[start : start + WRITE_BATCH])
+            self.on_stage(stage)
+
     def _write_rows(
         self,
         conn: Connection,
@@ -314,34 +331,34 @@ class Writer:
                     "ts": c.timestamp,
                 }
             )
-        if chunk_rows:
-            conn.execute(q("chunk_insert"), chunk_rows)
+        self._rows(conn, "chunk_insert", chunk_rows, "document")
         self.fault("after_document")
         stamp_times(doc, plan)
         # Sorted by id so concurrent writers lock shared rows (entities) in the same order.
         nodes = sorted(plan.nodes.values(), key=lambda n: n.id)
-        if nodes:
-            conn.execute(q("node_upsert"), [n.params(ds) for n in nodes])
-            conn.execute(
-                q("node_source_insert"),
-                [{"dataset_id": ds, "node_id": n.id, "document_id": doc.id} for n in nodes],
-            )
-            links = [
-                {"dataset_id": ds, "node_id": n.id, "chunk_id": chunk_ids[k]}
-                for n in nodes
-                for k in sorted(set(n.sources))
-                if k in chunk_ids
-            ]
-            if links:
-                conn.execute(q("node_chunk_insert"), links)
+        self._rows(conn, "node_upsert", [n.params(ds) for n in nodes], "nodes")
+        self._rows(
+            conn,
+            "node_source_insert",
+            [{"dataset_id": ds, "node_id": n.id, "document_id": doc.id} for n in nodes],
+            "nodes",
+        )
+        links = [
+            {"dataset_id": ds, "node_id": n.id, "chunk_id": chunk_ids[k]}
+            for n in nodes
+            for k in sorted(set(n.sources))
+            if k in chunk_ids
+        ]
+        self._rows(conn, "node_chunk_insert", links, "nodes")
         self.fault("after_nodes")
         edges = sorted(plan.edges.values(), key=lambda e: e.id)
-        if edges:
-            conn.execute(q("edge_upsert"), [e.params(ds) for e in edges])
-            conn.execute(
-                q("edge_source_insert"),
-                [{"dataset_id": ds, "edge_id": e.id, "document_id": doc.id} for e in edges],
-            )
+        self._rows(conn, "edge_upsert", [e.params(ds) for e in edges], "edges")
+        self._rows(
+            conn,
+            "edge_source_insert",
+            [{"dataset_id": ds, "edge_id": e.id, "document_id": doc.id} for e in edges],
+            "edges",
+        )
         self.fault("after_edges")
         by_collection: dict[str, list[dict[str, Any]]] = {}
         for emb in sorted(plan.embeds, key=lambda r: (r.collection, r.node_id)):
@@ -356,21 +373,47 @@ class Writer:
                 }
             )
         for i, (name, rows) in enumerate(sorted(by_collection.items())):
-            conn.execute(q(f"embed_upsert_{COLLECTION_BY_NAME[name].table}"), rows)
+            self._rows(conn, f"embed_upsert_{COLLECTION_BY_NAME[name].table}", rows, name)
             if i == 1:
                 self.fault("mid_embeddings")
-        edge_texts = sorted(plan.edge_texts().items())
-        if edge_texts:
-            conn.execute(
-                q("embed_upsert_edge_text"),
-                [
-                    {"dataset_id": ds, "text_hash": h, "text": t, "embedding": vectors[h]}
-                    for h, t in edge_texts
-                ],
-            )
+        edge_texts = [
+            {"dataset_id": ds, "text_hash": h, "text": t, "embedding": vectors[h]}
+            for h, t in sorted(plan.edge_texts().items())
+        ]
+        self._rows(conn, "embed_upsert_edge_text", edge_texts, "Edge_text")
+        refresh_statistics(conn, len(plan.nodes))
         if self.after_rows is not None:
             self.after_rows(conn, ds)
         after_write(conn, ds, doc, plan)
+
+
+WRITE_BATCH = 1000  # rows a statement writes at a time; each batch is a progress event
+
+
+def refresh_statistics(conn: Connection, new_nodes: int) -> bool:
+    """ANALYZE the graph inside this transaction when it just grew by ``new_nodes`` nodes, a
+    large share of what the planner believes it holds: the statements after the rows (merges,
+    supersession) read them, and on stale statistics a large first document planned a nested
+    scan per point (21 minutes in one query; 34 ms after ANALYZE). Skipped when the role may not
+    ANALYZE, or when another writer holds the tables' statistics lock (then its ANALYZE, which
+    commits with it, does the work). Returns whether it ran."""
+    settings = session_settings()
+    row = conn.execute(q("graph_estimate")).one()
+    if not row.may_analyze or new_nodes < max(
+        settings.analyze_min_rows, settings.analyze_share * max(float(row.estimate), 0.0)
+    ):
+        return False
+    try:
+        with conn.begin_nested():
+            conn.execute(q("set_lock_timeout"), {"timeout": "1s"})
+            conn.execute(q("analyze_written"))
+            conn.execute(q("set_lock_timeout"), {"timeout": row.lock_timeout})
+    except sa_exc.OperationalError as exc:
+        if sqlstate_of(exc) != "55P03":  # lock_not_available
+            raise
+        log.info("statistics not refreshed: another writer is refreshing them")
+        return False
+    return True
 
 
 def _duplicate_document(exc: DatabaseError) -> bool:

@@ -93,6 +93,11 @@ _CJK_BOUNDARY = re.compile(rf"[{_CJK_END}]+[{re.escape(_CLOSERS)}]*")
 _LATIN_BOUNDARY = re.compile(rf"[.!?]+[{re.escape(_CLOSERS)}]*(?=\s)")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 _WS = re.compile(r"\s+")
+_NON_WS = re.compile(r"\S")
+# How far back from a period the word before it is read: far longer than any abbreviation, so a
+# word that fills the whole window is none. Reading a bounded window (not the whole
+# text before the period) keeps splitting linear in the length of a paragraph.
+_WORD_WINDOW = 32
 
 
 def has_cjk(text: str) -> bool:
@@ -101,9 +106,10 @@ def has_cjk(text: str) -> bool:
 
 def _is_abbreviation(text: str, dot: int) -> bool:
     """True when the period at ``dot`` closes an abbreviation or an initial, not a sentence."""
-    match = _WORD_BEFORE.search(text[:dot])
-    if match is None:
-        return False
+    start = max(0, dot - _WORD_WINDOW)
+    match = _WORD_BEFORE.search(text, start, dot)
+    if match is None or (match.start() == start and start > 0):
+        return False  # no word, or one longer than the window: no abbreviation is that long
     word = match.group(1)
     if len(word) == 1 and word.isupper():
         return True  # an initial: "J. Smith"
@@ -115,10 +121,10 @@ def _boundaries(text: str) -> list[int]:
     for match in _LATIN_BOUNDARY.finditer(text):
         end = match.end()
         punct = match.group(0)
-        rest = text[end:].lstrip()
-        if not rest:
+        following = _NON_WS.search(text, end)
+        if following is None:
             continue
-        nxt = rest[0]
+        nxt = following.group(0)
         if nxt.islower():
             continue
         if (

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict
 
+from memflow.bounds import check_time
 from memflow.drafts import TimeSpan
 from memflow.errors import InvalidInput
 
@@ -702,7 +703,13 @@ def _borrow_year(prev: TimeMatch, tm: TimeMatch) -> TimeMatch:
 
 
 def parse_time(text: str, now: datetime, tz: str | tzinfo = "UTC") -> list[TimeMatch]:
-    """Every time expression in ``text``, in order of position, without overlaps."""
+    """Every time expression in ``text``, in order of position, without overlaps. ``now`` must
+    lie in memflow's time range (memflow.bounds: InvalidInput otherwise); an expression whose
+    span would end past Python's calendar ("next year" said in 9998) is left out, not clamped."""
+    if now.tzinfo is not None:
+        check_time(now, "now")
+    else:  # a naive now is read in ``tz``
+        check_time(now.replace(tzinfo=resolve_tz(tz)), "now")
     ctx = _Ctx(now, resolve_tz(tz))
     matches = _non_overlapping(_raw_matches(text, ctx))
     matches = [_extend_since(text, tm, ctx) for tm in matches]

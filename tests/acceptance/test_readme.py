@@ -6,14 +6,13 @@ import os
 import re
 import subprocess
 import sys
-import uuid
 from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy.engine import make_url
 
 from ..conftest import REPO
+from ..support.roles import login_role
 
 
 def test_readme_python_example_runs(db_url: str) -> None:
@@ -47,7 +46,6 @@ def test_readme_async_example_runs(db_url: str) -> None:
 def test_readme_psql_section_runs_as_a_plain_role(db_url: str, seed_drafts: list[Any]) -> None:
     """The README's psql section, run as a LOGIN role that is neither superuser nor owner."""
     from memflow.cli.app import main
-    from memflow.config import libpq_url
     from memflow.embed.hash import HashEmbedder
     from memflow.memory import Memory
 
@@ -62,20 +60,9 @@ def test_readme_psql_section_runs_as_a_plain_role(db_url: str, seed_drafts: list
     statements = [s.strip() for s in sql.split(";") if s.strip()]
     assert statements[0] == f"SELECT memflow.use_dataset('{grant.group(2)}')"
 
-    role, secret = f"mf_reader_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    admin = libpq_url(db_url)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{secret}'")
-    reader = libpq_url(
-        make_url(db_url).set(username=role, password=secret).render_as_string(hide_password=False)
-    )
-    try:
-        assert (
-            main(
-                ["db", "grant-reader", role, "--dataset", grant.group(2), "--database-url", db_url]
-            )
-            == 0
-        )
+    with login_role(db_url, "mf_reader") as (role, reader):
+        argv = ["db", "grant-reader", role, "--dataset", grant.group(2), "--database-url", db_url]
+        assert main(argv) == 0
         with psycopg.connect(reader, autocommit=True) as conn:
             assert conn.execute(statements[1]).fetchall() == []  # unbound: RLS shows nothing
             for stmt in statements[:-1]:
@@ -89,13 +76,6 @@ def test_readme_psql_section_runs_as_a_plain_role(db_url: str, seed_drafts: list
             assert conn.execute(statements[-1]).fetchall() == rows
             other = "select count(*) from memflow.episodes where dataset = '其他'"
             assert conn.execute(other).fetchone() == (0,)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,)
-            )
-            conn.execute(f"DROP OWNED BY {role}")
-            conn.execute(f"DROP ROLE {role}")
 
 
 def test_readme_scopes_example_runs(db_url: str) -> None:

@@ -40,3 +40,5 @@ def test_quick_ingest_writes_documented_results(pg_admin_url: str, tmp_path: Pat
     assert data["peak_rss_mb"] >= data["rss_mb"]["start"] > 0
     md = (tmp_path / "ingest.md").read_text()
     assert "## Storage side" in md and "## End to end" in md
+    assert md == ingest.markdown(data).rstrip() + "\n"  # the page is the json, rendered
+    assert data["stamp"]["script"] == "benchmarks/ingest.py"

@@ -33,9 +33,11 @@ def test_quick_run_writes_results(db_url: str, tmp_path: Path) -> None:
         assert row["evidence_recall@200"] <= row["evidence_recall@1000"] + 1e-9
     # With the evidence inside three sessions, some system must find some of it.
     assert max(r["evidence_recall@1000"] for r in written["overall"].values()) > 0.2
-    assert written["commit"] and written["machine"]["cores"]
+    assert written["stamp"]["commit"] and written["stamp"]["machine"]["cores"]
+    assert written["stamp"]["script"] == "benchmarks/locomo.py"
     sup = written["supersessions"]  # counted from the store: every conversation's points
     assert sup["points"] == sum(c["points"] for c in sup["conversations"].values()) > 0
     assert sup["superseded"] == len(sup["supersessions"]) <= sup["points"]
     md = (tmp_path / "locomo.md").read_text()
-    assert locomo.BEGIN in md and "episodic" in md and "Supersessions at ingest" in md
+    assert md == locomo.markdown(written).rstrip() + "\n"  # the page is the json, rendered
+    assert "episodic" in md and "Supersessions at ingest" in md

@@ -26,7 +26,11 @@ def test_quick_reliability_reports_what_the_tests_measured(
     iso = data["summary"]["isolation"]
     assert iso["sessions"] == 1 and iso["statements_per_session"][0] > 100
     assert iso["cross_dataset_rows"] == 0
+    hostile = data["summary"]["hostile_inputs"]
+    assert hostile["doors"] == ["python"] and hostile["calls_cases"] >= 60, hostile
+    assert hostile["internal_errors"] == hostile["wrong"] == hostile["integrity_problems"] == 0
     md = (tmp_path / "reliability.md").read_text()
+    assert "| hostile inputs through the doors |" in md and "| `python` |" in md
     assert "| rows lost | **0** committed rows missing over 1 checks" in md
     # What the quick selection does not run is said to be unmeasured, never filled in.
     assert "| load held | not measured in this run |" in md

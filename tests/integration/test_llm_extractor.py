@@ -30,7 +30,7 @@ from tests.support.fake_openai import (
 
 SESSION_START = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 TURNS = [
-    ("D1:1", "Wren", "I went to the community garden meeting yesterday and it was so powerful."),
+    ("D1:1", "Wren", "Yesterday I helped at the community garden meeting; we planted apple trees."),
     ("D1:2", "Rosalind", "Great! I ran a fun run on Saturday, 5 km in 31 minutes."),
     ("D1:3", "Wren", "The planning office meeting is on 12 June at 10:30."),
 ]
@@ -74,7 +74,7 @@ def good_reply() -> dict[str, Any]:
                     {
                         "title": "Wren's garden meeting visit",
                         "content": "Wren went to a community garden meeting yesterday "
-                        "(7 May 2023) and found it powerful.",
+                        "(7 May 2023) and helped plant apple trees.",
                         "facet_type": "event",
                         "sources": ["D1:1"],
                         "points": [

@@ -87,7 +87,7 @@ def session_doc(keys: list[tuple[str, str, str]], day: int, title: str = "chat")
 
 
 TURNS = [
-    ("D1:1", "Wren", "I went to the community garden meeting yesterday and it was so powerful."),
+    ("D1:1", "Wren", "Yesterday I helped at the community garden meeting; we planted apple trees."),
     ("D1:2", "Rosalind", "Great! I ran a fun run on Saturday, 5 km in 31 minutes."),
     ("D1:3", "Wren", "The planning office meeting is on 12 June at 10:30."),
 ]

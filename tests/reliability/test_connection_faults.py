@@ -38,7 +38,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
     try:
         yield srv
     finally:
-        srv.stop("immediate")
+        srv.destroy()  # its data may live outside the home (memflow/db/private.py)
 
 
 def _open(server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch) -> Memory:

@@ -75,13 +75,18 @@ class StreamingPair:
         home = self.root / f"standby{len(self.standbys) + 1}"
         standby = EmbeddedServer(home, port=free_port(), listen=HOST, options=dict(_SETTINGS))
         home.mkdir(parents=True)
-        standby._prepare_permissions()  # the data directory, owned by the server's system user
+        # The copy has the primary's superuser and its password: the standby's owner keeps the
+        # same password file. primary_conninfo (written by -R) carries the password itself, in
+        # the standby's private data directory: its server user cannot read the owner's file.
+        shutil.copy2(self.primary.password_file, standby.password_file)
+        standby.prepare_dirs()  # the data directory, owned by the server's system user
+        conninfo = (
+            f"host={HOST} port={self.primary.port} user={SUPERUSER} "
+            f"password={self.primary.password()}"
+        )
         res = standby._run(
             "pg_basebackup",
-            [
-                *("-D", str(standby.pgdata), "-R", "-X", "stream", "-c", "fast"),
-                *("-h", HOST, "-p", str(self.primary.port), "-U", SUPERUSER),
-            ],
+            [*("-D", str(standby.pgdata), "-R", "-X", "stream", "-c", "fast"), "-d", conninfo],
             timeout=120,
         )
         if res.returncode != 0:
@@ -125,5 +130,5 @@ class StreamingPair:
 
     def destroy(self) -> None:
         for server in [*self.standbys, self.primary]:
-            server.stop("immediate")
+            server.destroy()  # its data may live outside root (memflow/db/private.py)
         shutil.rmtree(self.root, ignore_errors=True)

@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "memflow"
 # Bottom first. ``memflow`` is the package's __init__ (the public API).
 LAYERS: list[set[str]] = [
     {"errors", "ids", "config", "drafts"},  # pure, import nothing of memflow
+    {"bounds"},  # what memflow takes from outside (times, JSON, names): InvalidInput otherwise
     {"db", "embed", "text"},  # PostgreSQL, embedding providers, parsed text and time parsing
     {"context"},  # StoreContext: engine, embedder, dataset id, fault hook
     {"store", "llm"},  # the write path and forget / the LLM client, extractor and router
@@ -26,7 +27,9 @@ LAYERS: list[set[str]] = [
     {"memory"},  # the facade: Memory, Dataset
     {"service", "aio", "asgi"},  # argument checks and JSON shapes of the doors / the async API /
     # ASGI plumbing of the HTTP doors
-    {"http_api", "mcp_server"},  # the front doors agents use (memflow serve, memflow mcp)
+    # the front doors agents use (memflow serve, memflow mcp) / memflow inside agent frameworks
+    # (LangChain, LangGraph, LlamaIndex; optional extras)
+    {"http_api", "mcp_server", "integrations"},
     {"memflow"},  # the public API
     {"cli"},  # the command line
     {"__main__"},  # python -m memflow

@@ -5,7 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memflow.recall.render import PACK_LADDER_FLOOR, budget_ladder, pack_indexes
+from memflow.recall.config import RecallConfig
+from memflow.recall.render import budget_ladder, pack_indexes
+
+PACK_LADDER_FLOOR = RecallConfig().pack_ladder_floor
 
 # (group, tokens, header tokens): a group's header is one text, so its tokens are the group's.
 items_strategy = st.lists(st.tuples(st.integers(0, 6), st.integers(1, 400)), max_size=60).map(

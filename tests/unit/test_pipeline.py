@@ -316,3 +316,32 @@ def test_entity_seed_bound_allows_for_the_unit_rules_widening_the_point_gap() ->
     top = rank(hits, g.sub(), pq, cfg, top_k=1)[0]
     assert top.episode_id == nid("Ex")  # the entity chain wins with the full graph
     assert nid("Kiln") in hit_ids_for_projection(score_hits(hits, pq, cfg), cfg, pq, top_k=1)
+
+
+def test_recalled_points_that_arrive_with_the_expansion_get_the_unit_rules() -> None:
+    """A search scores its hits once, ranks on the projected subgraph, expands the best episodes
+    and ranks again: a recalled point that the projection had left out but the expansion brings
+    in gets the query's unit rules too (as a fresh scoring of the final subgraph gives it)."""
+    from .test_scoring import G
+
+    cfg = RecallConfig()
+    g = G()
+    g.node("E", "Episode")
+    g.node("F", "Facet")
+    g.node("P1", "FacetPoint", search_text="Ines Moreau: the kiln is fixed.", speaker="Ines Moreau")
+    g.edge("E", "has_facet", "F")
+    g.edge("F", "has_point", "P1")
+    hits = [
+        hit(POINTS, "P1", 0.3),
+        hit(POINTS, "P2", 0.35),  # recalled, but not projected at first
+    ]
+    q = "What did Ines Moreau say about the kiln?"
+    scored = score_hits(hits, pq(q), cfg)
+    first = scored.evidence(g.sub(), q, cfg)  # the projected subgraph
+    assert nid("P2") not in first.unit_adjust
+    g.node("P2", "FacetPoint", search_text="Rui Okafor: the kiln is cold.", speaker="Rui Okafor")
+    g.edge("F", "has_point", "P2")  # the expansion adds it
+    again = scored.evidence(g.sub(), q, cfg)
+    fresh = score_hits(hits, pq(q), cfg).evidence(g.sub(), q, cfg)
+    assert again.unit_adjust == fresh.unit_adjust
+    assert again.unit_adjust[nid("P2")] >= cfg.speaker_penalty - cfg.term_overlap_bonus * 2

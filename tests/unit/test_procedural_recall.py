@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from types import SimpleNamespace
 
+from memflow.recall.config import RecallConfig
 from memflow.recall.procedural import asks_how, procedure_context, rank
 
 
@@ -30,7 +31,7 @@ def test_a_procedure_costs_its_cheapest_hit_steps_paying_more_than_the_summary()
         SimpleNamespace(collection="Procedure_step_text", procedure_id=a, text="a1", distance=0.2),
         SimpleNamespace(collection="Procedure_summary", procedure_id=b, text="B", distance=0.3),
     ]
-    ranked = rank(rows)
+    ranked = rank(rows, RecallConfig())
     assert [h.procedure_id for h in ranked] == [a, b]  # 0.12 < 0.10 + 0.05
     assert ranked[1].collection == "Procedure_step_text" and abs(ranked[1].score - 0.15) < 1e-9
 

@@ -10,7 +10,6 @@ import pytest
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.render import (
-    PACK_LADDER_FLOOR,
     count_tokens,
     evidence_units,
     format_time,
@@ -173,7 +172,7 @@ def test_summary_budget_keeps_the_whole_blocks_that_fit() -> None:
     # Below the packing ladder's first point (50 tokens) a block that does not fit ends the
     # context (pack_indexes: the rank-order prefix that fits); tests/unit/test_packing.py covers
     # the skipping at the ladder's points.
-    assert first + second < PACK_LADDER_FLOOR
+    assert first + second < RecallConfig().pack_ladder_floor
     _, context = render(
         list(reversed(bundles)), g.sub(), "summary", CFG, evidence=ev({}), budget_tokens=first
     )

@@ -146,7 +146,7 @@ def test_identifiers_and_numbered_subjects_are_not_values(old: str, new: str) ->
         ("Ken: I never quit my running.", "Ken: I won't stop running, I love running again."),
         ("Ken: I'm going for my goals!", "Ken: Keep going for your goals and don't give up!"),
         # An episode told with a past time.
-        ("Ken: I can't wait for the trip.", "Ken: Yesterday I had to wait an hour again."),
+        ("Ken: I can't wait for the concert.", "Ken: Yesterday I had to wait an hour again."),
     ],
 )
 def test_chat_look_alikes_of_a_change_do_not_supersede(old: str, new: str) -> None:
