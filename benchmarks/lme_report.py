@@ -29,14 +29,18 @@ LongMemEval_S (Wu et al., 2024): long user-assistant chat histories, one questio
 sessions and turns that hold the answer labelled (`answer_session_ids`, `has_answer`). Retrieval
 only, no LLM: does the context memflow packs for the question hold the labelled turns?
 
-- **Data**: the per-question files in `../shared/data/longmemeval_s/` (outside the repository),
-  only those numbered 43 or more (haystack sessions); abstention items (`_abs`) are left out of
-  the slice (they have no evidence to recall).
+- **Data**: the per-question files (`<haystack sessions>_<question_id>.json`; a public copy is in
+  the GitHub repository hussainzs/Memoria, `evaluations/data/lme_jsons/`, the S split being the
+  files numbered 38–58) kept outside the repository (`../shared/data/longmemeval_s/`, else
+  `~/.cache/memflow-lme-data/longmemeval_s/`; the run's folder is in the settings below), only
+  those numbered 43 or more; abstention items (`_abs`) are left out of the slice (they have no
+  evidence to recall).
 - **Split**: tune when the integer value of sha256(question_id) is even, else test. Constants are
   chosen on tune only.
 - **Slice**: per half, the items in sha256(question_id) order, the first `per_type` of each of
-  the six question types (stratified, deterministic, picked by nobody). Size set by the measured
-  ingest cost (below): both halves' slices ingest in at most ~3 hours of CPU.
+  the six question types (stratified, deterministic, picked by nobody); a smaller `per_type` is
+  a subset of a larger one. Size set by the ingest time available (an uncached item costs
+  ~2–3 CPU minutes, mostly embedding; the table below has the measured figures).
 - **Ingest** (benchmarks/lme_store.py): one dataset per item; each haystack session is one
   conversation document (`started_at` = its haystack date, speakers `user` and `assistant`), in
   time order, memorised with the rules extractor and memflow's defaults (a dialog session is one
@@ -66,7 +70,7 @@ only, no LLM: does the context memflow packs for the question hold the labelled 
 
 
 def _commands(res: dict[str, Any]) -> str:
-    per = res["settings"]["per_type"]
+    per = res["stamp"]["settings"]["per_type"]
     flag = "" if per == 1 else f" --per-type {per}"
     return f"""\
     # this table: ingest what the store lacks (nice: the machine is shared), then search
@@ -186,13 +190,20 @@ def _ingest(store: dict[str, Any]) -> str:
 def markdown(res: dict[str, Any]) -> str:
     splits = res["splits"]
     store = res["store"]
+    settings = res["stamp"]["settings"]
     n = {k: len(v) for k, v in res["slice"].items()}
+    per = settings["per_type"]
     parts = [
         "# LongMemEval_S retrieval quality",
         "",
         f"Slice: {n.get('tune', 0)} tune and {n.get('test', 0)} test items "
-        f"({res['settings']['per_type']} per question type and half). Written by "
+        f"({per} per question type and half). Written by "
         "`benchmarks/longmemeval.py`; do not edit by hand.",
+        "",
+        f"**Small sample.** Each figure per question type and half rests on {per} question(s): "
+        f"one question moves it by {1 / per:.2f}; a half's overall figure rests on "
+        f"{6 * per} questions (one question = {1 / (6 * per):.3f}). Read differences below that "
+        "as ties.",
         "",
         _METHOD,
         "",
@@ -218,9 +229,9 @@ def markdown(res: dict[str, Any]) -> str:
         "",
         "## Store and ingest",
         "",
-        f"Store: `{res['settings']['store']}`, written by {written}; this run's tree: "
+        f"Store: `{settings['store']}`, written by {written}; this run's tree: "
         f"`{store['this_tree']['commit'][:12]}` (code {store['this_tree']['code']}). "
-        f"Search-only: {res['settings']['search_only']}.",
+        f"Search-only: {settings['search_only']}.",
         "",
         _ingest(store),
         "",
@@ -241,6 +252,7 @@ def markdown(res: dict[str, Any]) -> str:
             ],
         ),
     ]
-    stamp = {k: res[k] for k in ("commit", "dirty", "date", "machine", "settings")}
-    parts += ["", "## Run", "", common.stamp_markdown(stamp)]
+    if res.get("notes"):
+        parts += ["", "## Notes", "", *[f"- {note}" for note in res["notes"]]]
+    parts += ["", "## Run", "", common.stamp_markdown(res["stamp"])]
     return "\n".join(parts)

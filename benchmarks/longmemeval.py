@@ -39,19 +39,26 @@ from benchmarks.lme_store import prepare
 from benchmarks.locomo import System, packed_keys, ranked_episodes, systems
 from memflow.db import engine as dbe
 from memflow.memory import Dataset, Memory
-from memflow.recall.config import RecallConfig
+from memflow.recall.config import RecallConfig, chosen_on
 from memflow.recall.preprocess import preprocess
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import SearchResponse
 
+# Where a copy of the per-question files is kept when ../shared/data has none (outside the
+# repository: the data never enters it).
+CACHED_DATA = Path.home() / ".cache" / "memflow-lme-data" / "longmemeval_s"
+
 
 def default_data() -> Path:
     """``../shared/data/longmemeval_s`` seen from the repository, or from the nearest folder
-    above it that has one (a worktree under /work/wt/ finds /work/shared)."""
+    above it that has one (a worktree under /work/wt/ finds /work/shared), else
+    ``~/.cache/memflow-lme-data/longmemeval_s`` when it exists."""
     for parent in common.REPO.parents:
         found = parent / "shared" / "data" / "longmemeval_s"
         if found.is_dir():
             return found
+    if CACHED_DATA.is_dir():
+        return CACHED_DATA
     return common.REPO.parent / "shared" / "data" / "longmemeval_s"
 
 
@@ -311,6 +318,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
     ap.add_argument("--name", default="longmemeval", help="result file stem under --out")
+    ap.add_argument("--note", action="append", default=[], help="a note for the page (repeatable)")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite <out>/<name>.md from <out>/<name>.json (with --note)",
+    )
     ap.add_argument(
         "--quick",
         action="store_true",
@@ -337,6 +350,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, args.name, args.note, markdown)
     from memflow.embed.factory import make_embedder
 
     slice_ = choose(args.data, args.per_type)
@@ -375,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         chosen = [s for s in systems() if s.name in wanted]
         embed_ms = embed_queries(cache, items)
         tallies, records = evaluate(mem, slice_, chosen)
-        res = results(args, tallies, records, chosen, provenance, slice_, embed_ms, store)
+        res = results(args, tallies, records, chosen, provenance, slice_, embed_ms, store, argv)
         res["datasets"] = {i.question_id: mem.dataset(i.dataset).stats() for i in items}
         common.write_json(args.out / f"{args.name}.json", res)
         common.write_text(args.out / f"{args.name}.md", markdown(res))
@@ -395,10 +410,13 @@ def results(
     slice_: dict[str, list[Item]],
     embed_ms: list[float],
     store: str,
+    argv: Sequence[str] | None = None,
 ) -> dict[str, Any]:
+    default = RecallConfig()
     settings = {
         "data": "LongMemEval_S per-question files numbered >= 43"
         + (" (synthetic fixture)" if args.quick else ""),
+        "data_folder": str(args.data),
         "embedder": args.embedder,
         "per_type": args.per_type,
         "split_rule": "tune when int(sha256(question_id)) is even, else test",
@@ -408,13 +426,14 @@ def results(
         "token_count": "memflow.recall.render.count_tokens: whitespace words, CJK chars / 2",
         "now": "the question's question_date",
         "query_embedding_ms": common.percentiles(embed_ms),
-        "recall_config_default": RecallConfig().model_dump(),
+        "recall_config_default": default.model_dump(),
+        "recall_config_chosen_on": {k: chosen_on(k) for k in default.model_dump()},
         "database": "external" if args.database_url else "embedded",
         "store": store,
         "search_only": args.search_only,
     }
-    st = common.stamp(settings)
     return {
+        "stamp": common.stamp(settings, __file__, argv),
         "splits": {
             split: {
                 g: {name: t.row() for name, t in by_sys.items()}
@@ -439,7 +458,7 @@ def results(
         "items": records,
         "systems": {s.name: {"mode": s.mode, "about": s.about, "config": s.config} for s in chosen},
         "store": provenance,
-        **{k: st[k] for k in ("settings", "commit", "dirty", "date", "machine")},
+        "notes": list(args.note),
     }
 
 

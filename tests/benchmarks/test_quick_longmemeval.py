@@ -93,7 +93,7 @@ def test_quick_run_writes_results_and_refuses_other_code(
     both = saved["splits"]["both"]["all"]
     assert max(r["evidence_recall@2000"] for r in both.values()) > 0.3
     assert max(r["episode_recall@5"] for r in both.values()) > 0.3
-    assert saved["commit"] and saved["machine"]["cores"]
+    assert saved["stamp"]["commit"] and saved["stamp"]["machine"]["cores"]
     store = saved["store"]
     assert len(store["ingested_this_run"]) == 12 and store["written_by"][0]["code"]
     # Filler sessions repeat across items: the disk cache served them after the first item.
@@ -101,6 +101,15 @@ def test_quick_run_writes_results_and_refuses_other_code(
     md = (out / "longmemeval.md").read_text()
     assert "## Test half" in md and "latest first" in md and "--search-only" in md
     assert len((home / "ingest-log.jsonl").read_text().splitlines()) == 12
+    # The stamp names the script and its command; the page is markdown(json), notes come from
+    # --note (also through --render-only, which keeps the run's stamp).
+    assert saved["stamp"]["script"] == "benchmarks/longmemeval.py"
+    assert "python -m benchmarks.longmemeval --quick" in saved["stamp"]["command"]
+    assert md == longmemeval.markdown(saved).rstrip() + "\n" and "## Notes" not in md
+    rerendered = longmemeval.main(["--render-only", "--out", str(out), "--note", "a note"])
+    assert rerendered["stamp"] == saved["stamp"] and rerendered["notes"] == ["a note"]
+    assert (out / "longmemeval.md").read_text() == longmemeval.markdown(rerendered).rstrip() + "\n"
+    assert "## Notes\n\n- a note" in (out / "longmemeval.md").read_text()
 
     # A second run reuses the store (nothing ingested) ...
     again = longmemeval.main([*args, "--systems", "vector"])
@@ -124,4 +133,4 @@ def test_quick_run_writes_results_and_refuses_other_code(
     redone = fresh["store"]["ingested_this_run"]
     assert len(redone) == 6 and {r["code"] for r in redone} == {"0" * 16}
     assert sum(r["texts_embedded"] for r in redone) == 0
-    assert fresh["store"]["written_by"] == [{"commit": saved["commit"], "code": "0" * 16}]
+    assert fresh["store"]["written_by"] == [{"commit": saved["stamp"]["commit"], "code": "0" * 16}]
