@@ -14,6 +14,8 @@ _COLS = (
     ("session_recall@5", "session@5"),
     ("episode_recall@1", "ep@1"),
     ("episode_recall@5", "ep@5"),
+    ("episode_coverage@5", "cov@5"),
+    ("episode_coverage@10", "cov@10"),
 )
 _SHORT = {
     "single-session-user": "ss-user",
@@ -57,8 +59,9 @@ only, no LLM: does the context memflow packs for the question hold the labelled 
 - **Metrics**: ev@B = share of the evidence turns that a unit packed into B tokens cites
   (provenance); session@5 = an answer session among the sessions cited by the top 5 results;
   ep@k = an episode of an answer session among the top k episodes (for the flat baselines: the
-  episodes of their ranked units); p50 = search milliseconds with the query vector cached (its
-  embedding excluded).
+  episodes of their ranked units); cov@k = the share of the answer sessions whose episode is in
+  the top k (LoCoMo's episode recall; below 1 when a question needs several sessions); p50 =
+  search milliseconds with the query vector cached (its embedding excluded).
 - **Facts that change** (issue 26; knowledge-update and temporal-reasoning items whose evidence
   lies in two answer sessions with different dates): *latest first* = an evidence turn of the
   latest answer session is in the 500-token context and comes before every evidence turn of an
@@ -105,7 +108,7 @@ def _fmt(v: Any) -> Any:
 
 
 def _by_type(split: dict[str, dict[str, dict[str, Any]]]) -> str:
-    head = ["type", "system", "ev@500", "ev@2000", "session@5", "ep@1", "ep@5", "n"]
+    head = ["type", "system", "ev@500", "ev@2000", "session@5", "ep@1", "ep@5", "cov@10", "n"]
     rows = []
     for g, by_sys in split.items():
         if g == "all":
@@ -120,6 +123,7 @@ def _by_type(split: dict[str, dict[str, dict[str, Any]]]) -> str:
                     _fmt(r["session_recall@5"]),
                     _fmt(r["episode_recall@1"]),
                     _fmt(r["episode_recall@5"]),
+                    _fmt(r.get("episode_coverage@10")),
                     r["questions"],
                 ]
             )

@@ -36,7 +36,7 @@ from benchmarks.embed_cache import DiskCachedEmbedder
 from benchmarks.lme_data import QUESTION_TYPES, Item, choose, ingest_order, session_of
 from benchmarks.lme_report import markdown
 from benchmarks.lme_store import prepare
-from benchmarks.locomo import System, packed_keys, ranked_episodes, systems
+from benchmarks.locomo import System, episode_recall, packed_keys, ranked_episodes, systems
 from memflow.db import engine as dbe
 from memflow.memory import Dataset, Memory
 from memflow.recall.config import RecallConfig, chosen_on
@@ -81,6 +81,8 @@ class Tally:
     session5: list[float] = field(default_factory=list)
     episode1: list[float] = field(default_factory=list)
     episode5: list[float] = field(default_factory=list)
+    coverage5: list[float] = field(default_factory=list)
+    coverage10: list[float] = field(default_factory=list)
     ms_no_embed: list[float] = field(default_factory=list)
     latest_first: list[float] = field(default_factory=list)
     as_of_first: list[float] = field(default_factory=list)
@@ -93,6 +95,8 @@ class Tally:
             "session5",
             "episode1",
             "episode5",
+            "coverage5",
+            "coverage10",
             "ms_no_embed",
             "latest_first",
             "as_of_first",
@@ -105,6 +109,8 @@ class Tally:
         out["session_recall@5"] = _mean(self.session5)
         out["episode_recall@1"] = _mean(self.episode1)
         out["episode_recall@5"] = _mean(self.episode5)
+        out["episode_coverage@5"] = _mean(self.coverage5)
+        out["episode_coverage@10"] = _mean(self.coverage10)
         lat = common.percentiles(self.ms_no_embed)
         out["p50_ms_no_embed"], out["p95_ms_no_embed"] = lat["p50"], lat["p95"]
         out["questions"] = len(self.episode1)
@@ -191,7 +197,12 @@ def run_question(ds: Dataset, item: Item, system: System, episodes: dict[Any, in
         tally.evidence[b].append(sum(k in keys for k in item.evidence) / len(item.evidence))
     cited = {session_of(c.key) for r in resp.results[:5] for c in r.citations}
     tally.session5.append(float(bool(cited & item.answer_sessions)))
-    ranked = [episodes.get(e) for e in ranked_episodes(resp)]
+    by_rank = ranked_episodes(resp)
+    ranked = [episodes.get(e) for e in by_rank]
+    # Coverage (LoCoMo's episode recall): the share of the answer sessions in the top k, what a
+    # question over several sessions needs.
+    tally.coverage5.append(episode_recall(by_rank, episodes, item.answer_sessions, 5))
+    tally.coverage10.append(episode_recall(by_rank, episodes, item.answer_sessions, 10))
     tally.episode1.append(float(bool(set(ranked[:1]) & item.answer_sessions)))
     tally.episode5.append(float(bool(set(ranked[:5]) & item.answer_sessions)))
     update = update_sessions(item) if item.question_type in UPDATE_TYPES else None

@@ -88,6 +88,8 @@ def test_quick_run_writes_results_and_refuses_other_code(
         for row in table["all"].values():
             assert row["questions"] == 6
             assert row["evidence_recall@500"] <= row["evidence_recall@2000"]
+            assert row["episode_coverage@5"] <= row["episode_recall@5"]
+            assert row["episode_coverage@5"] <= row["episode_coverage@10"]
             assert row["latest_first_questions"] == 2 and row["as_of_questions"] == 1
     # Short, distinct evidence in 43 small sessions: some system finds it.
     both = saved["splits"]["both"]["all"]
