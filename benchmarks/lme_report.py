@@ -148,6 +148,35 @@ def _updates(splits: dict[str, Any]) -> str:
     return common.md_table(head, rows)
 
 
+_ITEM_KEYS = (
+    "evidence_recall@500",
+    "evidence_recall@2000",
+    "episode_recall@1",
+    "episode_recall@5",
+)
+
+
+def _cell(row: dict[str, Any]) -> str:
+    return " / ".join("—" if row.get(k) is None else f"{row[k]:.2g}" for k in _ITEM_KEYS)
+
+
+def _differing(res: dict[str, Any]) -> str:
+    """The items on which the systems do not all score the same (ids only, never data)."""
+    names = list(res["systems"])
+    rows = []
+    for rec in res["items"]:
+        cells = [_cell(rec[n]) for n in names if n in rec]
+        if len(set(cells)) > 1:
+            rows.append([rec["question_id"], rec["split"], _SHORT.get(rec["question_type"], ""),
+                         *cells])  # fmt: skip
+    if not rows:
+        return "Every system scores the same on every item."
+    return (
+        "Each cell: ev@500 / ev@2000 / ep@1 / ep@5 of the item's one question.\n\n"
+        + common.md_table(["item", "half", "type", *names], rows)
+    )
+
+
 def _ingest(store: dict[str, Any]) -> str:
     recs = store.get("ingested_this_run") or store.get("logged") or []
     if not recs:
@@ -228,6 +257,7 @@ def markdown(res: dict[str, Any]) -> str:
     if "both" in splits:
         parts += ["", "## Both halves", "", _table(splits["both"]["all"])]
     parts += ["", "## Facts that change (issue 26)", "", _updates(splits)]
+    parts += ["", "## Items where the systems differ", "", _differing(res)]
     written = ", ".join(f"`{w['commit'][:12]}` (code {w['code']})" for w in store["written_by"])
     parts += [
         "",

@@ -102,6 +102,7 @@ def test_quick_run_writes_results_and_refuses_other_code(
     assert sum(r["cache_hits"] for r in store["ingested_this_run"][1:]) > 0
     md = (out / "longmemeval.md").read_text()
     assert "## Test half" in md and "latest first" in md and "--search-only" in md
+    assert "## Items where the systems differ" in md
     assert len((home / "ingest-log.jsonl").read_text().splitlines()) == 12
     # The stamp names the script and its command; the page is markdown(json), notes come from
     # --note (also through --render-only, which keeps the run's stamp).
