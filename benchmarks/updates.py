@@ -15,8 +15,12 @@ baseline, same run):
   that later changed (small talk, additive restatements, current values, controls), over all
   such points; and, for information, the share of the truly outdated statements superseded.
 
-    python -m benchmarks.updates            # 60 conversations, local e5 embedder
-    python -m benchmarks.updates --quick    # smoke: 8 conversations, hash embedder
+Beside the generator (a regression check: its sentences are the rules' own), the frozen
+hand-written set (:mod:`benchmarks.updates_handwritten`, both halves, each language) is measured
+in the same run: evidence on wording the rules were not written for.
+
+    python -m benchmarks.updates            # 60 conversations and the hand-written set, e5
+    python -m benchmarks.updates --sets generator --quick   # smoke: 8 conversations, hash
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from benchmarks import common, updates_heldout
+from benchmarks import common, updates_handwritten, updates_heldout
 from benchmarks.updates_data import Conversation, Question, conversations
 from memflow.db.engine import transaction
 from memflow.memory import Dataset, Memory
@@ -200,6 +204,27 @@ def markdown(res: dict[str, Any]) -> str:
         "are chosen on `tune`; `test` is only measured.",
         "",
     ]
+    if "accuracy" in res:
+        lines += _generator_markdown(res)
+    hw = res.get("handwritten")
+    if hw:
+        lines += ["", "## The frozen hand-written set (`benchmarks/data/updates_handwritten.json`)",
+                  "", f"{hw['cases']} cases, memorised as folders today (no reference time); "
+                  f"halves: {hw['split']}. Constants chosen on `tune` only "
+                  "(`python -m benchmarks.updates_handwritten --half tune --show`).", ""]  # fmt: skip
+        lines.append(
+            common.md_table(
+                updates_handwritten.HEADER, updates_handwritten.markdown_rows(hw["summary"])
+            )
+        )
+    if res.get("notes"):
+        lines.append("")
+    lines += [f"- {note}" for note in res.get("notes", [])]
+    return "\n".join(lines) + "\n"
+
+
+def _generator_markdown(res: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
     rows = []
     acc, before = res["accuracy"], res.get("before", {}).get("accuracy", {})
     for cell, metrics in acc["all"].items():
@@ -248,10 +273,7 @@ def markdown(res: dict[str, Any]) -> str:
         ]
         hrows.append(["controls", held["controls"]["pairs"], held["controls"]["superseded"], ""])
         lines.append(common.md_table(["set", "pairs", "superseded", "share"], hrows))
-    if res.get("notes"):
-        lines.append("")
-    lines += [f"- {note}" for note in res.get("notes", [])]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -267,7 +289,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--before", type=Path, help="a saved result of another build to compare with")
     ap.add_argument("--before-label", default="", help="what --before was run on")
     ap.add_argument("--note", action="append", default=[], help="a note for the Markdown")
+    ap.add_argument("--sets", default="generator,handwritten", help="generator, handwritten")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite NAME.md from NAME.json (with --note): nothing is run",
+    )
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, args.name, args.note, markdown)
+    sets = {x.strip() for x in args.sets.split(",") if x.strip()}
     if args.quick:
         args.conversations = min(args.conversations, 8)
         if args.embedder == "local":
@@ -283,7 +314,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         common.scratch_database(admin, "updates") as url,
         Memory.open(url, embedder=embedder) as mem,
     ):
-        res = evaluate(mem, convs)
+        res = evaluate(mem, convs) if "generator" in sets else {}
+        if "handwritten" in sets:
+            res["handwritten"] = updates_handwritten.evaluate(mem, limit=4 if args.quick else None)
     settings = {
         "embedder": getattr(embedder, "name", args.embedder),
         "conversations": len(convs),

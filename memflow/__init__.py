@@ -35,9 +35,10 @@ from memflow.ingest.route import RouteSettings
 from memflow.memory import Dataset, DatasetInfo, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.types import Citation, ContextUnit, PathStep, SearchResponse, SearchResult
+from memflow.store.conflicts import ConflictSettings
 from memflow.store.dump import DumpFile, DumpProgress, DumpProgressFn, ExportReport, ImportReport
 from memflow.store.forget import ForgetReport
-from memflow.store.history import DocumentVersion, HistoryEntry
+from memflow.store.history import DocumentVersion, HistoryChange, HistoryEntry
 from memflow.store.writer import WriteResult
 from memflow.text.document import Chunk, ParsedDocument
 
@@ -72,6 +73,7 @@ __all__ = [
     "Chunk",
     "Citation",
     "ConfigurationError",
+    "ConflictSettings",
     "ConnectionFailed",
     "ContextUnit",
     "DatabaseError",
@@ -96,6 +98,7 @@ __all__ = [
     "FacetDraft",
     "FaultHook",
     "ForgetReport",
+    "HistoryChange",
     "HistoryEntry",
     "ImportReport",
     "InvalidInput",

@@ -67,6 +67,7 @@ from memflow.store.history import (
     correct_op,
     document_versions,
     history_op,
+    reopen_op,
 )
 from memflow.store.imports import import_op
 from memflow.store.opening import open_store
@@ -197,6 +198,7 @@ class AsyncMemory:
         include_history: bool = False,
         scope: dict[str, str] | None = None,
         where: dict[str, Any] | None = None,
+        known_at: datetime | None = None,
     ) -> SearchResponse:
         """As :meth:`memflow.Memory.search`: one ranked list over several datasets."""
         names = multi.dataset_names(datasets)
@@ -209,7 +211,7 @@ class AsyncMemory:
         plan = await self.cpu.run(
             plan_search, self.embedder, query, top_k=top_k, mode=mode, display=display,
             budget_tokens=budget_tokens, now=now, config=config, as_of=as_of,
-            include_history=include_history, scope=scope, where=where,
+            include_history=include_history, scope=scope, where=where, known_at=known_at,
         )  # fmt: skip
         fetched = await aio.run_tx(self.engine, multi.fetch_tx(targets, plan), self.cpu)
         return await self.cpu.run(multi.finish, targets, plan, fetched, config)
@@ -358,6 +360,7 @@ class AsyncDataset:
         include_history: bool = False,
         scope: dict[str, str] | None = None,
         where: dict[str, Any] | None = None,
+        known_at: datetime | None = None,
     ) -> SearchResponse:
         """As :meth:`memflow.Dataset.search`."""
         ctx = await self.context()
@@ -375,6 +378,7 @@ class AsyncDataset:
             include_history=include_history,
             scope=scope,
             where=where,
+            known_at=known_at,
         )
         fetched = await aio.run_tx(
             self.memory.engine, Tx(lambda: search_body(ctx.dataset_id, plan)), self.memory.cpu
@@ -447,10 +451,23 @@ class AsyncDataset:
         pid = as_uuid(point_id)
         return await self._op(lambda c: correct_op(c, pid, text, actor=actor))
 
-    async def history(self, node_id: uuid.UUID | str) -> list[HistoryEntry]:
+    async def history(
+        self,
+        node_id: uuid.UUID | str,
+        *,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[HistoryEntry]:
         """As :meth:`memflow.Dataset.history`."""
         nid = as_uuid(node_id)
-        return await self._op(lambda c: history_op(c.dataset_id, nid))
+        return await self._op(
+            lambda c: history_op(c.dataset_id, nid, as_of=as_of, known_at=known_at)
+        )
+
+    async def reopen(self, point_id: uuid.UUID | str, *, actor: str | None = None) -> HistoryEntry:
+        """As :meth:`memflow.Dataset.reopen`."""
+        pid = as_uuid(point_id)
+        return await self._op(lambda c: reopen_op(c.dataset_id, pid, actor=actor))
 
     async def documents(self) -> list[DocumentVersion]:
         """As :meth:`memflow.Dataset.documents`."""

@@ -308,6 +308,11 @@ def create_app(
         """Remove one episode with its facets (`memflow forget --episode`)."""
         return _ok(service.forget(name, episode_id=episode_id))
 
+    @app.post("/v1/datasets/{name}/points/{point_id}/reopen", tags=["memory"], responses=_JSON)
+    def reopen(point_id: str, name: str = Depends(dataset_access)) -> Response:
+        """Undo a wrong closure: the closed fact holds again (`memflow reopen`)."""
+        return _ok(service.reopen(name, point_id))
+
     @app.get("/v1/datasets/{name}/episodes/{episode_id}", tags=["memory"], responses=_JSON)
     def episode(episode_id: str, name: str = Depends(dataset_access)) -> Response:
         """One episode's tree with edge texts, and the documents that support it."""

@@ -1,7 +1,7 @@
 """``memflow mcp``: memflow as a Model Context Protocol server (the official ``mcp`` SDK).
 
-Tools: memorize, search, search_datasets (several datasets at once), forget, list_datasets,
-stats, get_episode; resource template ``memflow://{dataset}/episodes/{episode_id}``. With a fixed
+Tools: memorize, search, search_datasets (several datasets at once), forget, reopen,
+list_datasets, stats, get_episode; resource template ``memflow://{dataset}/episodes/{episode_id}``. With a fixed
 dataset the tools take no dataset argument, every call is bound to it and search_datasets is not
 offered. A memflow error becomes an MCP tool error carrying its
 one-line message (``Error executing tool search: NotFound: no dataset named ...``).
@@ -236,6 +236,15 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         """Remove a document (and what only it supported) or one episode. Give exactly one id."""
         return service.forget(dataset, document_id=document_id, episode_id=episode_id)
 
+    def reopen(
+        dataset: DatasetName,
+        point_id: Annotated[
+            str, Field(description="a closed fact's id (search context_units[].node_id)")
+        ],
+    ) -> dict[str, Any]:
+        """Undo a wrong closure: a fact marked superseded holds again (logged in its history)."""
+        return service.reopen(dataset, point_id)
+
     def list_datasets() -> dict[str, Any]:
         """The datasets with their episode and document counts."""
         return service.list_datasets(None if dataset is None else frozenset({dataset}))
@@ -260,6 +269,7 @@ def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
         ),
         (search, read_only),
         (forget, ToolAnnotations(read_only_hint=False, destructive_hint=True)),
+        (reopen, ToolAnnotations(read_only_hint=False, destructive_hint=False)),
         (list_datasets, read_only),
         (stats, read_only),
         (get_episode, read_only),

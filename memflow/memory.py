@@ -53,7 +53,7 @@ from memflow.store.datasets import (
 from memflow.store.dump import DumpFile, DumpProgressFn, ExportReport, ImportReport
 from memflow.store.export import export_op
 from memflow.store.forget import ForgetReport, forget
-from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history
+from memflow.store.history import DocumentVersion, HistoryEntry, correct, documents, history, reopen
 from memflow.store.imports import import_op
 from memflow.store.opening import locate, open_store
 from memflow.store.reads import as_uuid as _as_uuid
@@ -219,6 +219,7 @@ class Memory:
         include_history: bool = False,
         scope: dict[str, str] | None = None,
         where: dict[str, Any] | None = None,
+        known_at: datetime | None = None,
     ) -> SearchResponse:
         """One ranked list over several ``datasets`` (each result and context unit carries its
         ``dataset``); the other keywords as :meth:`Dataset.search`. The query is embedded once,
@@ -231,7 +232,7 @@ class Memory:
         plan = plan_search(
             self.embedder, query, top_k=top_k, mode=mode, display=display,
             budget_tokens=budget_tokens, now=now, config=config, as_of=as_of,
-            include_history=include_history, scope=scope, where=where,
+            include_history=include_history, scope=scope, where=where, known_at=known_at,
         )  # fmt: skip
         fetched = self.reads.run(lambda engine: run_tx(engine, multi.fetch_tx(targets, plan)))
         return multi.finish(targets, plan, fetched, config)
@@ -364,6 +365,7 @@ class Dataset:
         include_history: bool = False,
         scope: dict[str, str] | None = None,
         where: dict[str, Any] | None = None,
+        known_at: datetime | None = None,
     ) -> SearchResponse:
         """Episodes whose evidence chain is cheapest (``mode="episodic"``), or the ``vector`` /
         ``lexical`` baselines. No LLM is called. ``now`` anchors relative dates in the query.
@@ -372,10 +374,13 @@ class Dataset:
         (default ``RecallConfig()``: 10 episodic results, ``summary`` display; ``budget_tokens``
         applies to ``highly_related`` only unless given).
 
-        ``as_of``: what held at that time, as far as it had been learned by then. Facts replaced
-        since rank below current ones and are shown with their validity; ``include_history``
-        also shows what each current fact replaced. The ``vector`` and ``lexical`` modes honour
-        both without reranking; ``procedural`` raises InvalidInput.
+        Two clocks. ``as_of``: what was true at that time by the sources' own dates (a
+        message's time; a note's heading, front matter, e-mail ``Date:``, title or file name
+        date; else its reference time). ``known_at``: what the store knew at that time (when
+        each row was written). Facts replaced by then rank below current ones and are shown
+        with their validity; ``include_history`` also shows what each current fact replaced.
+        The ``vector`` and ``lexical`` modes honour all three without reranking;
+        ``procedural`` raises InvalidInput.
 
         ``scope`` (e.g. ``{"user": "u1"}``) and ``where`` (a metadata filter, see
         :mod:`memflow.db.filters`): only what documents of that scope and metadata support."""
@@ -394,6 +399,7 @@ class Dataset:
                 include_history=include_history,
                 scope=scope,
                 where=where,
+                known_at=known_at,
             )
         )
         return honour_budget(resp, budget_tokens, config)
@@ -459,10 +465,24 @@ class Dataset:
         with self.memory._writing():
             return correct(self.context, _as_uuid(point_id), text, actor=actor)
 
-    def history(self, node_id: uuid.UUID | str) -> list[HistoryEntry]:
-        """Every version of the fact ``node_id`` belongs to, oldest first, with both times and
-        what closed each (document, rule, model, correction)."""
-        return history(self.context, _as_uuid(node_id))
+    def history(
+        self,
+        node_id: uuid.UUID | str,
+        *,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> list[HistoryEntry]:
+        """Every version of the fact ``node_id`` belongs to, oldest first, with its times, what
+        closed each and why (document, rule, similarity, model, correction, with a score), and
+        its logged changes (closures, reopenings). With ``as_of`` (the sources' dates) or
+        ``known_at`` (the store's write clock): the versions as they stood then."""
+        return history(self.context, _as_uuid(node_id), as_of=as_of, known_at=known_at)
+
+    def reopen(self, point_id: uuid.UUID | str, *, actor: str | None = None) -> HistoryEntry:
+        """Undo a wrong closure: the closed fact ``point_id`` holds again (what replaced it stays
+        current too); logged as ``reopen`` with ``actor`` in its history."""
+        with self.memory._writing():
+            return reopen(self.context, _as_uuid(point_id), actor=actor)
 
     def documents(self) -> list[DocumentVersion]:
         """The documents of the dataset: id, source, version, status (current | replaced)."""

@@ -365,6 +365,12 @@ class Service:
         ds = self._dataset(dataset)
         return ds.forget(document_id=document_id, episode_id=episode_id).to_json()
 
+    def reopen(self, dataset: str, point_id: str, *, actor: str | None = None) -> dict[str, Any]:
+        """Undo a wrong closure: the closed fact ``point_id`` holds again (``memflow reopen``);
+        returns its history entry."""
+        entry = self._dataset(dataset).reopen(point_id, actor=actor)
+        return {"dataset": dataset, "reopened": entry.model_dump(mode="json")}
+
     # -- episodes ---------------------------------------------------------------------------------
     def episodes(self, dataset: str, limit: int = 1000) -> dict[str, Any]:
         rows = self._dataset(dataset).episodes(limit)

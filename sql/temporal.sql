@@ -134,14 +134,40 @@ WITH RECURSIVE back(id, depth) AS (
   WHERE n.dataset_id = :dataset_id AND n.superseded_by IS NOT NULL AND f.depth < 50
 ), chain AS (SELECT id, min(depth) AS depth FROM (SELECT * FROM back UNION SELECT * FROM fwd) a GROUP BY id)
 SELECT n.id, n.kind, coalesce(n.search_text, n.name) AS text, n.valid_at, n.recorded_at,
-       n.invalid_at, n.superseded_by, chain.depth,
-       cl.reason, cl.actor, cl.at AS changed_at, cl.action
+       n.invalid_at, n.superseded_by, n.created_at, chain.depth,
+       s.recorded_at AS superseder_recorded_at, s.created_at AS superseder_created_at,
+       cl.reason, cl.actor, cl.at AS changed_at, cl.action, cl.detail
 FROM chain JOIN memflow.node n ON n.dataset_id = :dataset_id AND n.id = chain.id
+LEFT JOIN memflow.node s ON s.dataset_id = n.dataset_id AND s.id = n.superseded_by
 LEFT JOIN LATERAL (
-  SELECT c.reason, c.actor, c.at, c.action FROM memflow.change_log c
+  SELECT c.reason, c.actor, c.at, c.action, c.detail FROM memflow.change_log c
   WHERE c.dataset_id = :dataset_id AND c.node_id = n.id AND c.action IN ('supersede', 'correct')
   ORDER BY c.at DESC LIMIT 1) cl ON true
 ORDER BY n.recorded_at, chain.depth;
+
+-- name: change_log_of
+-- Every logged change of the given nodes (closures, reopenings, revivals), oldest first.
+SELECT node_id, action, reason, actor, at, detail FROM memflow.change_log
+WHERE dataset_id = :dataset_id AND node_id = ANY(CAST(:ids AS uuid[]))
+ORDER BY at, action;
+
+-- name: reopen_node
+-- A closed node holds again (a wrong closure undone); so do the incoming edges closed with it.
+-- The replacement it had is remembered in props.reopened_from.
+WITH opened AS (
+  UPDATE memflow.node
+  SET invalid_at = NULL, superseded_by = NULL, updated_at = now(),
+      props = jsonb_set(props, '{reopened_from}',
+                        coalesce(props -> 'reopened_from', '[]'::jsonb)
+                        || jsonb_build_array(CAST(:was AS text)))
+  WHERE dataset_id = :dataset_id AND id = :id AND invalid_at IS NOT NULL
+    AND superseded_by = :was
+  RETURNING id, search_text
+), edges AS (
+  UPDATE memflow.edge e SET invalid_at = NULL, superseded_by = NULL
+  FROM opened WHERE e.dataset_id = :dataset_id AND e.dst = opened.id AND e.superseded_by = :was
+)
+SELECT id, search_text FROM opened;
 
 -- name: temporal_any
 -- Does the dataset hold any closed node? (Searches of datasets without one skip validity.)
@@ -149,10 +175,13 @@ SELECT EXISTS (SELECT 1 FROM memflow.node WHERE dataset_id = :dataset_id
                  AND superseded_by IS NOT NULL) AS any_superseded;
 
 -- name: temporal_nodes
--- Validity of nodes a search touched: closed ones, ones recorded after :as_of, ones that replaced
--- another; Facets and Episodes also count their points and how many were closed by :as_of.
+-- Validity of nodes a search touched: closed ones, ones recorded after :as_of (by the sources'
+-- dates) or written after :known_at (by the store's clock), ones that replaced another; Facets
+-- and Episodes also count their points and how many were closed by then on both clocks (a
+-- closure is written with its replacement: the replacement's created_at).
 SELECT n.id, n.kind, n.search_text, n.valid_at, n.recorded_at, n.invalid_at, n.superseded_by,
-       s.recorded_at AS superseder_recorded_at, s.search_text AS superseder_text,
+       n.created_at, s.recorded_at AS superseder_recorded_at, s.search_text AS superseder_text,
+       s.created_at AS superseder_created_at,
        EXISTS (SELECT 1 FROM memflow.node o WHERE o.dataset_id = n.dataset_id
                  AND o.superseded_by = n.id) AS supersedes,
        pts.total AS points, pts.closed AS closed_points
@@ -161,7 +190,8 @@ LEFT JOIN memflow.node s ON s.dataset_id = n.dataset_id AND s.id = n.superseded_
 LEFT JOIN LATERAL (
   SELECT count(*) AS total,
          count(*) FILTER (WHERE p.invalid_at IS NOT NULL AND p.invalid_at <= :as_of
-                          AND coalesce(ps.recorded_at, p.invalid_at) <= :as_of) AS closed
+                          AND coalesce(ps.recorded_at, p.invalid_at) <= :as_of
+                          AND coalesce(ps.created_at, p.updated_at) <= :known_at) AS closed
   FROM memflow.edge hp
   JOIN memflow.node p ON p.dataset_id = hp.dataset_id AND p.id = hp.dst
   LEFT JOIN memflow.node ps ON ps.dataset_id = p.dataset_id AND ps.id = p.superseded_by
@@ -175,7 +205,7 @@ WHERE n.dataset_id = :dataset_id AND n.id = ANY(CAST(:ids AS uuid[]));
 -- name: closed_points_of
 -- The closed points under the given facets and episodes (to mark them in summaries).
 SELECT DISTINCT p.id, p.search_text, p.invalid_at, p.superseded_by,
-       s.recorded_at AS superseder_recorded_at
+       s.recorded_at AS superseder_recorded_at, s.created_at AS superseder_created_at
 FROM memflow.edge hp
 JOIN memflow.node p ON p.dataset_id = hp.dataset_id AND p.id = hp.dst
 LEFT JOIN memflow.node s ON s.dataset_id = p.dataset_id AND s.id = p.superseded_by
@@ -185,7 +215,11 @@ WHERE hp.dataset_id = :dataset_id AND hp.relationship = 'has_point' AND p.invali
                        AND hf.relationship = 'has_facet' AND hf.src = ANY(CAST(:ids AS uuid[]))));
 
 -- name: node_times
-SELECT id, valid_at, recorded_at, invalid_at, superseded_by FROM memflow.node
+-- The times and validity of a search's nodes, and the write path's links of each between
+-- statements that give different values for one thing (memflow.store.conflicts).
+SELECT id, valid_at, recorded_at, invalid_at, superseded_by,
+       props -> 'restates' AS restates, props -> 'restated_by' AS restated_by
+FROM memflow.node
 WHERE dataset_id = :dataset_id AND id = ANY(CAST(:ids AS uuid[]));
 
 -- name: replaced_by_any
@@ -194,11 +228,15 @@ SELECT id, search_text, invalid_at, superseded_by FROM memflow.node
 WHERE dataset_id = :dataset_id AND superseded_by = ANY(CAST(:ids AS uuid[]));
 
 -- name: closed_edge_texts
--- Edge texts (of the given hashes) all of whose edges were closed by :as_of.
-SELECT text_hash FROM memflow.edge
-WHERE dataset_id = :dataset_id AND text_hash = ANY(:hashes)
-GROUP BY text_hash
-HAVING bool_and(invalid_at IS NOT NULL AND invalid_at <= :as_of);
+-- Edge texts (of the given hashes) all of whose edges were closed by :as_of, in a closure the
+-- store had written by :known_at.
+SELECT e.text_hash FROM memflow.edge e
+WHERE e.dataset_id = :dataset_id AND e.text_hash = ANY(:hashes)
+GROUP BY e.text_hash
+HAVING bool_and(e.invalid_at IS NOT NULL AND e.invalid_at <= :as_of
+                AND coalesce((SELECT s.created_at FROM memflow.node s
+                               WHERE s.dataset_id = e.dataset_id AND s.id = e.superseded_by),
+                             e.invalid_at) <= :known_at);
 
 -- name: supersede_neighbours
 -- The :k current stored FacetPoints closest to a new point's vector (the model path's candidates).
@@ -208,3 +246,24 @@ JOIN memflow.node n ON n.dataset_id = o.dataset_id AND n.id = o.node_id
 WHERE o.dataset_id = :dataset_id AND n.invalid_at IS NULL
   AND NOT (o.node_id = ANY(CAST(:exclude AS uuid[])))
 ORDER BY o.embedding <=> CAST(:q AS vector) LIMIT :k;
+
+-- name: conflict_neighbours
+-- The similarity path of supersession (memflow.store.conflicts): for each new point's vector
+-- (:vectors, in order; i from 1), the :k nearest current stored FacetPoints at least
+-- :min_similarity alike, from documents of the same scope, with their speaker and times.
+SELECT q.i, n.id, n.search_text AS text, n.recorded_at, n.valid_at, sp.speaker,
+       1 - nn.distance AS similarity
+FROM unnest(CAST(:vectors AS vector[])) WITH ORDINALITY AS q(v, i)
+CROSS JOIN LATERAL (
+  SELECT o.node_id, o.embedding <=> q.v AS distance FROM memflow.facetpoint_search_text o
+  WHERE o.dataset_id = :dataset_id ORDER BY o.embedding <=> q.v LIMIT :k) nn
+JOIN memflow.node n ON n.dataset_id = :dataset_id AND n.id = nn.node_id
+LEFT JOIN LATERAL (
+  SELECT c.speaker FROM memflow.node_chunk nc
+  JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+  WHERE nc.dataset_id = :dataset_id AND nc.node_id = n.id ORDER BY c.idx LIMIT 1) sp ON true
+WHERE n.kind = 'FacetPoint' AND n.invalid_at IS NULL AND 1 - nn.distance >= :min_similarity
+  AND EXISTS (SELECT 1 FROM memflow.node_source s
+              JOIN memflow.document d ON d.dataset_id = s.dataset_id AND d.id = s.document_id
+              WHERE s.dataset_id = :dataset_id AND s.node_id = n.id
+                AND d.scope = CAST(:scope AS jsonb));

@@ -140,6 +140,20 @@ def mem(db_url: str) -> Iterator[object]:
         m.close()
 
 
+@pytest.fixture(scope="module")
+def local_mem(pg_admin_url: str, template_db: str) -> Iterator[object]:
+    """A Memory on a database of its own for a test module, with the real local embedding model
+    (tests marked ``slow``)."""
+    from memflow.embed.local import LocalEmbedder
+    from memflow.memory import Memory
+
+    with (
+        _scratch_database(pg_admin_url, TEMPLATE) as url,
+        Memory.open(url, embedder=LocalEmbedder()) as m,
+    ):
+        yield m
+
+
 @pytest.fixture
 def seed_drafts() -> list[dict[str, object]]:
     import json

@@ -60,11 +60,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     p.add_argument(
         "--as-of",
         default=None,
-        help="answer as of this time (ISO 8601 date or time): what held then, as far as it had "
-        "been learned by then",
+        help="what was true at this time (ISO 8601 date or time), by the sources' own dates: a "
+        "message's time, a note's heading, front matter, title or file name date",
     )
     p.add_argument(
+        "--known-at",
+        default=None,
+        help="what memflow knew at this time (ISO 8601), by when each fact was written to the "
+        "store; combines with --as-of",
+    )
+    p.add_argument(
+        "--include-history",
         "--history",
+        dest="history",
         action="store_true",
         help="show what each current fact replaced (its earlier versions, with their validity)",
     )
@@ -179,6 +187,7 @@ def _search(args: argparse.Namespace) -> None:
         "budget_tokens": args.budget_tokens,
         "now": now,
         "as_of": iso_time(args.as_of, "--as-of"),
+        "known_at": iso_time(args.known_at, "--known-at"),
         "include_history": args.history,
         "scope": scope_of(args.scope),
         "where": json_object(args.where, "--where"),

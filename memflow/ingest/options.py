@@ -6,11 +6,12 @@ defaults from :class:`MemorizeOptions`; a keyword left as None means "from the o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, Literal, get_args
 
 from memflow.ingest.route import RouteSettings
+from memflow.store.conflicts import ConflictSettings
 from memflow.text.document import ContentType
 
 ExtractorChoice = Literal["auto", "rules", "llm"]
@@ -29,7 +30,10 @@ class MemorizeOptions:
     ``raise_on_error``: raise the first error when every input failed (else only report it).
     ``supersede``: how a new fact closes the stored one it replaces (memflow.store.temporal):
     "rules" (no model), "llm" (the chat model decides for close candidates, then the rules),
-    "off", or a configured :class:`memflow.llm.supersede.LlmSuperseder`.
+    "off", or a configured :class:`memflow.llm.supersede.LlmSuperseder`. ``conflicts``: the
+    similarity path's constants (:class:`memflow.store.conflicts.ConflictSettings`): a new fact
+    that gives another value for what a stored one states closes it, or marks it possibly
+    outdated, by the meaning of the two statements with their values masked.
     ``scope`` ({"user", "agent", "session"}: any subset, non-empty strings) and ``metadata`` (a
     JSON object): stored on each document; ``search(scope=..., where=...)`` filters on them.
     ``derived_vectors``: the edge texts of the rules extractor's drafts, which only restate their
@@ -48,6 +52,7 @@ class MemorizeOptions:
     scope: dict[str, str] | None = None
     metadata: dict[str, Any] | None = None
     derived_vectors: bool = True
+    conflicts: ConflictSettings = field(default_factory=ConflictSettings)
 
     def updated(self, **given: Any) -> MemorizeOptions:
         """These options with the ``given`` values that are not None."""

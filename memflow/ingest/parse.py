@@ -25,6 +25,7 @@ from memflow.bounds import (
     load_json,
 )
 from memflow.errors import InvalidInput
+from memflow.text.dating import DocumentHead, document_head, source_dated, title_time
 from memflow.text.document import Chunk, ContentType, ParsedDocument, Session
 from memflow.text.sentences import shorten, speaker_label, text_units
 from memflow.text.timestamps import parse_timestamp
@@ -198,9 +199,15 @@ def _title(text: str, fallback: str) -> str:
 
 
 def _text_document(
-    text: str, kind: ContentType, source: str, ref: datetime, filename: str | None
+    text: str,
+    kind: ContentType,
+    source: str,
+    ref: datetime,
+    filename: str | None,
+    head: DocumentHead | None = None,
 ) -> ParsedDocument:
-    units, heading = text_units(text, markdown=kind == "markdown")
+    body = head.body if head is not None else text
+    units, heading = text_units(body, markdown=kind == "markdown")
     if not units:
         raise InvalidInput(
             f"{source}: no statements found; the input holds only markup or code fences"
@@ -209,7 +216,15 @@ def _text_document(
         Chunk(index=i, key=f"s{i}", text=u.text, section=u.section) for i, u in enumerate(units)
     ]
     stem = Path(filename).stem if filename else ""
-    title = heading or (_title(text, stem) if kind == "text" else stem) or _title(text, source)
+    title = (
+        (head.title if head is not None else None)
+        or heading
+        or (_title(body, stem) if kind == "text" else stem)
+        or _title(body, source)
+    )
+    # Each statement's source date: its heading's, the head's, the title's, the file name's.
+    written = head.written if head is not None else None
+    chunks = source_dated(chunks, [title, Path(source).name], ref, written=written)
     return ParsedDocument(
         source=source, title=title, content_type=kind, text=text, reference_time=ref, chunks=chunks
     )
@@ -221,8 +236,12 @@ def _speaker_title(chunks: list[Chunk]) -> str:
     )
 
 
-def _dialog_document(text: str, source: str, ref: datetime | None) -> ParsedDocument:
+def _dialog_document(
+    text: str, source: str, ref: datetime | None, head: DocumentHead | None = None
+) -> ParsedDocument:
     turns: list[list[Any]] = []  # [speaker, text, timestamp]
+    if head is not None:
+        text = head.body
     for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -235,7 +254,13 @@ def _dialog_document(text: str, source: str, ref: datetime | None) -> ParsedDocu
             turns[-1][1] += " " + line.strip()
         else:
             turns.append([None, line.strip(), None])
-    started = next((t[2] for t in turns if t[2] is not None), None) or ref or datetime.now(UTC)
+    # Undated turns were said on the day the dialog gives itself (its head, its file name).
+    own = head.written if head is not None else None
+    if own is None and (named := title_time(Path(source).name, ref or datetime.now(UTC))):
+        own = named.start
+    started = (
+        next((t[2] for t in turns if t[2] is not None), None) or own or ref or datetime.now(UTC)
+    )
     chunks = [
         Chunk(index=i, key=f"t{i}", text=t[1], speaker=t[0], timestamp=t[2], session=0)
         for i, t in enumerate(turns)
@@ -380,10 +405,12 @@ def parse_input(
         raise InvalidInput(f"content_type must be 'auto' or one of {', '.join(_CONTENT_TYPES)}")
     text = decode_input(data, source)
     ref = check_time(reference_time, "reference_time") if reference_time is not None else None
+    # Front matter or e-mail headers: the note's own date and title, then its text.
+    head = document_head(text) if content_type in ("auto", "text", "markdown", "dialog") else None
     kind = (
         cast(ContentType, content_type)
         if content_type != "auto"
-        else detect_content_type(text, filename)
+        else detect_content_type(head.body if head is not None else text, filename)
     )
     if (
         content_type == "auto"
@@ -425,8 +452,8 @@ def parse_input(
             )
         return [_conversation_document(obj, text, source, ref)]
     if kind == "dialog":
-        return [_dialog_document(text, source, ref)]
-    return [_text_document(text, kind, source, ref or datetime.now(UTC), filename)]
+        return [_dialog_document(text, source, ref, head)]
+    return [_text_document(text, kind, source, ref or datetime.now(UTC), filename, head)]
 
 
 # ---------------------------------------------------------------- sources

@@ -283,7 +283,7 @@ class Memorizer:
         self.scope = check_scope(opts.scope)
         self.metadata = check_metadata(opts.metadata)
         self.derive = opts.derived_vectors
-        self._decide = make_decider(opts.supersede, self._llm_client, self.engine)
+        self._decide = make_decider(opts.supersede, self._llm_client, self.embedder, opts.conflicts)
         # One document ahead (run_op): its extraction runs in a worker thread while this
         # document's rows are written, so the model and the SQL overlap.
         self._ahead: InputDocument | None = None

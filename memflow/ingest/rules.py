@@ -264,7 +264,7 @@ class RulesExtractor:
             body = " ".join(c.text for c in part)
             found = text_time(
                 titles, body[:6000], doc.reference_time, self.tz,
-                body_confidence_min=_MIN_TIME_CONFIDENCE,
+                body_confidence_min=_MIN_TIME_CONFIDENCE, written=part[0].timestamp,
             )  # fmt: skip
             span = found.to_span() if found else None
             name = title or (doc.title if len(parts) == 1 else shorten(part[0].text, 80))

@@ -15,19 +15,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine
-
-from memflow.db.engine import transaction
 from memflow.db.queries import q
+from memflow.db.steps import Op, sql_tx
 from memflow.errors import MemflowError
 from memflow.ids import text_hash
 from memflow.llm.client import LlmClient, load_prompt
 from memflow.llm.schemas import SupersedeDecision
-from memflow.text.supersede import Supersession
+from memflow.text.supersede import Closure
 
 log = logging.getLogger(__name__)
 
 _TEXT_MAX = 400
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A stored point the model is asked about, with its cosine similarity to the new one."""
+
+    id: uuid.UUID
+    text: str
+    similarity: float | None
 
 
 @dataclass(frozen=True)
@@ -59,14 +66,19 @@ class LlmSuperseder:
         ]
 
     def decide(
-        self, new: NewPoint, candidates: Sequence[tuple[uuid.UUID, str]]
-    ) -> list[Supersession]:
-        """The candidates the model says ``new`` replaces; [] when the call fails."""
+        self, new: NewPoint, candidates: Sequence[tuple[uuid.UUID, str] | Candidate]
+    ) -> list[Closure]:
+        """The candidates the model says ``new`` replaces, each a closure logged with ``by:
+        "model"``, its decision and the candidate's similarity (``score``); [] when the call
+        fails."""
         if not candidates:
             return []
+        given = [c if isinstance(c, Candidate) else Candidate(c[0], c[1], None) for c in candidates]
         try:
             reply, _ = self.client.complete_json(
-                self.messages(new, candidates), SupersedeDecision, "memflow_supersede"
+                self.messages(new, [(c.id, c.text) for c in given]),
+                SupersedeDecision,
+                "memflow_supersede",
             )
         except MemflowError as exc:
             self.failures += 1
@@ -74,40 +86,44 @@ class LlmSuperseder:
             return []
         out = []
         for d in reply.decisions:
-            if d.relation in ("update", "contradict") and d.candidate <= len(candidates):
-                old = candidates[d.candidate - 1][0]
-                out.append(
-                    Supersession(old, new.id, f"model:{d.relation}", candidates[d.candidate - 1][1])
-                )
+            if d.relation in ("update", "contradict") and d.candidate <= len(given):
+                c = given[d.candidate - 1]
+                detail: dict[str, Any] = {
+                    "by": "model",
+                    "decision": d.relation,
+                    "candidate": c.text,
+                }
+                if c.similarity is not None:
+                    detail["score"] = round(c.similarity, 4)
+                out.append(Closure(c.id, new.id, "model", detail))
         return out
 
     def neighbours(
-        self, engine: Engine, ds: uuid.UUID, vector: Any, exclude: list[uuid.UUID]
-    ) -> list[tuple[uuid.UUID, str]]:
-        with transaction(engine, ds) as conn:
-            rows = conn.execute(
-                q("supersede_neighbours"),
-                {"dataset_id": ds, "q": vector, "exclude": exclude, "k": self.max_candidates},
-            ).all()
+        self, ds: uuid.UUID, vector: Any, exclude: list[uuid.UUID]
+    ) -> Op[list[Candidate]]:
+        params = {"dataset_id": ds, "q": vector, "exclude": exclude, "k": self.max_candidates}
+        rows = yield sql_tx(lambda conn: conn.execute(q("supersede_neighbours"), params).all(), ds)
+        found = [Candidate(r.id, r.text or "", 1.0 - float(r.distance)) for r in rows]
         return [
-            (r.id, r.text or "") for r in rows if 1.0 - float(r.distance) >= self.min_similarity
+            c for c in found if c.similarity is not None and c.similarity >= self.min_similarity
         ]
 
     def plan_decisions(
         self,
-        engine: Engine,
         ds: uuid.UUID,
         points: Sequence[NewPoint],
         vectors: Mapping[uuid.UUID, Any],
-    ) -> list[Supersession]:
-        """Decisions for every new point that has close stored candidates."""
+    ) -> Op[list[Closure]]:
+        """Closures for every new point that has close stored candidates (an operation: one
+        read per point, the model called between them)."""
         exclude = [p.id for p in points]
-        out: list[Supersession] = []
+        out: list[Closure] = []
         for p in points:
             vec = vectors.get(p.id)
             if vec is None:
                 continue
-            out += self.decide(p, self.neighbours(engine, ds, vec, exclude))
+            candidates = yield from self.neighbours(ds, vec, exclude)
+            out += self.decide(p, candidates)
         return out
 
 
@@ -128,4 +144,4 @@ def new_points(
     return points, by_id
 
 
-__all__ = ["LlmSuperseder", "NewPoint", "new_points"]
+__all__ = ["Candidate", "LlmSuperseder", "NewPoint", "new_points"]

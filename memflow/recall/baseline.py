@@ -163,9 +163,9 @@ def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[_Unit]]
             units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
     else:
         units = yield lambda conn: _lexical_units(conn, dataset_id, query, k, visible)
-    found, as_of, history = units, plan.as_of, plan.include_history
+    found, as_of, history, known_at = units, plan.as_of, plan.include_history, plan.known_at
     texts = yield lambda conn: temporal.unit_texts(
-        conn, dataset_id, [(u.node_id, u.text) for u in found], as_of, history
+        conn, dataset_id, [(u.node_id, u.text) for u in found], as_of, history, known_at
     )
     units = [
         replace(u, text=text) for u, text in zip(found, texts, strict=True) if text is not None

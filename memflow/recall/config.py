@@ -195,15 +195,27 @@ class RecallConfig(BaseModel):
     # Facet's or Episode's hit: times the share of its points that were replaced); a query about
     # the past ("before", "以前") moves the cost to the facts that replaced them.
     superseded_penalty: float = knob(0.3, "reasoning", ge=0)
-    # A question about the present ("now", "currently", "现在": memflow.text.tense) and no named
-    # date: the newest candidate episode costs this much less, the oldest nothing, linearly by
-    # episode time in between; a fact restated later outranks its stale wording. Chosen on the
-    # tune half of benchmarks/updates (current value first 18/22 at 0, 21/22 from 0.25 to 0.6).
-    recency_bonus: float = knob(0.3, "updates-tune", ge=0)
-    # ... fading linearly with the episode's distance behind the best one, to nothing at this
-    # margin: an unrelated newer episode is not brought forward past what answers. Tune half:
-    # 21/22 at 1.0, 20/22 at 0.3-0.7, 19/22 at 0.1-0.2 (bonus 0.3).
-    recency_margin: float = knob(1.0, "updates-tune", ge=0)
+    # Present-tense questions get the present (memflow.recall.present): of two statements that
+    # answer the same question with different values, the newer first, the older marked
+    # possibly outdated. Off: ranking ignores time (as before issue 26).
+    present_order: bool = knob(True, "reasoning")
+    # Statements paired by their text alone must both be this near the best recalled point's
+    # unit score (raw cosine distance), among the first ``present_pool`` points.
+    # Chosen on the tune half of benchmarks/updates (generator) and of LongMemEval_S
+    # (docs/benchmarks/updates.md).
+    present_margin: float = knob(0.05, "updates-tune", ge=0)
+    present_pool: int = knob(20, "updates-tune", ge=0)
+    # ... or within ``present_reach`` of it when the words in front of their values agree (what
+    # they are the value of) or the newer says it changed ("actually", "moved to"): a newer
+    # statement is often longer ("Offsite update: we're going to …").
+    present_reach: float = knob(0.15, "updates-tune", ge=0)
+    # Asked "now" / "currently" / "现在": two near statements sharing this share of the smaller
+    # one's content words are two answers to one question (the band rehearses in the hall / at
+    # the centre). Chosen on the tune half of benchmarks/updates.
+    present_overlap: float = knob(0.5, "updates-tune", ge=0, le=1)
+    # How far ahead of an outdated episode the episode that outdates it is placed: a step far
+    # below any score difference that means something (it orders, it does not weigh).
+    present_ahead: float = knob(1e-6, "reasoning", gt=0)
 
     def recall_k(self, time_confidence: float | None) -> int:
         """Rows per collection: doubled (capped) when the query carries a confident time span."""

@@ -8,6 +8,7 @@ which does both and records per-stage timings).
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,17 +17,16 @@ from uuid import UUID
 from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, edge_best_hits
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.preprocess import PreprocessedQuery
+from memflow.recall.present import outdated_points
 from memflow.recall.render import render
 from memflow.recall.scoring import (
     Evidence,
     RelationshipIndex,
     most_time_bonus,
-    recency,
     score_bundles,
 )
 from memflow.recall.types import Bundle, ContextUnit, Hit, SearchResponse, Subgraph
 from memflow.recall.unitrules import QueryRules, title_matches
-from memflow.text.tense import asks_about_the_present
 from memflow.text.terms import content_terms
 from memflow.text.timeparse import TimeMatch
 
@@ -61,8 +61,9 @@ class ScoredHits:
         get rules, so a subgraph that gained context-only points reuses the same adjustments;
         one that gained recalled points (the expansion fetches every point of the best
         episodes, recalled ones the projection had capped away among them) gets them too.
-        A question about the present gets the episodes' recency, unless it names a time
-        (``dated``: "currently … in June 2023" asks about then)."""
+        A question about the present gets the statements that newer ones outdate
+        (:mod:`memflow.recall.present`), unless it names a time (``dated``: "currently … in June
+        2023" asks about then)."""
         points = [
             n for n in subgraph.nodes.values() if n.kind == "FacetPoint" and n.id in self.node_hits
         ]
@@ -87,13 +88,12 @@ class ScoredHits:
             facet_adjust=facet_rules(query, subgraph, config),
             node_hits=self.node_hits,
             edge_hits=self.edge_hits,
-            recency=(
-                recency(n for n in subgraph.nodes.values() if n.kind == "Episode")
-                if query
-                and not dated
-                and config.recency_bonus > 0
-                and asks_about_the_present(query)
-                else {}
+            outdated=outdated_points(
+                query,
+                subgraph,
+                {p: h.score + adjust.get(p, 0.0) for p, h in self.node_hits.items()},
+                config,
+                dated=dated,
             ),
         )
 
@@ -204,6 +204,22 @@ def episode_hits(scored: ScoredHits) -> set[UUID]:
     return {n for n, h in scored.node_hits.items() if h.collection == "Episode_summary"}
 
 
+# A time a question names that is the present period ("this year", "today", "今年"): it asks
+# about now, not about a date.
+_THIS_PERIOD = re.compile(
+    r"\b(?:this|the current) (?:year|month|week|quarter|sprint)\b|\btoday\b|\btonight\b|"
+    r"今年|本年|本月|这个月|本周|这周|这个星期|今天|本季度|这个季度",
+    re.IGNORECASE,
+)
+
+
+def dated(pq: PreprocessedQuery, config: RecallConfig) -> bool:
+    """Whether the question names a time other than the present period: then that time
+    decides, not which statement is newer (memflow.recall.present)."""
+    qt = query_time(pq, config)
+    return qt is not None and not _THIS_PERIOD.search(qt.text)
+
+
 def query_time(pq: PreprocessedQuery, config: RecallConfig) -> TimeMatch | None:
     """The query's time span when it is confident enough to use."""
     if pq.time is not None and pq.time.confidence >= config.time_confidence_min:
@@ -224,8 +240,7 @@ def rank_scored(
     """Stages 6-7 on already scored hits (``trace``: how many bundles get explain paths)."""
     return score_bundles(
         index or RelationshipIndex.build(subgraph),
-        evidence
-        or scored.evidence(subgraph, pq.original, config, dated=query_time(pq, config) is not None),
+        evidence or scored.evidence(subgraph, pq.original, config, dated=dated(pq, config)),
         config,
         query_time(pq, config),
         top_k or config.top_k,
@@ -272,9 +287,7 @@ def respond(
     index = RelationshipIndex.build(subgraph)
     timings["index"] = _ms(t)
     t = time.perf_counter()
-    evidence = scored.evidence(
-        subgraph, pq.original, config, dated=query_time(pq, config) is not None
-    )
+    evidence = scored.evidence(subgraph, pq.original, config, dated=dated(pq, config))
     shown = display or config.display
     k = top_k or config.top_k
     wide = k

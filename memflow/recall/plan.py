@@ -38,6 +38,7 @@ class SearchPlan:
     qvec: Any = None
     as_of: datetime | None = None
     include_history: bool = False
+    known_at: datetime | None = None  # what the store knew then (memflow.recall.temporal.Clocks)
     filter: SearchFilter | None = None  # scope and where (memflow.db.filters); None: everything
 
 

@@ -9,9 +9,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from uuid import UUID
 
@@ -103,6 +104,7 @@ class EvidenceUnit:
     rank_score: float  # d(unit) + lambda * EpisodeScore(episode)
     is_point: bool
     replaced: bool = False  # a fact replaced as of the search's time (GraphNode.replaced_at)
+    outdated_by: UUID | None = None  # a newer statement of the search (memflow.recall.present)
 
 
 def evidence_units(
@@ -131,9 +133,8 @@ def evidence_units(
     candidates: list[EvidenceUnit] = []
     for b in bundles:
         prior = config.episode_prior_lambda * b.score
-        # A question about the present: the newer episode's units come first (the episode score
-        # already carries the bonus; this adds the rest of it to the unit).
-        prior -= (1 - config.episode_prior_lambda) * b.recency
+        # A question about the present: the episode moved ahead of one it outdates; its units
+        # keep their own ranks (the statements themselves are ordered below).
         for f in index.facets_by_episode.get(b.episode_id, []):
             points = index.points_by_facet.get(f, [])
             members = [(p, True) for p in points]
@@ -166,6 +167,7 @@ def evidence_units(
         cur = best.get(unit.node_id)
         if cur is None or unit.rank_score < cur.rank_score:
             best[unit.node_id] = unit
+    _present_first(best, evidence)
     ordered = sorted(best.values(), key=lambda u: (round(u.rank_score, 9), not u.is_point, u.text))
     seen: set[str] = set()
     out: list[EvidenceUnit] = []
@@ -181,6 +183,29 @@ def evidence_units(
             seen.add(u.text)
             out.append(u)
     return out
+
+
+def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
+    """A question about the present (``evidence.outdated``): each statement a newer one of the
+    search outdates is marked possibly outdated, and when it answers the question the newer
+    takes the place of the first unit of its episode, just ahead of it: the context, grouped by
+    episode in the order of their first units, then reads the newer value first."""
+    if not evidence.outdated:
+        return
+    first: dict[UUID, float] = {}
+    for u in best.values():
+        first[u.episode_id] = min(u.rank_score, first.get(u.episode_id, INF))
+    for older, later in evidence.outdated.items():
+        old = best.get(older)
+        if old is None:
+            continue
+        if not old.replaced:
+            best[older] = old = replace(old, text=later.mark(old.text), outdated_by=later.newer)
+        new = best.get(later.newer)
+        ahead = math.nextafter(first[old.episode_id], -math.inf)  # just ahead of it
+        if later.near and new is not None and new.rank_score > ahead:
+            best[later.newer] = replace(new, rank_score=ahead)
+            first[new.episode_id] = min(first[new.episode_id], ahead)
 
 
 # The packing rule's budget ladder starts at RecallConfig.pack_ladder_floor (the default where a
@@ -406,6 +431,7 @@ def render(
                     citations=citations(nodes[u.node_id].sources) if u.node_id in nodes else [],
                     tokens=counter(u.text),
                     header_tokens=counter(headers.get(u.episode_id, "")),
+                    outdated_by=u.outdated_by,
                 )
                 for u in units
                 if u.node_id in packed

@@ -29,12 +29,13 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
 from memflow.recall.config import RecallConfig
+from memflow.recall.present import Outdated
 from memflow.recall.types import (
     EDGE_COLLECTION,
     PATH_PREFERENCE,
@@ -166,9 +167,9 @@ class Evidence:
     facet_adjust: Mapping[UUID, float] = field(default_factory=dict)  # facet title rules
     node_hits: Mapping[UUID, Hit] = field(default_factory=dict)
     edge_hits: Mapping[str, Hit] = field(default_factory=dict)
-    # A question about the present: each episode's place in time, 0 the oldest, 1 the newest
-    # (:func:`recency`; ``RecallConfig.recency_bonus``). Empty otherwise.
-    recency: Mapping[UUID, float] = field(default_factory=dict)
+    # A question about the present: the points a newer point of the search outdates
+    # (:func:`memflow.recall.present.outdated_points`). Empty otherwise.
+    outdated: Mapping[UUID, Outdated] = field(default_factory=dict)
 
     def d(self, node: UUID) -> float:
         return self.best.get(node, INF)
@@ -365,40 +366,34 @@ def _best_distance(scorer: BundleScorer, choice: Choice, e: UUID) -> float:
     return hit.distance if hit is not None else INF
 
 
-def _episode_time(node: GraphNode) -> datetime | None:
-    t = node.time_start or node.created_at
-    return _aware(t) if t is not None else None
-
-
-def recency(episodes: Iterable[GraphNode]) -> dict[UUID, float]:
-    """Each episode's place in time among ``episodes``: 0 the oldest, 1 the newest (linear in
-    time; episodes without a time, or all at one time, get 0)."""
-    times = {n.id: t for n in episodes if (t := _episode_time(n)) is not None}
-    if len(times) < 2:
-        return {}
-    first, last = min(times.values()), max(times.values())
-    span = (last - first).total_seconds()
-    if span <= 0:
-        return {}
-    return {e: (t - first).total_seconds() / span for e, t in times.items()}
-
-
-def _recency_bonus(
-    evidence: Evidence, config: RecallConfig, scores: Mapping[UUID, float]
+def _present_bonus(
+    index: RelationshipIndex,
+    evidence: Evidence,
+    chosen: Mapping[UUID, Choice],
+    scores: Mapping[UUID, float],
+    ahead: float,
 ) -> dict[UUID, float]:
-    """What a question about the present takes off each episode's score: ``recency_bonus``
-    times its place in time (0 the oldest, 1 the newest), for the episodes about as relevant as
-    the best one only, fading to nothing at ``recency_margin`` behind it (an unrelated newer
-    episode is not brought forward)."""
-    if not evidence.recency or not scores:
+    """A question about the present: an episode whose statement outdates the statement another
+    episode was chosen by (its deciding point) takes that episode's place, just ahead of it
+    (what it takes off its score); no other episode moves."""
+    if not evidence.outdated:
         return {}
-    best = min(scores.values())
+    episode_of: dict[UUID, UUID] = {}
+    for f, points in index.points_by_facet.items():
+        for e in index.episodes_by_facet.get(f, []):
+            for p in points:
+                episode_of.setdefault(p, e)
     out: dict[UUID, float] = {}
-    for e, score in scores.items():
-        near = 1.0 - (score - best) / config.recency_margin if config.recency_margin > 0 else 1.0
-        bonus = config.recency_bonus * evidence.recency.get(e, 0.0) * max(0.0, min(1.0, near))
-        if bonus > 0:
-            out[e] = bonus
+    for e, choice in chosen.items():
+        later = evidence.outdated.get(choice.point) if choice.point is not None else None
+        # Results move on what the write path decided (a closure, a link), not on wording.
+        strong = later is not None and later.near and later.how in ("closed", "link")
+        newer = episode_of.get(later.newer) if later is not None and strong else None
+        if newer is None or newer == e or newer not in scores:
+            continue
+        gap = scores[newer] - scores[e] + ahead
+        if gap > out.get(newer, 0.0):
+            out[newer] = gap
     return out
 
 
@@ -423,7 +418,13 @@ def score_bundles(
         bonus = time_bonus(index.nodes.get(e), query_time, config)
         score = _with_time_bonus(choice.cost + support.total, bonus, config.time_bonus_floor)
         scored.append((e, choice, support, score))
-    newer = _recency_bonus(evidence, config, {e: score for e, _, _, score in scored})
+    newer = _present_bonus(
+        index,
+        evidence,
+        {e: c for e, c, _, _ in scored},
+        {e: score for e, _, _, score in scored},
+        config.present_ahead,
+    )
     ranked = []
     for e, choice, support, score in scored:
         score -= newer.get(e, 0.0)

@@ -56,6 +56,7 @@ def plan_search(
     include_history: bool = False,
     scope: dict[str, str] | None = None,
     where: dict[str, Any] | None = None,
+    known_at: datetime | None = None,
 ) -> SearchPlan:
     """Check the arguments, preprocess the query and embed it (CPU only, no database).
     ``scope`` and ``where``: memflow.db.filters (checked here, before any SQL)."""
@@ -71,10 +72,10 @@ def plan_search(
         raise InvalidInput(f"top_k must be at least 1, got {top_k}")
     if budget_tokens is not None and budget_tokens < 1:
         raise InvalidInput(f"budget_tokens must be at least 1, got {budget_tokens}")
-    if mode == "procedural" and (as_of is not None or include_history):
+    if mode == "procedural" and (as_of is not None or known_at is not None or include_history):
         raise InvalidInput(
-            "procedures have no validity over time: drop as_of/include_history, or search "
-            "mode='episodic' (or 'vector', 'lexical') for facts as they were"
+            "procedures have no validity over time: drop as_of/known_at/include_history, or "
+            "search mode='episodic' (or 'vector', 'lexical') for facts as they were"
         )
     flt = search_filter(scope, where)
     query = check_text(query, "the query").replace("\x00", "")
@@ -88,15 +89,19 @@ def plan_search(
         short_query_chars=cfg.short_query_chars,
     )
     timings["preprocess"] = ms(t)
-    if as_of is not None and as_of.tzinfo is None:
-        as_of = as_of.replace(tzinfo=UTC)
+    as_of, known_at = _aware(as_of), _aware(known_at)
     plan = SearchPlan(query, mode, shown, top_k, budget_tokens, cfg, pq, timings)
     plan.as_of, plan.include_history, plan.filter = as_of, include_history, flt
+    plan.known_at = known_at
     if mode != "lexical":
         t = time.perf_counter()
         plan.qvec = embedder.embed_query(pq.vector_query)
         timings["embed"] = ms(t)
     return plan
+
+
+def _aware(when: datetime | None) -> datetime | None:
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
 
 
 def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Any]:
@@ -129,6 +134,7 @@ def _search_rows(dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | Non
             as_of=plan.as_of,
             include_history=plan.include_history,
             visible=visible,
+            known_at=plan.known_at,
         )
         how_to = None
         if plan.cfg.how_to_procedure_max_score > 0 and procedural.asks_how(plan.query):
@@ -197,12 +203,14 @@ def search(
     include_history: bool = False,
     scope: dict[str, str] | None = None,
     where: dict[str, Any] | None = None,
+    known_at: datetime | None = None,
 ) -> SearchResponse:
     """``top_k``, ``mode`` and ``display`` default to ``config``'s (``RecallConfig()``);
     ``budget_tokens`` to ``config.budget_tokens`` for ``highly_related``, else no budget.
-    ``as_of`` and ``include_history``: :mod:`memflow.recall.temporal` (episodic mode ranks by
-    validity; ``vector`` and ``lexical`` leave out what was learned later and mark what was
-    replaced, in their own order; ``procedural`` refuses them: InvalidInput).
+    ``as_of`` (the sources' dates), ``known_at`` (the store's write clock) and
+    ``include_history``: :mod:`memflow.recall.temporal` (episodic mode ranks by validity;
+    ``vector`` and ``lexical`` leave out what came later and mark what was replaced, in their
+    own order; ``procedural`` refuses them: InvalidInput).
     ``scope`` and ``where``: only what documents of that scope and metadata support."""
     plan = plan_search(
         ctx.embedder,
@@ -217,6 +225,7 @@ def search(
         include_history=include_history,
         scope=scope,
         where=where,
+        known_at=known_at,
     )
     fetched = run_tx(ctx.engine, Tx(lambda: search_body(ctx.dataset_id, plan)))
     return finish_search(plan, fetched)
@@ -233,13 +242,14 @@ def retrieve(
     timings: dict[str, float],
     as_of: datetime | None = None,
     include_history: bool = False,
+    known_at: datetime | None = None,
 ) -> tuple[list[Hit], Subgraph, ScoredHits]:
     """The SQL of an episodic search (one transaction): recall, bonuses, projection (and the
     detail expansion). Everything after it is pure (:func:`memflow.recall.pipeline.respond`),
     so recorded results can be re-ranked offline (benchmarks/locomo_replay.py)."""
     body = lambda: retrieve_body(  # noqa: E731
         ctx.dataset_id, qvec, pq, cfg, top_k=top_k, display=display, timings=timings,
-        as_of=as_of, include_history=include_history,
+        as_of=as_of, include_history=include_history, known_at=known_at,
     )  # fmt: skip
     return run_tx(ctx.engine, Tx(body))
 
@@ -256,6 +266,7 @@ def retrieve_body(
     as_of: datetime | None = None,
     include_history: bool = False,
     visible: Visible | None = None,
+    known_at: datetime | None = None,
 ) -> Body[tuple[list[Hit], Subgraph, ScoredHits]]:
     """:func:`retrieve` as a transaction body: the SQL steps, and the scoring between them.
     Validity (:mod:`memflow.recall.temporal`) adjusts the hits and marks the graph."""
@@ -266,7 +277,7 @@ def retrieve_body(
     timings["recall_sql"] = ms(t)
     t = time.perf_counter()
     node_ids = [h.node_id for h in hits if h.node_id is not None]
-    validity = yield lambda conn: temporal.load(conn, dataset_id, node_ids, as_of)
+    validity = yield lambda conn: temporal.load(conn, dataset_id, node_ids, as_of, known_at)
     if validity is not None:
         recalled = hits
         closed = yield lambda conn: temporal.closed_edge_hashes(

@@ -4,11 +4,15 @@
   or Episode: times the share of its points that were replaced), and is shown with its validity
   ("until 2023-03-09"). A query about the past ("before", "used to", "以前", "之前") moves the cost
   to the facts that replaced others.
-- With ``as_of``, nodes learned after it are left out, and a fact counts as replaced only if it
-  stopped holding by then and its replacement had been learned by then.
+- Two clocks. ``as_of`` reads the sources' own dates (``recorded_at``: a message's time, a note's
+  heading, front matter, title or file name date, else its reference time): what was true at
+  that time. ``known_at`` reads the store's clock (``created_at``, when the row was written): what
+  memflow knew at that time. Either leaves out the nodes that come later on its clock, and a fact
+  counts as replaced only if its replacement had come by then on both (and, for ``as_of``, it
+  stopped holding by then).
 
-Datasets without a replaced fact skip all of it (one indexed EXISTS), so their ranking is exactly
-what it was before revision 0004.
+Datasets without a replaced fact skip all of it (one indexed EXISTS) unless a clock is set, so
+their ranking is exactly what it was before revision 0004.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -31,13 +35,17 @@ from memflow.recall.types import (
     SearchResponse,
     Subgraph,
 )
+from memflow.store.temporal import Clocks
 from memflow.text.tense import asks_about_the_past
-
-_END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
 
 
 def _day(t: datetime | None) -> str:
     return t.date().isoformat() if t is not None else "?"
+
+
+# Kinds whose rows come and go with time; an Entity (a shared name) holds while any visible
+# episode links to it.
+_TIMED_KINDS = frozenset({"Episode", "Facet", "FacetPoint"})
 
 
 @dataclass(frozen=True)
@@ -53,12 +61,15 @@ class NodeState:
     supersedes: bool
     points: int
     closed_points: int
+    created_at: datetime | None = None
+    superseder_created_at: datetime | None = None
 
 
 class Validity:
-    """What holds as of ``as_of`` (None: now) among the nodes loaded so far."""
+    """What holds at the search's :class:`Clocks` (None: now) among the nodes loaded so far."""
 
-    def __init__(self, as_of: datetime | None) -> None:
+    def __init__(self, as_of: datetime | None, known_at: datetime | None = None) -> None:
+        self.clocks = Clocks(as_of, known_at)
         self.as_of = as_of
         self.nodes: dict[uuid.UUID, NodeState] = {}
 
@@ -67,28 +78,28 @@ class Validity:
         if not missing:
             return
         rows = conn.execute(
-            q("temporal_nodes"),
-            {"dataset_id": ds, "ids": missing, "as_of": self.as_of or _END_OF_TIME},
+            q("temporal_nodes"), {"dataset_id": ds, "ids": missing, **self.clocks.params()}
         ).all()
         for r in rows:
             self.nodes[r.id] = NodeState(
                 r.id, r.kind, r.search_text, r.recorded_at, r.invalid_at, r.superseded_by,
                 r.superseder_recorded_at, r.superseder_text, bool(r.supersedes), int(r.points or 0),
-                int(r.closed_points or 0),
+                int(r.closed_points or 0), r.created_at, r.superseder_created_at,
             )  # fmt: skip
 
     def future(self, node: uuid.UUID) -> bool:
         s = self.nodes.get(node)
-        return bool(self.as_of and s and s.recorded_at and s.recorded_at > self.as_of)
+        if s is None or s.kind not in _TIMED_KINDS or not self.clocks.set:
+            return False
+        return self.clocks.future(s.recorded_at, s.created_at)
 
     def closed(self, node: uuid.UUID) -> bool:
         s = self.nodes.get(node)
         if s is None or s.invalid_at is None:
             return False
-        if self.as_of is None:
-            return True
-        learned = s.superseder_recorded_at or s.invalid_at
-        return s.invalid_at <= self.as_of and learned <= self.as_of
+        return self.clocks.closed_by(
+            s.invalid_at, s.superseder_recorded_at, s.superseder_created_at
+        )
 
     def stale_share(self, node: uuid.UUID) -> float:
         if self.closed(node):
@@ -98,12 +109,20 @@ class Validity:
 
 
 def load(
-    conn: Connection, ds: uuid.UUID, ids: Iterable[uuid.UUID], as_of: datetime | None
+    conn: Connection,
+    ds: uuid.UUID,
+    ids: Iterable[uuid.UUID],
+    as_of: datetime | None,
+    known_at: datetime | None = None,
 ) -> Validity | None:
-    """The validity of ``ids``; None when the dataset has nothing replaced and no ``as_of``."""
-    if as_of is None and not conn.execute(q("temporal_any"), {"dataset_id": ds}).scalar_one():
+    """The validity of ``ids``; None when the dataset has nothing replaced and no clock is set."""
+    if (
+        as_of is None
+        and known_at is None
+        and not conn.execute(q("temporal_any"), {"dataset_id": ds}).scalar_one()
+    ):
         return None
-    v = Validity(as_of)
+    v = Validity(as_of, known_at)
     v.load(conn, ds, ids)
     return v
 
@@ -166,8 +185,7 @@ def closed_edge_hashes(
     if not hashes:
         return frozenset()
     rows = conn.execute(
-        q("closed_edge_texts"),
-        {"dataset_id": ds, "hashes": hashes, "as_of": v.as_of or _END_OF_TIME},
+        q("closed_edge_texts"), {"dataset_id": ds, "hashes": hashes, **v.clocks.params()}
     ).all()
     return frozenset(bytes(r.text_hash) for r in rows)
 
@@ -188,8 +206,10 @@ def mark_graph(
     quoted: dict[str, str] = {}
     if parents:
         for r in conn.execute(q("closed_points_of"), {"dataset_id": ds, "ids": parents}):
-            v.load(conn, ds, [r.id])
-            if v.closed(r.id) and r.search_text:
+            closed = v.clocks.closed_by(
+                r.invalid_at, r.superseder_recorded_at, r.superseder_created_at
+            )
+            if closed and r.search_text:
                 quoted[r.search_text] = _marked(r.search_text, r.invalid_at)
     history: dict[uuid.UUID, list[str]] = {}
     if include_history:
@@ -239,13 +259,14 @@ def unit_texts(
     units: Sequence[tuple[uuid.UUID | None, str]],
     as_of: datetime | None,
     include_history: bool,
+    known_at: datetime | None = None,
 ) -> list[str | None]:
-    """The ``vector`` and ``lexical`` modes' units (node id, text) as of ``as_of``: None for a
-    unit learned after it, a replaced fact's text marked with its validity, and with
+    """The ``vector`` and ``lexical`` modes' units (node id, text) at the clocks: None for a
+    unit that came after them, a replaced fact's text marked with its validity, and with
     ``include_history`` a current fact's text followed by what it replaced. Their order is left
     alone: a baseline ranks by similarity only."""
     texts: list[str | None] = [text for _, text in units]
-    v = load(conn, ds, [i for i, _ in units if i is not None], as_of)
+    v = load(conn, ds, [i for i, _ in units if i is not None], as_of, known_at)
     if v is None:
         return texts
     current = [i for i, _ in units if i is not None and not v.future(i) and not v.closed(i)]
@@ -272,19 +293,40 @@ def _quote(text: str | None, quoted: dict[str, str]) -> str | None:
 
 
 def node_times(conn: Connection, ds: uuid.UUID, graph: Subgraph) -> Subgraph:
-    """The subgraph with the times and validity of its nodes (one statement)."""
+    """The subgraph with the times and validity of its nodes and their links to the other
+    nodes of it (one statement)."""
     if not graph.nodes:
         return graph
-    graph.times = {
-        r.id: {
+    times: dict[uuid.UUID, dict[str, Any]] = {}
+    links: dict[uuid.UUID, tuple[tuple[uuid.UUID, str], ...]] = {}
+    for r in conn.execute(q("node_times"), {"dataset_id": ds, "ids": sorted(graph.nodes)}):
+        times[r.id] = {
             "valid_at": r.valid_at,
             "recorded_at": r.recorded_at,
             "invalid_at": r.invalid_at,
             "superseded_by": r.superseded_by,
         }
-        for r in conn.execute(q("node_times"), {"dataset_id": ds, "ids": sorted(graph.nodes)})
-    }
+        found = tuple(
+            (other, role)
+            for role, given in (("restates", r.restates), ("restated_by", r.restated_by))
+            for other in _linked(given)
+            if other in graph.nodes
+        )
+        if found:
+            links[r.id] = found
+    graph.times, graph.links = times, links
     return graph
+
+
+def _linked(given: Any) -> list[uuid.UUID]:
+    """The node ids of a ``restates`` / ``restated_by`` list ([[id, score], ...])."""
+    out = []
+    for item in given or []:
+        try:
+            out.append(uuid.UUID(str(item[0] if isinstance(item, list) else item)))
+        except ValueError:
+            continue
+    return out
 
 
 def decorate(resp: SearchResponse, times: dict[uuid.UUID, dict[str, Any]]) -> SearchResponse:
@@ -307,6 +349,7 @@ def decorate(resp: SearchResponse, times: dict[uuid.UUID, dict[str, Any]]) -> Se
 
 
 __all__ = [
+    "Clocks",
     "Validity",
     "adjust_hits",
     "asks_about_the_past",

@@ -132,6 +132,9 @@ class Subgraph:
     # Revision 0004: valid_at, recorded_at, invalid_at, superseded_by of the nodes, by id
     # (memflow.recall.temporal.node_times), for the response's units and path steps.
     times: dict[UUID, dict[str, Any]] = field(default_factory=dict)
+    # Issue 26: the write path's links between statements that give different values for one
+    # thing (memflow.store.conflicts): node -> ((other node, "restates" | "restated_by"), ...).
+    links: dict[UUID, tuple[tuple[UUID, str], ...]] = field(default_factory=dict)
 
 
 class PathStep(_Frozen):
@@ -162,7 +165,9 @@ class Bundle(_Frozen):
     best_point_id: UUID | None = None
     best_entity_id: UUID | None = None
     path: list[PathStep] = Field(default_factory=list)
-    recency: float = 0.0  # what RecallConfig.recency_bonus took off the score
+    # A question about the present: what moving ahead of the episode whose statement this one's
+    # newer statement outdates took off the score (memflow.recall.present).
+    recency: float = 0.0
 
 
 class Citation(_Frozen):
@@ -233,6 +238,9 @@ class ContextUnit(_Frozen):
     recorded_at: datetime | None = None
     invalid_at: datetime | None = None
     superseded_by: UUID | None = None
+    # Issue 26: a newer statement in the same search gives another value for what this one
+    # states (the context marks it "[possibly outdated: restated <day>]"): that statement's id.
+    outdated_by: UUID | None = None
     # Memory.search(datasets=[...]): the dataset the unit is from (None: Dataset.search).
     dataset: str | None = None
 

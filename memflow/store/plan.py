@@ -14,7 +14,7 @@ from typing import Any
 
 from memflow.drafts import EntityDraft, EpisodeDraft, FacetDraft, ProcedureDraft, TimeSpan
 from memflow.ids import canonical_name, make_id, normalise_text, text_hash
-from memflow.text.supersede import Supersession
+from memflow.text.supersede import Closure
 
 
 @dataclass
@@ -121,8 +121,9 @@ class WritePlan:
     # Why the points' ``replaces`` close the old ones (change_log reason): drafts name them
     # ("document"), Dataset.correct writes one ("correction").
     replace_reason: str = "document"
-    # Supersessions a model decided before the write (reason "model"), and whether the rules run.
-    decisions: list[Supersession] = field(default_factory=list)
+    # Closures decided before the write: by the similarity path (memflow.store.conflicts) or a
+    # model (memflow.llm.supersede); and whether the rules run in the transaction.
+    closures: list[Closure] = field(default_factory=list)
     rules: bool = True
     procedure_ids: list[uuid.UUID] = field(default_factory=list)
     # Episode id -> the facet anchors whose vectors give its summary's vector (Planner ``derive``).

@@ -6,10 +6,16 @@ a document is written with its supersessions, or not at all. Three paths close a
 
 - **structured**: a draft point names the point it ``replaces`` (reason ``document``, or
   ``correction`` for :func:`memflow.store.history.correct`);
-- **model**: decisions an LLM made before the transaction (:mod:`memflow.llm.supersede`), carried
-  on the plan (reason ``model``);
+- **similarity** and **model**: closures decided before the transaction
+  (:mod:`memflow.store.conflicts`, reason ``rule`` with ``by: "similarity"``;
+  :mod:`memflow.llm.supersede`, reason ``model``), carried on the plan (``WritePlan.closures``);
 - **rules**: :func:`memflow.text.supersede.superseded_by_rules` against the same speaker's
-  points and the nearest ones (reason ``rule``).
+  points and the nearest ones (reason ``rule``, ``by: "rule"``), for the new points no closure
+  above already decided.
+
+A node's record time is its source's date (:func:`stamp_times`: a message's time, a note's own
+date from :func:`memflow.text.dating.source_dated`, else the document's reference time): what
+``as_of`` reads. Its ``created_at`` (the write) is what ``known_at`` reads (:class:`Clocks`).
 
 A document memorised from a source (path or name) that already has a current document is that
 document's next version: what only the previous version said is closed (reason ``document``).
@@ -20,7 +26,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -46,6 +53,46 @@ class DocumentInfo(Protocol):
     actor: str | None
 
 
+END_OF_TIME = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """The two times a search may be asked at: ``as_of`` (what was true then, by the sources' own
+    dates) and ``known_at`` (what the store knew then, by its write clock). None: now."""
+
+    as_of: datetime | None = None
+    known_at: datetime | None = None
+
+    @property
+    def set(self) -> bool:
+        return self.as_of is not None or self.known_at is not None
+
+    def params(self) -> dict[str, datetime]:
+        return {"as_of": self.as_of or END_OF_TIME, "known_at": self.known_at or END_OF_TIME}
+
+    def future(self, recorded_at: datetime | None, created_at: datetime | None) -> bool:
+        """Whether a row recorded (source date) and created (written) at these times comes after
+        the clocks."""
+        late = self.as_of is not None and recorded_at is not None and recorded_at > self.as_of
+        return late or (
+            self.known_at is not None and created_at is not None and created_at > self.known_at
+        )
+
+    def closed_by(
+        self, invalid_at: datetime | None, recorded_at: datetime | None, written: datetime | None
+    ) -> bool:
+        """Whether a closure at ``invalid_at``, by a replacement recorded (source date) and
+        written at these times, had happened by the clocks."""
+        if invalid_at is None:
+            return False
+        if self.as_of is not None and not (
+            invalid_at <= self.as_of and (recorded_at or invalid_at) <= self.as_of
+        ):
+            return False
+        return self.known_at is None or written is None or written <= self.known_at
+
+
 CANDIDATES_K = 8  # nearest stored points a new point is compared with (besides its speaker's)
 # Sources that name no document of their own: never versions of one another.
 ANONYMOUS_SOURCES = frozenset({"", "-", "<stdin>", "<text>", "<bytes>", "add_episode", "correct"})
@@ -60,7 +107,11 @@ def stamp_times(doc: DocumentInfo, plan: WritePlan) -> None:
     Event time: the node's own time span when it has one, else its record time."""
     when: dict[str, datetime] = {}
     for c in doc.chunks:
-        t = c.timestamp or (doc.session_times.get(c.session) if c.session is not None else None)
+        t = c.timestamp
+        if t is None and c.session is not None and c.session in doc.session_times:
+            # A message without its own time was said at its session's start, after the ones
+            # before it: one microsecond per message keeps their order ("actually, Friday").
+            t = doc.session_times[c.session] + timedelta(microseconds=c.index)
         if t is not None and c.key not in when:
             when[c.key] = t
     for node in plan.nodes.values():
@@ -158,16 +209,21 @@ def after_write(conn: Connection, ds: uuid.UUID, doc: DocumentInfo, plan: WriteP
                 conn, ds, n.replaces, n.id, n.valid_at, reason=plan.replace_reason,
                 document_id=doc.id, actor=doc.actor,
             )  # fmt: skip
-    for d in plan.decisions:
+    for c in plan.closures:  # the model's and the similarity path's (decided before)
         close_node(
-            conn, ds, d.old, d.new, _valid_at(plan, d.new), reason="model", document_id=doc.id,
-            actor=doc.actor, detail={"decision": d.rule, "why": d.detail},
+            conn, ds, c.old, c.new, c.invalid_at or _valid_at(plan, c.new), reason=c.reason,
+            document_id=doc.id, actor=doc.actor, detail=c.detail,
         )  # fmt: skip
-    if points and plan.rules:
-        for s in rule_supersessions(conn, ds, [n.id for n in points]):
+    # A new point whose change was decided before (a closure above) is not read again by the
+    # rules: they would take the next earlier plan for the one just closed.
+    decided = {c.new for c in plan.closures}
+    ruled = [n.id for n in points if n.id not in decided]
+    if ruled and plan.rules:
+        for s in rule_supersessions(conn, ds, ruled):
             close_node(
                 conn, ds, s.old, s.new, _valid_at(plan, s.new), reason="rule",
-                document_id=doc.id, actor=doc.actor, detail={"rule": s.rule, "change": s.detail},
+                document_id=doc.id, actor=doc.actor,
+                detail={"by": "rule", "rule": s.rule, "change": s.detail},
             )  # fmt: skip
 
 
@@ -273,6 +329,8 @@ def revive_after_forget(conn: Connection, ds: uuid.UUID, actor: str | None = Non
 
 __all__ = [
     "ANONYMOUS_SOURCES",
+    "END_OF_TIME",
+    "Clocks",
     "after_write",
     "close_node",
     "log_change",

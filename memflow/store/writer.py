@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import sqlalchemy.exc as sa_exc
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, TextClause
 
 from memflow.context import FaultHook
 from memflow.db.engine import limit_write_statements, session_settings, sqlstate_of
@@ -107,7 +107,8 @@ class Writer:
         *,
         fault: FaultHook | None = None,
         after_rows: Callable[[Connection, uuid.UUID], None] | None = None,
-        decide: Callable[[uuid.UUID, WritePlan, dict[bytes, Any]], None] | None = None,
+        decide: Callable[[uuid.UUID, DocumentInfo, WritePlan, dict[bytes, Any]], Op[None]]
+        | None = None,
         on_stage: Callable[[str], None] | None = None,
     ) -> None:
         self.engine = engine
@@ -118,8 +119,8 @@ class Writer:
         self.on_stage = on_stage or (lambda _stage: None)
         # Runs inside the document's transaction after its rows (routing's merge updates).
         self.after_rows = after_rows
-        # Runs after the embeddings, before the transaction: the model path of supersession
-        # (memflow.llm.supersede) fills ``plan.decisions`` there.
+        # Runs after the embeddings, before the transaction: the similarity and model paths of
+        # supersession (memflow.store.conflicts, memflow.llm.supersede) fill ``plan.closures``.
         self.decide = decide
 
     # -- embeddings (outside the transaction) ---------------------------------------------------
@@ -200,7 +201,7 @@ class Writer:
         vectors, missing = yield from self.vectors_op(dataset_id, plan)
         if self.decide is not None:
             stamp_times(doc, plan)
-            self.decide(dataset_id, plan, vectors)
+            yield from self.decide(dataset_id, doc, plan, vectors)
         if on_write is not None:
             on_write()
 
@@ -284,11 +285,13 @@ class Writer:
             r.seconds = elapsed
         return results
 
-    def _rows(self, conn: Connection, name: str, rows: list[dict[str, Any]], stage: str) -> None:
-        """Run the statement ``name`` for ``rows``, :data:`WRITE_BATCH` at a time, reporting each
-        batch: a large document's write moves visibly instead of going silent for a minute."""
+    def _rows(
+        self, conn: Connection, statement: TextClause, rows: list[dict[str, Any]], stage: str
+    ) -> None:
+        """Run ``statement`` for ``rows``, :data:`WRITE_BATCH` at a time, reporting each batch: a
+        large document's write moves visibly instead of going silent for a minute."""
         for start in range(0, len(rows), WRITE_BATCH):
-            conn.execute(q(name), rows[start : start + WRITE_BATCH])
+            conn.execute(statement, rows[start : start + WRITE_BATCH])
             self.on_stage(stage)
 
     def _write_rows(
@@ -331,15 +334,15 @@ class Writer:
                     "ts": c.timestamp,
                 }
             )
-        self._rows(conn, "chunk_insert", chunk_rows, "document")
+        self._rows(conn, q("chunk_insert"), chunk_rows, "document")
         self.fault("after_document")
         stamp_times(doc, plan)
         # Sorted by id so concurrent writers lock shared rows (entities) in the same order.
         nodes = sorted(plan.nodes.values(), key=lambda n: n.id)
-        self._rows(conn, "node_upsert", [n.params(ds) for n in nodes], "nodes")
+        self._rows(conn, q("node_upsert"), [n.params(ds) for n in nodes], "nodes")
         self._rows(
             conn,
-            "node_source_insert",
+            q("node_source_insert"),
             [{"dataset_id": ds, "node_id": n.id, "document_id": doc.id} for n in nodes],
             "nodes",
         )
@@ -349,13 +352,13 @@ class Writer:
             for k in sorted(set(n.sources))
             if k in chunk_ids
         ]
-        self._rows(conn, "node_chunk_insert", links, "nodes")
+        self._rows(conn, q("node_chunk_insert"), links, "nodes")
         self.fault("after_nodes")
         edges = sorted(plan.edges.values(), key=lambda e: e.id)
-        self._rows(conn, "edge_upsert", [e.params(ds) for e in edges], "edges")
+        self._rows(conn, q("edge_upsert"), [e.params(ds) for e in edges], "edges")
         self._rows(
             conn,
-            "edge_source_insert",
+            q("edge_source_insert"),
             [{"dataset_id": ds, "edge_id": e.id, "document_id": doc.id} for e in edges],
             "edges",
         )
@@ -373,14 +376,14 @@ class Writer:
                 }
             )
         for i, (name, rows) in enumerate(sorted(by_collection.items())):
-            self._rows(conn, f"embed_upsert_{COLLECTION_BY_NAME[name].table}", rows, name)
+            self._rows(conn, q(f"embed_upsert_{COLLECTION_BY_NAME[name].table}"), rows, name)
             if i == 1:
                 self.fault("mid_embeddings")
         edge_texts = [
             {"dataset_id": ds, "text_hash": h, "text": t, "embedding": vectors[h]}
             for h, t in sorted(plan.edge_texts().items())
         ]
-        self._rows(conn, "embed_upsert_edge_text", edge_texts, "Edge_text")
+        self._rows(conn, q("embed_upsert_edge_text"), edge_texts, "Edge_text")
         refresh_statistics(conn, len(plan.nodes))
         if self.after_rows is not None:
             self.after_rows(conn, ds)

@@ -21,6 +21,7 @@ frame rule and the model path.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -242,10 +243,17 @@ def _marked_value(new: str, value: Value) -> tuple[str, int] | None:
     start, end = _clause_of(low, at)
     clause, at = low[start:end], at - start
     for m in (_CHANGE_ZH if _zh(new) else _CHANGE_EN).finditer(clause):
+        if m.end() <= at and _NOW_THAT.match(clause, m.start()):
+            continue  # "works now that the Apple account is renewed": a reason, not the value
         gap = clause[m.end() : at] if m.end() <= at else clause[at + len(value.text) : m.start()]
         if words(gap) <= MARKER_REACH:
             return clause, m.start()
     return None
+
+
+# "now that ..." gives a reason: a value after it is not the new value ("three cats now that we
+# adopted a kitten" still is).
+_NOW_THAT = re.compile(r"now\s+that\b", re.IGNORECASE)
 
 
 def _same_subject(marked: tuple[str, int], new: str, old: str, shared: set[str]) -> bool:
@@ -272,26 +280,42 @@ def _subject_known(before: str, old: str) -> bool:
     return not subject or bool(subject & content_keys(old, []))
 
 
-def _word_keys(text: str, skip: list[Value]) -> list[str]:
+def _word_keys(text: str, skip: Sequence[str]) -> list[str]:
     """The statement's words in order with its values masked (English), or its characters
     (Chinese): what :func:`substituted` aligns."""
     low = text.lower()
     for v in skip:
-        low = low.replace(v.text, " \x00 ")
+        low = low.replace(v.lower(), " \x00 ")
     if _zh(text):
         return [c for c in low if not c.isspace()]
     return re.findall(r"[a-z][a-z'-]+|\x00", low)
 
 
-def substituted(new: str, old: str) -> bool:
+def substituted(
+    new: str,
+    old: str,
+    new_values: Sequence[str] | None = None,
+    old_values: Sequence[str] | None = None,
+    *,
+    modifier_only: bool = False,
+) -> bool:
     """Aligned, the two statements swap the content word in front of a shared one ("the design
     review" -> "the code review", "设计评审" -> "代码评审"): a modifier names which thing, so they
-    speak of two things, whatever else they share."""
-    a, b = _word_keys(old, values_of(old)), _word_keys(new, values_of(new))
+    speak of two things, whatever else they share. Values (default: :func:`values_of`'s) are
+    masked first: a changed value is not a swapped word. ``modifier_only``: only one word
+    against one word (two characters in Chinese) counts ("daily standup" against "from next
+    Monday standup" is a time said, not another standup)."""
+    if old_values is None:
+        old_values = [v.text for v in values_of(old)]
+    if new_values is None:
+        new_values = [v.text for v in values_of(new)]
+    a, b = _word_keys(old, old_values), _word_keys(new, new_values)
     sep, head = ("", 2) if _zh(new) else (" ", 1)
     for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op != "replace" or not content_keys(sep.join(a[i2 : i2 + head]), []):
             continue  # not in front of a shared content word
+        if modifier_only and max(i2 - i1, j2 - j1) > head:
+            continue
         was = content_keys(sep.join(a[i1:i2]).replace("\x00", " "), [])
         now = content_keys(sep.join(b[j1:j2]).replace("\x00", " "), [])
         if was and now and not was & now:

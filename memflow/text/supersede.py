@@ -21,10 +21,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from difflib import SequenceMatcher
 from functools import cached_property, lru_cache
+from typing import Any
 from uuid import UUID
 
 from memflow.text.revision import (
@@ -66,6 +67,19 @@ class Supersession:
     new: UUID
     rule: str  # "frame" | "relation:<name>"
     detail: str  # the values or negation that changed, for the change log
+
+
+@dataclass(frozen=True)
+class Closure:
+    """A stored or new point closed after the document's rows (memflow.store.temporal): by
+    ``new``, from ``invalid_at`` (None: the new point's event time), logged with ``reason`` and
+    ``detail`` (``by``: what decided it, ``score``, the values that changed)."""
+
+    old: UUID
+    new: UUID
+    reason: str
+    detail: dict[str, Any] = field(default_factory=dict)
+    invalid_at: datetime | None = None
 
 
 # ---------------------------------------------------------------- tokens and values
@@ -113,7 +127,8 @@ _CACHED = 16384
 
 
 @lru_cache(maxsize=_CACHED)
-def _strip_speaker(text: str, speaker: str | None) -> str:
+def strip_speaker(text: str, speaker: str | None) -> str:
+    """The statement without its ``Speaker:`` label (chat points carry one)."""
     text = unicodedata.normalize("NFKC", text).strip()
     if speaker and text.startswith(speaker):
         rest = text[len(speaker) :]
@@ -371,7 +386,7 @@ def _revision(new: PointFact, old: PointFact, text: str, old_text: str) -> tuple
 
 def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list[Supersession]:
     """The candidates ``new`` supersedes (earlier points only; none if ``new`` is unsure)."""
-    text = _strip_speaker(new.text, new.speaker)
+    text = strip_speaker(new.text, new.speaker)
     if _UNSURE.search(text) or (_ADDITIVE.search(text) and not strong_change(text)):
         return []
     frame = frame_of(text)
@@ -383,7 +398,7 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
             continue
         if new.recorded_at and old.recorded_at and old.recorded_at > new.recorded_at:
             continue
-        old_text = _strip_speaker(old.text, old.speaker)
+        old_text = strip_speaker(old.text, old.speaker)
         if _unsure(old_text):
             continue
         change = None if new_event or _event(old_text) else _frame_change(frame, frame_of(old_text))
@@ -413,7 +428,7 @@ def _latest_plan(found: list[Supersession], by_id: dict[UUID, PointFact]) -> lis
     dated = [
         s for s in found
         if any(v.kind == "date" and s.detail.split(" -> ")[0] in v.text
-               for v in values_of(_strip_speaker(by_id[s.old].text, by_id[s.old].speaker)))
+               for v in values_of(strip_speaker(by_id[s.old].text, by_id[s.old].speaker)))
     ]  # fmt: skip
     if len(dated) < 2:
         return found
@@ -424,10 +439,12 @@ def _latest_plan(found: list[Supersession], by_id: dict[UUID, PointFact]) -> lis
 
 __all__ = [
     "RELATIONS",
+    "Closure",
     "Frame",
     "PointFact",
     "Supersession",
     "frame_of",
     "relation_of",
+    "strip_speaker",
     "superseded_by_rules",
 ]

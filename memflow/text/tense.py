@@ -1,6 +1,8 @@
 """Which time a question asks about: the past ("where did I live before…", "以前…") or the
-present ("where do I live now?", "现在…"). Only explicit words count: a question without one
-(or with both) asks about neither, and ranking leaves time alone."""
+present ("where do I live now?", "现在…"). :func:`asks_about_the_past` and
+:func:`asks_about_the_present` read explicit words only. :func:`asks_in_the_past` also reads
+the past tense ("when did …", "what was …", "…了吗"), and a question in neither tense asks about
+the present (issue 26: "Which broker do we use?" wants today's answer)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,20 @@ _PRESENT = re.compile(
 )
 
 
+# The past tense of a question: auxiliaries and times that place it before now.
+_PAST_TENSE = re.compile(
+    r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|used to|ago|yesterday|last (?:week|"
+    r"month|year|time|night|weekend)|back when|once)\b|去过|做过|用过|说过|过吗|了吗|那时|当时|昨天|"
+    r"上周|上个月|去年",
+    re.IGNORECASE,
+)
+
+
+def asks_in_the_past(query: str) -> bool:
+    """The question names the past or is put in the past tense."""
+    return asks_about_the_past(query) or bool(_PAST_TENSE.search(query))
+
+
 def asks_about_the_past(query: str) -> bool:
     return bool(_PAST.search(query))
 
@@ -27,4 +43,4 @@ def asks_about_the_present(query: str) -> bool:
     return bool(_PRESENT.search(query)) and not asks_about_the_past(query)
 
 
-__all__ = ["asks_about_the_past", "asks_about_the_present"]
+__all__ = ["asks_about_the_past", "asks_about_the_present", "asks_in_the_past"]

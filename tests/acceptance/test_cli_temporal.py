@@ -62,3 +62,32 @@ def test_readme_facts_that_change_example_runs(db_url: str) -> None:
     assert "Boston" in history[0] and "rule" in history[0]
     assert "Seattle" in history[1] and "correction" in history[1]
     assert "Tacoma" in history[2] and history[2].endswith("None None")
+
+
+def test_dated_notes_as_of_known_at_reopen_and_history(db_url: str, tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "2024-09-02-sync.md").write_text("# Sync\n\nThe pilot store is in Porto.\n", "utf-8")
+    run(db_url, "memorize", str(notes), "--dataset", "pilot")  # today: the file name dates it
+    (notes / "2024-10-07-sync.md").write_text(
+        "# Sync\n\nThe pilot store moved to Braga.\n", "utf-8"
+    )
+    run(db_url, "memorize", str(notes), "--dataset", "pilot")
+    ask = ["search", "Where is the pilot store?", "--dataset", "pilot", "--display",
+           "highly_related"]  # fmt: skip
+    then = run(db_url, *ask, "--as-of", "2024-09-15").stdout
+    assert "Porto" in then and "Braga" not in then
+    assert "Porto" not in run(db_url, *ask, "--known-at", "2001-01-01").stdout
+    now = js(run(db_url, *ask, "--include-history", "--json"))
+    closed = next(u for u in now["context_units"] if u["invalid_at"] is not None)
+    refused = run(db_url, "correct", closed["node_id"], "It is in Faro.", "--dataset", "pilot",
+                  ok=False)  # fmt: skip
+    assert f"memflow reopen {closed['node_id']}" in refused.stderr
+    reopened = js(run(db_url, "reopen", closed["node_id"], "--dataset", "pilot", "--actor",
+                      "ops-ana", "--json"))  # fmt: skip
+    assert reopened["reopened"]["invalid_at"] is None
+    text = run(db_url, "history", closed["node_id"], "--dataset", "pilot").stdout
+    assert "reopened" in text and "by ops-ana" in text and "current" in text
+    old = js(run(db_url, "history", closed["node_id"], "--dataset", "pilot", "--as-of",
+                 "2024-09-15", "--json"))  # fmt: skip
+    assert [v["text"] for v in old["versions"]] == ["The pilot store is in Porto."]

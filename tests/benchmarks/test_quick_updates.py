@@ -33,3 +33,8 @@ def test_quick_updates_writes_comparable_figures(pg_admin_url: str, tmp_path: Pa
         assert 0 <= counts["false_superseded"] <= counts["valid_points"]
     md = (tmp_path / "updates.md").read_text()
     assert "current_first" in md and "vector" in md
+    # The hand-written set (issue 26): a smoke run of its first cases, scored and summarised.
+    hw = data["handwritten"]
+    assert hw["cases"] == 4 and len(hw["results"]) == 4
+    assert hw["summary"]["all"]["all"]["changes"] + hw["summary"]["all"]["all"]["controls"] == 4
+    assert "hand-written set" in md

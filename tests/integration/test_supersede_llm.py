@@ -74,6 +74,11 @@ def test_an_update_decision_closes_the_stored_fact(
     assert _changes(db_url) == [("supersede", "model")]
     resp = ds.search("what does Ren eat?", display="highly_related")
     assert "superseded, valid until 2024-05-02" in resp.context
+    # Why it was closed (issue 26): the model's decision and the candidate's similarity.
+    closed = next(u for u in resp.context_units if u.invalid_at is not None and u.node_id)
+    (old, new) = ds.history(closed.node_id)
+    assert old.why is not None and old.why["by"] == "model" and old.why["decision"] == "update"
+    assert 0.6 <= old.why["score"] <= 1.0 and new.current
 
 
 @pytest.mark.parametrize(

@@ -246,7 +246,7 @@ def test_a_planned_date_in_each_dated_note_is_a_new_plan_not_a_correction(mem: M
 
 def test_a_question_about_now_puts_the_newer_of_two_unlinked_statements_first(mem: Memory) -> None:
     """Nothing links the two statements (no change word, no shared frame), so both stay current;
-    a question about the present still ranks the later one first (RecallConfig.recency_bonus)."""
+    a question about "now" still ranks the later one first, its wording the same (memflow.recall.present)."""
     from memflow.recall.config import RecallConfig
 
     ds = mem.dataset("band")
@@ -270,6 +270,6 @@ def test_a_question_about_now_puts_the_newer_of_two_unlinked_statements_first(me
     assert "church" in first("Where does the band rehearse?")  # no time word: similarity decides
     assert "community" in first("Where does the band rehearse now?")
     assert "church" in first(
-        "Where does the band rehearse now?", config=RecallConfig(recency_bonus=0)
+        "Where does the band rehearse now?", config=RecallConfig(present_order=False)
     )
     assert "church" in first("Where did the band rehearse before?")

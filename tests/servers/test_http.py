@@ -197,3 +197,28 @@ def test_scopes_and_filters_over_http(api: httpx.Client) -> None:
         400,
     )
     assert err["type"] == "InvalidInput" and "'team'" in err["message"]
+
+
+def _chat(day: str, text: str) -> str:
+    session = {"started_at": day, "messages": [{"speaker": "Mia", "text": text}]}
+    return json.dumps({"sessions": [session]})
+
+
+def test_reopen_undoes_a_closure(api: httpx.Client) -> None:
+    h = auth(ADMIN)
+    for day, said in (("2023-01-10T10:00:00+00:00", "I live in Boston."),
+                      ("2023-03-09T10:00:00+00:00", "We moved to Seattle last week!")):  # fmt: skip
+        body = {"text": _chat(day, said), "content_type": "conversation"}
+        assert api.post("/v1/datasets/moves/memorize", json=body, headers=h).status_code == 200
+    query = {"query": "Where does Mia live?", "display": "highly_related"}
+    found = api.post("/v1/datasets/moves/search", json=query, headers=h).json()
+    closed = next(u for u in found["context_units"] if u["invalid_at"] is not None)
+    url = f"/v1/datasets/moves/points/{closed['node_id']}/reopen"
+    done = api.post(url, headers=h)
+    assert done.status_code == 200, done.text
+    entry = done.json()["reopened"]
+    assert entry["invalid_at"] is None and entry["changes"][-1]["action"] == "reopen"
+    again = error_of(api.post(url, headers=h), 400)
+    assert again["type"] == "InvalidInput" and "not closed" in again["message"]
+    after = api.post("/v1/datasets/moves/search", json=query, headers=h).json()
+    assert "superseded" not in after["context"]

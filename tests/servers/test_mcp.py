@@ -16,7 +16,7 @@ from mcp import Client, StdioServerParameters
 
 from .conftest import NOTE, free_port, memflow_cmd, row_counts, server_process
 
-TOOLS = {"memorize", "search", "forget", "list_datasets", "stats", "get_episode"}
+TOOLS = {"memorize", "search", "forget", "reopen", "list_datasets", "stats", "get_episode"}
 
 
 def payload(result: Any) -> dict[str, Any]:
@@ -73,7 +73,6 @@ def test_stdio_lists_memorizes_finds_and_reports_errors(module_db: str, tmp_path
             )
             bad = await client.call_tool("forget", {"dataset": "notes", "episode_id": "nope"})
             assert "InvalidInput: 'nope' is not a" in error_text(bad)
-
             episode_id = doc["episode_ids"][0]
             tree = payload(
                 await client.call_tool(
@@ -108,6 +107,22 @@ def test_stdio_lists_memorizes_finds_and_reports_errors(module_db: str, tmp_path
             }
             bad = await client.call_tool("search", {**query, "where": {"owner": {"like": "u"}}})
             assert "InvalidInput: unknown filter operator 'like' on 'owner'" in error_text(bad)
+
+            # Undo a wrong closure (issue 26).
+            for day, said in (("2023-01-10", "I live in Boston."),
+                              ("2023-03-09", "We moved to Seattle last week!")):  # fmt: skip
+                args = {"dataset": "moves", "text": f"Mia: {said}\nLeo: ok\nMia: yes",
+                        "content_type": "dialog", "reference_time": day}  # fmt: skip
+                wrote = payload(await client.call_tool("memorize", args))
+                assert wrote["documents"][0]["status"] == "written", wrote
+            found = payload(await client.call_tool("search", {"dataset": "moves",
+                                                              "query": "Where does Mia live?"}))  # fmt: skip
+            closed = next(u for u in found["context_units"] if u["invalid_at"] is not None)
+            args = {"dataset": "moves", "point_id": closed["node_id"]}
+            reopened = payload(await client.call_tool("reopen", args))["reopened"]
+            assert reopened["invalid_at"] is None and reopened["changes"][-1]["action"] == "reopen"
+            again = await client.call_tool("reopen", args)
+            assert "InvalidInput:" in error_text(again) and "not closed" in error_text(again)
 
     anyio.run(session)
 

@@ -12,7 +12,14 @@ from memflow.drafts import EpisodeDraft, TimeSpan
 from memflow.ingest.parse import parse_input
 from memflow.ingest.route import Candidate, same_time
 from memflow.ingest.rules import RulesExtractor
-from memflow.text.dating import date_drafts, day_span, text_time, title_time
+from memflow.text.dating import (
+    date_drafts,
+    day_span,
+    document_head,
+    source_dated,
+    text_time,
+    title_time,
+)
 
 NOW = datetime(2024, 11, 1, tzinfo=UTC)
 
@@ -142,3 +149,65 @@ def test_undated_drafts_of_a_model_get_the_same_dates() -> None:
     assert session.time is not None and session.time.start.date() == date(2024, 5, 6)
     kept = EpisodeDraft(name="k", summary="k", sources=keys, time=day_span(NOW))
     assert date_drafts([kept], doc)[0].time == kept.time
+
+
+# ---------------------------------------------------------------- source dates (issue 26)
+
+
+def test_front_matter_dates_and_titles_a_note_and_is_not_a_statement() -> None:
+    note = "---\ntitle: 'Release plan'\ndate: 2024-09-01\ntags: [a, b]\n---\n\nThe release is on 15 November.\n"
+    head = document_head(note)
+    assert head is not None and head.kind == "front_matter" and head.title == "Release plan"
+    assert head.written == datetime(2024, 9, 1, tzinfo=UTC)
+    (doc,) = parse_input(note, source="plan.txt", reference_time=NOW)
+    assert doc.title == "Release plan"
+    assert [c.text for c in doc.chunks] == ["The release is on 15 November."]
+    assert doc.chunks[0].timestamp == datetime(2024, 9, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("mail", "day", "subject"),
+    [
+        (
+            "From: Ana <ana@example.com>\nTo: team\nDate: Mon, 21 Oct 2024 09:00:00 +0000\n"
+            "Subject: Release date\n\nHi all,\nthe release moves to 29 November.\n",
+            date(2024, 10, 21),
+            "Release date",
+        ),
+        (
+            "发件人: 王芳\n收件人: 项目组\n日期: 2024-10-21 09:00\n主题: 上线时间\n\n上线改到11月29日。\n",
+            date(2024, 10, 21),
+            "上线时间",
+        ),
+    ],
+)
+def test_an_email_is_dated_by_its_date_header(mail: str, day: date, subject: str) -> None:
+    (doc,) = parse_input(mail, source="mail.txt", reference_time=NOW)
+    assert doc.content_type == "text" and doc.title == subject
+    assert all(c.timestamp is not None and c.timestamp.date() == day for c in doc.chunks)
+    assert not any("From:" in c.text or "发件人" in c.text for c in doc.chunks)
+
+
+def test_a_dialog_or_a_plain_note_has_no_head() -> None:
+    assert document_head("Ana: the release moves.\nBo: ok\nAna: thanks\n") is None
+    assert document_head("Date: tomorrow\n\nnothing else") is None  # no sender, subject or to
+    assert document_head("---\n\nA rule, then text.\n") is None
+
+
+def test_each_sentence_takes_its_sections_date_then_the_documents() -> None:
+    journal = (
+        "# Kiosk journal — March 2024\n\nOpened in March.\n\n## 12 Sep 2024\n\nBuild on Buildkite.\n\n"
+        "## Decisions\n\nKeep the pilot.\n"
+    )
+    (doc,) = parse_input(journal, source="2024-01-05-journal.md", reference_time=NOW)
+    when = {c.text: c.timestamp for c in doc.chunks}
+    assert when["Build on Buildkite."] == datetime(2024, 9, 12, tzinfo=UTC)
+    # The title heading names a month: the sections without a date of their own start with it.
+    assert when["Opened in March."] == datetime(2024, 3, 1, tzinfo=UTC)
+    assert when["Keep the pilot."] == datetime(2024, 3, 1, tzinfo=UTC)
+    (named,) = parse_input("Build on Drone.\n", source="notes/2024-10-02.txt", reference_time=NOW)
+    assert named.chunks[0].timestamp == datetime(2024, 10, 2, tzinfo=UTC)
+    (undated,) = parse_input("Build on Drone.\n", source="notes.txt", reference_time=NOW)
+    assert undated.chunks[0].timestamp is None  # the reference time dates it when stored
+    chunks = source_dated(undated.chunks, [None], NOW, written=datetime(2024, 5, 1, tzinfo=UTC))
+    assert chunks[0].timestamp == datetime(2024, 5, 1, tzinfo=UTC)

@@ -1,0 +1,167 @@
+"""Present-tense questions get the present (issue 26, part 2): of two statements that answer the
+same question with different values, the newer comes first and the older is marked possibly
+outdated, whether or not anything closed it. Pure: it reads only what the search fetched.
+
+Applies to a question that neither names the past nor is put in the past tense
+(:func:`memflow.text.tense.asks_in_the_past`) and names no date: "Which broker do we use?" asks
+about today. Two points of the search's graph answer the same question with different values
+when
+
+- the write path **linked** them (:mod:`memflow.store.conflicts`: their statements, values
+  masked, mean the same and one value differs), or
+- both are among the best recalled points (within ``present_margin`` of the best point's unit
+  score: both answer it) and the newer gives **another value** of the kind the question asks
+  for ("When …": a date or time; "Who …": a name; "How many …": a count or amount:
+  :func:`memflow.text.conflict.answers_differ`), about the same thing; or, when the question
+  itself says "now" / "currently" / "现在", they share most of their content words
+  (``present_overlap``).
+
+The one said later (record time: the sources' own dates) is the newer. An unrelated statement is
+never moved: a pair needs a link, another value of the same thing, or (asked "now") the same
+words; then the newer takes the older's place, no further.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from memflow.recall.config import RecallConfig
+from memflow.recall.types import GraphNode, Subgraph
+from memflow.text.conflict import answers_differ, asked_kinds, said_by
+from memflow.text.revision import content_keys
+from memflow.text.supersede import strip_speaker
+from memflow.text.tense import asks_about_the_present, asks_in_the_past
+from memflow.text.values import values
+
+# What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
+# restated 2024-10-20]".
+OUTDATED_MARK = "[possibly outdated: restated"
+
+
+@dataclass(frozen=True)
+class Outdated:
+    """A point a newer one gives another value for: the newer point, its day, and what paired
+    them ("closed": a closure; "link": the write path; "value": another value; "wording": the
+    same words)."""
+
+    newer: UUID
+    day: str
+    how: str
+    # The older statement answers this question (among the best recalled): the newer takes its
+    # place. A statement outdated elsewhere in the results is only marked.
+    near: bool = True
+
+    def mark(self, text: str) -> str:
+        return f"{text} {OUTDATED_MARK} {self.day}]"
+
+
+def applies(query: str | None, dated: bool, config: RecallConfig) -> bool:
+    """Whether ``query`` asks about the present (see the module docstring)."""
+    return bool(query) and config.present_order and not dated and not asks_in_the_past(query or "")
+
+
+def _when(node: GraphNode, times: Mapping[UUID, Mapping[str, object]]) -> datetime | None:
+    t = times.get(node.id, {}).get("recorded_at")
+    if isinstance(t, datetime):
+        return t
+    return node.created_at
+
+
+def _text(node: GraphNode, name_speaker: bool = False) -> str:
+    bare = strip_speaker(node.search_text or node.name, node.speaker)
+    return said_by(bare, node.speaker) if name_speaker else bare
+
+
+def _wording(a: str, b: str, overlap: float) -> bool:
+    ka = content_keys(a, [])
+    kb = content_keys(b, [])
+    small = min(len(ka), len(kb))
+    return a != b and small >= 2 and len(ka & kb) >= overlap * small
+
+
+def outdated_points(
+    query: str | None,
+    subgraph: Subgraph,
+    scores: Mapping[UUID, float],
+    config: RecallConfig,
+    *,
+    dated: bool = False,
+) -> dict[UUID, Outdated]:
+    """The points of ``subgraph`` that a newer point of it answers differently, for a question
+    about the present (``scores``: the recalled points' unit scores); {} for any other."""
+    if not applies(query, dated, config) or not subgraph.times:
+        return {}  # no times yet (the first ranking, before node_times): nothing to order
+    nodes, times = subgraph.nodes, subgraph.times
+    pairs: list[tuple[UUID, UUID, str]] = []  # (older, newer, how)
+    for node_id, t in times.items():  # closed, and its replacement is in the search too
+        heir = t.get("superseded_by")
+        if t.get("invalid_at") is not None and heir in nodes and node_id in nodes:
+            pairs.append((node_id, heir, "closed"))
+    for node_id, linked in subgraph.links.items():
+        for other, role in linked:
+            if node_id in nodes and other in nodes:
+                older, newer = (other, node_id) if role == "restates" else (node_id, other)
+                pairs.append((older, newer, "link"))
+    ranked = sorted(
+        (s, p) for p, s in scores.items() if p in nodes and nodes[p].kind == "FacetPoint"
+    )
+    best = ranked[0][0] if ranked else 0.0
+    reach = max(config.present_margin, config.present_reach)
+    near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
+    pairs += _answer_pairs(query or "", near, ranked, nodes, times, config)
+    answering = set(near)
+    out: dict[UUID, Outdated] = {}
+    for older, newer, how in pairs:
+        tn, to = _when(nodes[newer], times), _when(nodes[older], times)
+        if tn is None or to is None or tn <= to:
+            continue
+        held = out.get(older)
+        if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
+            continue  # the newest restatement marks it
+        # A closed statement ranks low (its penalty): its replacement answering is enough.
+        answers = older in answering or (how == "closed" and newer in answering)
+        out[older] = Outdated(newer, tn.date().isoformat(), how, answers)
+    return out
+
+
+def _answer_pairs(
+    query: str,
+    near: list[UUID],
+    ranked: list[tuple[float, UUID]],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+    config: RecallConfig,
+) -> list[tuple[UUID, UUID, str]]:
+    """(older, newer, how) of the best recalled points that answer ``query`` differently."""
+    if len(near) < 2:
+        return []
+    best = ranked[0][0]
+    close = {p for s, p in ranked if s <= best + config.present_margin}
+    loose = asks_about_the_present(query)
+    kinds = asked_kinds(query)
+    # "Who …?": a speaker saying "I" names themself (a new owner: "I'm looking after it now").
+    text = {p: _text(nodes[p], "name" in kinds) for p in near}
+    # Only statements that give a value of a kind asked for can answer differently.
+    answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
+    out: list[tuple[UUID, UUID, str]] = []
+    for i, a in enumerate(near):
+        for b in near[i + 1 :]:
+            ta, tb = _when(nodes[a], times), _when(nodes[b], times)
+            if ta is None or tb is None or ta == tb:
+                continue
+            older, newer = (a, b) if ta < tb else (b, a)
+            both_close = a in close and b in close
+            if older in answers and newer in answers:
+                got = answers_differ(text[newer], text[older], kinds)
+                if got is not None and (got.head > 0 or got.cued):
+                    out.append((older, newer, "value"))
+                    continue
+            if loose and both_close and _wording(text[newer], text[older], config.present_overlap):
+                out.append((older, newer, "wording"))
+    return out
+
+
+__all__ = ["OUTDATED_MARK", "Outdated", "applies", "outdated_points"]

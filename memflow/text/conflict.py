@@ -1,0 +1,488 @@
+"""Pure: do two statements give different values for the same thing? (issue 26, part 3)
+
+The write path pairs a new FacetPoint with its nearest stored ones (by embedding, in its
+dataset and scope: :mod:`memflow.store.conflicts`); this module reads the texts of a pair. It
+does not decide that they speak of the same thing: that is what the similarity of the two
+statements with their values masked (:func:`memflow.text.values.masked`) measures. It says
+whether, and how, their values differ:
+
+- **departure**: the newer statement names a value of the older one as left behind ("from
+  Redis to Postgres", "Redis is no longer ...", "instead of Slack", "不再用…", "从…改为…"),
+  whatever the words around it: the strongest evidence of a change;
+- **change**: one kind of value differs (a date, a time of day, an amount of one family, a
+  count, a version, a status or a name: :mod:`memflow.text.values`) and every other kind the
+  two share agrees; ``cued`` when the newer statement says that it changed ("moved", "now",
+  "postponed", "raised", "switched", "改到", "现在", "涨到" ...) next to the new value.
+
+A new value must stand where a value is stated (after a copula, a preposition or a change word,
+or as the subject when the old value was the subject too): "the Apple account is renewed" gives
+no new value of anything. Questions and hypotheticals give none either, and statements that
+swap the word in front of a shared one ("the design review" / "the code review") are about two
+things (:func:`memflow.text.revision.substituted`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memflow.text.revision import content_keys, substituted
+from memflow.text.values import Value, is_zh, values
+
+# Questions, hypotheticals, proposals and rejected changes state no value (plans and decisions
+# do: "we will use X").
+_UNSURE = re.compile(
+    r"\?|？|\b(?:if|maybe|perhaps|might|could|would|should|whether|wish|hope|unless|"
+    r"considering|thinking about|not sure|wonder|propos(?:al|als|e|ed|es|ing)|suggest(?:s|ed|ion)?|"
+    r"rejected|declined|turned down|vetoed|not approved|was not accepted)\b|如果|可能|也许|是否|会不会|"
+    r"要不要|吗|呢|假如|考虑|提议|建议|提案|没通过|未通过|不通过|否决|驳回|被拒",
+    re.IGNORECASE,
+)
+# An event happened once; a later one with another value is another event, not a change.
+_EVENT = re.compile(
+    r"\b(?:yesterday|this (?:morning|afternoon|evening)|last (?:night|week|weekend)|ago|"
+    r"earlier today)\b|昨天|前天|刚才|上周|上个?星期",
+    re.IGNORECASE,
+)
+# The newer statement says that something changed, next to its new value.
+_CUE_EN = re.compile(
+    r"\b(?:now|nowadays|no longer|instead|anymore|switch(?:ed|ing)?|chang(?:ed|es|ing)|"
+    r"mov(?:ed|es|ing)|migrat(?:ed|es|ing)|relocat(?:ed|es|ing)|replac(?:ed|es|ing)|"
+    r"swapp(?:ed|ing)|rais(?:ed|es|ing)|increas(?:ed|es|ing)|decreas(?:ed|es|ing)|"
+    r"lower(?:ed|s|ing)|reduc(?:ed|es|ing)|cut|dropp(?:ed|ing)|push(?:ed|es|ing)|"
+    r"postpon(?:ed|es|ing)|reschedul(?:ed|es|ing)|delay(?:ed|s|ing)|slipp(?:ed|ing)|"
+    r"brought forward|pulled in|bump(?:ed|s|ing)|upgrad(?:ed|es|ing)|downgrad(?:ed|es|ing)|"
+    r"went (?:up|down)|gone (?:up|down)|became|has become|updated|revised|corrected|"
+    r"as of|from now on|effective|took over|taken over|takes over|handed (?:over )?to|"
+    r"reassigned|transferred|grew|shrank|expanded|extended|shortened|renamed|"
+    r"(?:is|are) (?:back|down|up) to|new (?:date|time|owner|lead|price|location|plan)|"
+    r"correction|actually|update|retarget(?:ed|s|ing)?|rebook(?:ed|s|ing)?|goes to|going to|"
+    r"from now on|starting|henceforth|from (?:this|next) (?:week|month|sprint|quarter|year|"
+    r"monday|tuesday|wednesday|thursday|friday))\b",
+    re.IGNORECASE,
+)
+_CUE_ZH = re.compile(
+    r"改为|改成|改到|改在|改用|换成|换到|换了|搬到|搬去|迁到|迁移到|切到|切换到|推迟|延期|延后|提前到?|"
+    r"调整[为到成]?|涨到|涨价|涨了|降到|降价|降了|变成|变为|变了|不再|现在|如今|目前|取代|代替|"
+    r"接手|转给|交给|升级到?|降级到?|更新为|更改为|调到|挪到|改走|改由|改为|换了|更正|纠正|其实|起|开始|"
+    r"新的?(?:日期|时间|计划|安排|负责人|地址|价格)"
+)
+# A value named in the newer statement as left behind (X is the older statement's value).
+_DEPART_EN = (
+    r"\bfrom\s+(?:the\s+)?{x}\s+(?:to|over to|onto|into)\b",
+    r"\b{x}\s*(?:->|→|=>)",
+    r"\breplac(?:e|ed|es|ing)\s+(?:the\s+)?{x}\b",
+    r"\b{x}\s+(?:was|has been|is being|got|will be)\s+replaced\b",
+    r"\binstead of\s+(?:the\s+)?{x}\b",
+    r"\bno longer\b[^.;!?]{{0,40}}\b{x}\b",
+    r"\b{x}\b[^.;!?]{{0,30}}\bno longer\b",
+    r"\b{x}\b[^.;!?]{{0,30}}\b(?:anymore|any more)\b",
+    r"\b(?:dropp(?:ed|ing)|ditch(?:ed|ing)|retir(?:ed|ing)|remov(?:ed|ing)|abandon(?:ed|ing)|"
+    r"stopp(?:ed|ing) using|mov(?:ed|ing) (?:off|away from)|switch(?:ed|ing) (?:off|away from)|"
+    r"got rid of|migrat(?:ed|ing) (?:off|away from)|sunset(?:ted)?|decommission(?:ed|ing)|"
+    r"phas(?:ed|ing) out|cancel(?:l)?(?:ed|ing))\s+(?:the\s+|our\s+)?{x}\b",
+    r"\b{x}\b[^.;!?]{{0,20}}\b(?:is|was|has been|were)\s+(?:dropped|retired|removed|cancel(?:l)?ed|"
+    r"abandoned|decommissioned|phased out)\b",
+    r"\bnot\s+{x}\s+(?:anymore|any more)\b",
+    r"\b(?:took|taken|takes|taking|handed|handing) over\b[^.;!?]{{0,40}}\bfrom\s+{x}\b",
+    r"(?:,|;|—|-)\s*not\s+{x}\b",
+    r"\bmiss(?:ed|es|ing)\s+(?:the\s+(?:cut|train|window|deadline|date)\s+(?:for|of)\s+)?{x}\b",
+)
+_DEPART_ZH = (
+    r"从\s*{x}\s*(?:改|换|迁|搬|切|调|推迟|延期|提前|变)",
+    r"由\s*{x}\s*(?:改|换|变)",
+    r"不再(?:用|使用|采用|是|在|走)?\s*{x}",
+    r"{x}\s*(?:不再|已经不|被替换|被取代|已弃用|弃用|停用|下线|取消|作废)",
+    r"(?:弃用|停用|下线|取消|去掉|放弃|替换掉?|换掉)了?\s*{x}",
+    r"{x}\s*(?:改为|改成|换成|改到|推迟到|延期到|提前到|变成|变为)",
+    r"(?:，|,)\s*(?:不是|而不是)\s*{x}",
+)
+# What may stand right before a stated value (English, lower case).
+_SLOT_EN = frozenset(
+    """is are was were be been 's am now to at on in for by from with of as into onto under
+    via use uses using used run runs running adopt adopted became become becomes remains stays
+    : = -> → until till around about approximately roughly only just still""".split()
+)
+_DETERMINER = frozenset("the a an our my your their his her its this that these those".split())
+_SLOT_ZH = re.compile(
+    r"(?:是|为|到|在|用|改为|改成|换成|变成|变为|定在|定于|约|共|有|要|由|交给|接手|调到|涨到|降到|"
+    r"推迟到|提前到|延期到|改到|搬到|迁到|切到|向|归|：|:)\s*$"
+)
+_NOW_THAT = re.compile(r"now\s+that\b", re.IGNORECASE)
+_ACTS_ZH = re.compile(r"(?:来)?(?:负责|维护|接手|牵头|主导|跟进|对接|管理?)")
+# A value followed by what it does is the subject of a statement ("Lena is looking after …",
+# "Tom owns …", "Priya will lead …").
+_ACTS = re.compile(
+    r"\s+(?:is|are|was|will|has|had|now|takes|took|owns|leads|runs|handles|maintains|manages|"
+    r"looks after|covers|reviews|coordinates|becomes|became)\b",
+    re.IGNORECASE,
+)
+CUE_REACH = 6  # words (English) or 12 characters (Chinese) between a change word and its value
+
+
+@dataclass(frozen=True)
+class Difference:
+    """How the newer statement's values differ from the older one's."""
+
+    how: str  # "departure" | "change"
+    kind: str  # the kind of value that differs
+    old: str  # the older value (normalised)
+    new: str | None  # the newer value (None: left with no replacement named)
+    cued: bool  # the newer statement says it changed (always true for a departure)
+    shared: int = 0  # content words (Chinese pairs) and other values both statements state
+    # The words in front of the two values (what they are the value of): the share the smaller
+    # set has in common with the other ("Daily standup 9:30" / "standup moves to 9:45": 0.5).
+    head: float = 0.0
+    # Both name one ticket, host or other identifier ("PAY-1893", "db-stg-02") besides the value
+    # that changed: the same thing, whatever else the statements say.
+    same_id: bool = False
+
+    @property
+    def detail(self) -> str:
+        return f"{self.old} -> {self.new or '(none)'}"
+
+
+def unsure(text: str) -> bool:
+    return bool(_UNSURE.search(text))
+
+
+def event(text: str) -> bool:
+    return bool(_EVENT.search(text))
+
+
+def _compatible(a: Value, b: Value) -> bool:
+    """Two values of one kind: a name's subkinds differ only when both are known and one of
+    them is a person (a person does not replace a product or a place)."""
+    if a.family != b.family:
+        return False
+    if a.kind == b.kind or "name" in (a.kind, b.kind):
+        return True
+    return "name:person" not in (a.kind, b.kind)
+
+
+def _departed(new: str, old_value: Value) -> bool:
+    x = re.escape(old_value.text)
+    patterns = _DEPART_ZH if is_zh(new) else _DEPART_EN
+    return any(re.search(p.format(x=x), new, re.IGNORECASE) for p in patterns)
+
+
+def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = None) -> bool:
+    """Whether ``v`` stands where a value is stated, not as a modifier of a noun after it: after
+    a copula, a preposition, a change word or a separator (":", "|", "→"), at the start, or
+    where the older statement had its value (the same word in front: "Board meeting March 14"
+    -> "Board meeting March 21")."""
+    before = text[: v.start]
+    if v.kind == "status":
+        return True  # a state is stated wherever it stands ("Kestrel countersigned on Friday")
+    if _POSSESSIVE.match(text, v.end):
+        return False  # "Wojtek's schema patch": whose patch, not a value of anything
+    if (
+        ov is not None
+        and _word_before(before)
+        and _word_before(before) == _word_before(old[: ov.start])
+    ):
+        return True
+    if zh:
+        return (
+            bool(_SLOT_ZH.search(before) or _ACTS_ZH.match(text, v.end))
+            or v.start == 0
+            or before[-1:] in "，,。；;|"
+        )
+    if before.rstrip()[-1:] in ("|", "(", "—", "–"):
+        return True
+    words = re.findall(r"[\w'’]+|[:=→]|->", before.lower())
+    if not words or _ACTS.match(text, v.end):
+        return True  # the subject ("Lena is looking after …"): compared with the older one's
+    prev = words[-1]
+    if prev in _DETERMINER:
+        after = text[v.end :].lstrip()
+        return not re.match(r"[a-z]", after)  # "the Apple account": a modifier
+    return prev in _SLOT_EN or any(w in _SLOT_EN for w in words[-3:])
+
+
+def _word_before(text: str) -> str:
+    """The last word (or CJK character pair) of ``text``, lower-cased."""
+    found = re.findall(r"[A-Za-z][\w'’]*|[\u3400-\u9fff]{1,2}", text.lower())
+    return found[-1] if found else ""
+
+
+def _cued(text: str, v: Value, zh: bool) -> bool:
+    for m in (_CUE_ZH if zh else _CUE_EN).finditer(text):
+        if m.end() <= v.start and _NOW_THAT.match(text, m.start()):
+            continue  # "now that the Apple account is renewed": a reason, not the value
+        if m.end() <= v.start:
+            gap = text[m.end() : v.start]
+        elif m.start() >= v.end:
+            gap = text[v.end : m.start()]
+        else:
+            return True
+        if re.search(r"[.;!?。；！？]", gap):
+            continue
+        if (len(gap) if zh else len(gap.split())) <= (2 * CUE_REACH if zh else CUE_REACH):
+            return True
+    return False
+
+
+@lru_cache(maxsize=16384)
+def difference(new: str, old: str) -> Difference | None:
+    """How ``new`` (the later statement, speaker label removed) gives another value than
+    ``old`` for what they both state, or None (see the module docstring)."""
+    if unsure(new) or unsure(old) or event(old) or is_zh(new) != is_zh(old):
+        return None
+    zh = is_zh(new)
+    vn, vo = values(new), values(old)
+    if not vo:
+        return None
+    new_norms = {v.norm for v in vn}
+    low = new.lower()
+    # 1. A value of the older statement named as left behind.
+    for v in vo:
+        if v.kind == "status" or not _departed(new, v):
+            continue
+        fresh = [w for w in vn if _compatible(w, v) and w.norm != v.norm and w.norm not in
+                 {o.norm for o in vo} and not _departed(new, w)]  # fmt: skip
+        return Difference(
+            "departure", v.family, v.norm, fresh[0].norm if fresh else None, True,
+            _shared(new, old, vn, vo),
+        )  # fmt: skip
+    if substituted(new, old, [v.text for v in vn], [v.text for v in vo], modifier_only=True):
+        return None  # "the design review" -> "the code review": two things
+    # 2. One kind of value differs, the others agree.
+    changed: list[list[tuple[Value, Value]]] = []
+    for family in dict.fromkeys(v.family for v in vo):
+        olds = [v for v in vo if v.family == family]
+        news = [v for v in vn if v.family == family]
+        if not news:
+            continue  # said in one of them only: not a difference
+        gone = [v for v in olds if v.norm not in new_norms and v.text.lower() not in low]
+        came = [w for w in news if w.norm not in {v.norm for v in olds}]
+        if not came or not gone:
+            continue
+        pairs = [(o, w) for o in gone for w in came if _compatible(o, w)]
+        if not pairs:
+            return None  # a person against a product: not one slot
+        changed.append(pairs)
+    if len(changed) != 1:
+        return None
+    # The pair whose new value stands where a value is stated, and in the same place (both the
+    # subject, or neither) as the old one.
+    slotted = [
+        (o, w)
+        for o, w in changed[0]
+        if _in_slot(new, w, zh, old, o) and (zh or _subject(new, w) == _subject(old, o))
+    ]
+    if not slotted:
+        return None
+    o, w = slotted[0]
+    ids = {v.norm for v in vn if v.kind in ("id", "code")} & {
+        v.norm for v in vo if v.kind in ("id", "code")
+    }
+    return Difference(
+        "change", o.family, o.norm, w.norm, _cued(new, w, zh), _shared(new, old, vn, vo),
+        _head(old, o, vo, new, w, vn), bool(ids - {o.norm, w.norm}),
+    )  # fmt: skip
+
+
+_CLAUSE = re.compile(r"[.;!?。；！？\n]")
+
+
+def _before(text: str, v: Value, found: list[Value]) -> set[str]:
+    """The content words of the clause in front of ``v`` and the ids, codes and names among its
+    other values (what ``v`` is the value of: "PAY-1893 retargeted to 3.4.2")."""
+    cut = max((m.end() for m in _CLAUSE.finditer(text, 0, v.start)), default=0)
+    inside = [w for w in found if cut <= w.start and w.end <= v.start]
+    named = {f"={w.norm}" for w in inside if w.family in _SUBJECT_FAMILIES}
+    return _keys(text[cut : v.start], inside, offset=cut) | named
+
+
+_SUBJECT_FAMILIES = frozenset({"id", "code", "name", "version"})
+
+
+def _head(old: str, o: Value, vo: list[Value], new: str, w: Value, vn: list[Value]) -> float:
+    ho, hn = _before(old, o, vo), _before(new, w, vn)
+    return len(ho & hn) / min(len(ho), len(hn)) if ho and hn else 0.0
+
+
+def _shared(new: str, old: str, vn: list[Value], vo: list[Value]) -> int:
+    """What the two statements have in common besides a changed value: their shared content
+    words (Chinese character pairs) and the values both state."""
+    same = {v.norm for v in vn} & {v.norm for v in vo}
+    return len(_keys(new, vn) & _keys(old, vo)) + len(same)
+
+
+def _keys(text: str, found: list[Value], offset: int = 0) -> set[str]:
+    rest, at = [], 0
+    for v in found:
+        rest.append(text[at : v.start - offset])
+        at = v.end - offset
+    rest.append(text[at:])
+    return content_keys(_POSSESSIVE.sub("", " ".join(rest)), [])
+
+
+_POSSESSIVE = re.compile(r"['’]s\b")
+
+
+def _subject(text: str, v: Value) -> bool:
+    """Whether ``v`` opens its statement (it is what the statement is about)."""
+    return not re.findall(r"[\w'’]+", text[: v.start])
+
+
+# ---------------------------------------------------------------- who says "I"
+
+_I_EN = (
+    (re.compile(r"\bI(?:'m|’m| am)\b"), "{s} is"),
+    (re.compile(r"\bI(?:'ll|’ll| will)\b"), "{s} will"),
+    (re.compile(r"\bI(?:'ve|’ve| have)\b"), "{s} has"),
+    (re.compile(r"\bI\b"), "{s}"),
+    (re.compile(r"\b[Mm]y\b"), "{s}'s"),
+)
+
+
+def said_by(text: str, speaker: str | None) -> str:
+    """A chat turn with its speaker's "I" (我) replaced by the speaker's name: "I'm looking
+    after the handbook now" said by Lena gives the value Lena."""
+    if not speaker or not speaker.strip():
+        return text
+    name = speaker.strip()
+    if is_zh(text):
+        return re.sub(r"我(?!们)", name, text)
+    for pattern, repl in _I_EN:
+        text = pattern.sub(repl.format(s=name), text)
+    return text
+
+
+# ---------------------------------------------------------------- what a question asks for
+
+# Question words and the families of value that answer them (English, Chinese).
+_ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), frozenset(kinds.split()))
+    for pattern, kinds in (
+        (r"\bwhen\b|what (?:time|date|day)|which (?:day|date)|how soon|\bdeadline|\bdue\b|"
+         r"什么时候|哪天|哪一天|几号|几点|日期|时间|截止|何时", "when"),
+        (r"\bwho\b|\bwhom\b|\bwhose\b|谁", "name"),
+        (r"\bwhere\b|哪儿|哪里|在哪|哪个城市|哪个机房|哪台|地点|"
+         r"\bwhich (?:host|server|machine|region|cluster|database|db|instance|node|city|office|"
+         r"room|venue)\b", "name code"),
+        (r"\b(?:which|what) (?:tool|service|provider|vendor|platform|app|library|framework|"
+         r"product|channel|system|stack|broker|queue|database engine)\b|哪个(?:工具|服务|平台|渠道|"
+         r"供应商|系统)|用什么|通过什么", "name code version"),
+        (r"how (?:many|much)|\bprice\b|\bcost|\bcharge|\bbudget|\bfee\b|多少|几台|几个|几人|"
+         r"几位|价格|费用|预算", "amount:money amount:percent amount:duration amount:size "
+         r"amount:length amount:mass amount:rate count"),
+        (r"\bversion\b|\brelease\b|版本", "version code id"),
+        (r"where do (?:we|they) stand|\bstatus\b|\bstate\b|progress|进展|状态", "status"),
+    )
+)  # fmt: skip
+_ADDITIVE = re.compile(
+    r"\b(?:also|too|as well|another|additionally|in addition)\b|另外|同时|还有|也", re.IGNORECASE
+)
+
+
+def asked_kinds(query: str) -> frozenset[str]:
+    """The families of value that answer ``query`` ("When …?": dates and times; "Who …?":
+    names; "How many …?": counts and amounts …); empty for a question without such a word
+    ("What does she do …?": any statement may answer it)."""
+    return frozenset().union(*(kinds for pattern, kinds in _ASKED if pattern.search(query)))
+
+
+def _families(found: list[Value], kinds: frozenset[str]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for v in found:
+        if v.family in kinds:
+            out.setdefault(v.family, set()).add(v.norm)
+    return out
+
+
+@dataclass(frozen=True)
+class Answers:
+    """Two answers to one question that differ: how much the words in front of their values
+    agree (0 to 1: what they are the value of) and whether the newer says it changed."""
+
+    head: float
+    cued: bool
+
+
+def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
+    """Whether ``new`` and ``old``, two statements that answer one question (the search found
+    both near it), give different values of the kinds it asks for: ``new`` states one that
+    ``old`` does not, about the same thing (no other name, id or code of theirs disagrees, no
+    word in front of a shared one swapped), and ``new`` neither adds to ``old`` ("also") nor
+    only wonders ("maybe", "?"); None when they do not differ so."""
+    if unsure(new) or is_zh(new) != is_zh(old):
+        return None
+    if _ADDITIVE.search(new) and not _CUE_ZH.search(new) and not _CUE_EN.search(new):
+        return None
+    zh = is_zh(new)
+    vn, vo = values(new), values(old)
+    an, ao = _families(vn, kinds), _families(vo, kinds)
+    if not an or not ao:
+        return None
+    came = [
+        v
+        for v in vn
+        if v.family in an and v.norm not in ao.get(v.family, set()) and not _departed(new, v)
+    ]
+    slotted = [
+        v
+        for v in came
+        if _in_slot(new, v, zh)
+        # a new subject is another thing, unless the old statement opens with its value too
+        and (
+            zh or not _subject(new, v) or any(_subject(old, o) for o in vo if o.family == v.family)
+        )
+    ]
+    if not slotted:
+        return None  # no new value stated: "Wojtek's patch did it" names no new owner
+    # A value stated of something comes before the something itself ("Analytics DB moved to
+    # db-an-07": the host changed, the subject says whose).
+    w = min(slotted, key=lambda v: (not zh and _subject(new, v), v.start))
+    olds = [v for v in vo if v.family == w.family] or vo
+    # Names, ids and codes in front of the values say whose values they are.
+    front_new = {v.norm for v in vn if v.end <= w.start and v.family in ("name", "id", "code")}
+    front_old = {
+        v.norm
+        for v in vo
+        if v.family in ("name", "id", "code") and v.family != w.family
+        and any(v.end <= o.start for o in olds)
+    }  # fmt: skip
+    front_new = {n for n in front_new if n not in {v.norm for v in vn if v.family == w.family}}
+    if front_new and front_old and not front_new & front_old:
+        return None  # another subject: "Tomas flies …" against "Aisha flies …"
+    if substituted(new, old, [v.text for v in vn], [v.text for v in vo], modifier_only=True):
+        return None
+    head = max(_head(old, o, vo, new, w, vn) for o in olds)
+    named_apart = (  # a thing, not a time: times are restated without their subject
+        zh
+        and w.family != "when"
+        and not any(_same_product(w, o) for o in olds)
+        and head == 0
+        and not _PRONOUN_ZH.search(new[: w.start])
+        and all(_before(old, o, vo) for o in olds)
+        and _before(new, w, vn)
+    )
+    if named_apart:
+        return None  # "测试环境数据库：…" against "分析库迁到 …": another thing named in front
+    return Answers(head, any(_cued(new, v, zh) for v in slotted))
+
+
+_PRONOUN_ZH = re.compile(r"[他她它]们?|这个|那个|这边|那边")
+
+
+def _same_product(a: Value, b: Value) -> bool:
+    """Two versions of one named product ("Node 18", "Node 20.14")."""
+    pa, pb = a.norm.rsplit(" ", 1), b.norm.rsplit(" ", 1)
+    return a.kind == b.kind == "version" and len(pa) == len(pb) == 2 and pa[0] == pb[0]
+
+
+__all__ = [
+    "CUE_REACH",
+    "Answers",
+    "Difference",
+    "answers_differ",
+    "asked_kinds",
+    "difference",
+    "event",
+    "said_by",
+    "unsure",
+]

@@ -1,0 +1,482 @@
+"""Pure: the values a statement gives, typed, in English and Chinese (issue 26).
+
+A statement of a fact names a thing and gives it a value: a date ("the release is on 29
+November"), a time of day, an amount with its unit ("€1,350 a month", "40 ms"), a count of
+something ("nine engineers", "十个人"), a version ("PostgreSQL 16", "v2.3"), a status ("in
+beta", "shipped", "已上线"), or a name (a person, a place, a product or technology: "Priya",
+"Porto", "Postgres LISTEN/NOTIFY"). :func:`values` finds them with their kind, a normalised
+value (two wordings of one date compare equal) and where they stand in the text;
+:func:`masked` is the statement with each value replaced by its kind: what is said of what,
+whatever the value (:mod:`memflow.text.conflict` compares those).
+
+Kinds are found from the form of the value and the words next to it, never from a list of
+particular subjects; a name's subkind (person, place, product) only when its neighbours say so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from memflow.text.timeparse import parse_time
+from memflow.text.values_zh import zh_names
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+# What parse_time may call a value: calendar times, not "next week" or "recently".
+_DATE_KINDS = frozenset({"date", "month", "quarter", "range"})
+_NOW = datetime(2024, 7, 1, tzinfo=UTC)  # year-less dates: compared by month and day anyway
+
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "dozen": 12,
+}  # fmt: skip
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+              "八": 8, "九": 9}  # fmt: skip
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+
+# Units, by family: two amounts compare only within one family.
+_UNIT_FAMILY = {
+    **dict.fromkeys("$ usd dollar dollars € eur euro euros £ gbp pound pounds ¥ rmb yuan cny "
+                    "元 块 块钱 美元 欧元 英镑 人民币 万元 万美元 万 k".split(), "money"),
+    **dict.fromkeys("% percent per cent 百分之 ％".split(), "percent"),
+    **dict.fromkeys("ms millisecond milliseconds s sec secs second seconds min mins minute "
+                    "minutes h hr hrs hour hours day days week weeks month months year years "
+                    "毫秒 秒 分钟 小时 天 周 星期 个月 月 年".split(), "duration"),
+    **dict.fromkeys("kb mb gb tb pb 字节 kib mib gib tib".split(), "size"),
+    **dict.fromkeys("mm cm m km mile miles 米 公里 千米".split(), "length"),
+    **dict.fromkeys("g kg lb lbs 克 公斤 斤 千克".split(), "mass"),
+    **dict.fromkeys("rps qps rpm requests users seats licenses 次".split(), "rate"),
+}  # fmt: skip
+_STATUS = {
+    # English
+    "planned": "planned", "scheduled": "planned", "proposed": "planned", "draft": "planned",
+    "approved": "approved", "rejected": "rejected", "declined": "rejected",
+    "in progress": "in progress", "ongoing": "in progress", "underway": "in progress",
+    "under way": "in progress", "in development": "in progress", "in review": "in review",
+    "blocked": "blocked", "on hold": "paused", "paused": "paused", "frozen": "paused",
+    "done": "done", "finished": "done", "completed": "done", "complete": "done",
+    "shipped": "released", "released": "released", "launched": "released", "live": "released",
+    "deployed": "released", "rolled out": "released", "generally available": "released",
+    "ga": "released", "in beta": "beta", "beta": "beta", "in alpha": "alpha", "alpha": "alpha",
+    "deprecated": "retired", "retired": "retired", "decommissioned": "retired",
+    "sunset": "retired", "cancelled": "cancelled", "canceled": "cancelled",
+    "scrapped": "cancelled", "open": "open", "closed": "closed", "resolved": "closed",
+    "fixed": "closed", "merged": "merged", "pending": "pending", "enabled": "on",
+    "disabled": "off", "at risk": "at risk", "delayed": "delayed",
+    # Chinese
+    "signed": "signed", "countersigned": "signed", "under review": "in review",
+    "legal review": "in review", "in legal review": "in review", "in negotiation": "in review",
+    "awaiting signature": "in review", "on track": "on track", "green": "on track",
+    "red": "at risk", "shelved": "paused", "postponed": "delayed",
+    "计划中": "planned", "规划中": "planned", "待定": "pending", "进行中": "in progress",
+    "开发中": "in progress", "测试中": "in review", "评审中": "in review", "已完成": "done",
+    "完成了": "done", "已上线": "released", "上线了": "released", "已发布": "released",
+    "发布了": "released", "已暂停": "paused", "暂停": "paused", "已取消": "cancelled",
+    "取消了": "cancelled", "阻塞": "blocked", "卡住了": "blocked", "已通过": "approved",
+    "通过了": "approved", "被驳回": "rejected", "已关闭": "closed", "已解决": "closed",
+    "已修复": "closed", "已合并": "merged", "已下线": "retired", "下线了": "retired",
+    "已弃用": "retired", "内测": "beta", "公测": "beta", "已启用": "on", "已停用": "off",
+    "已签": "signed", "签了": "signed", "已签署": "signed", "法务审核": "in review", "审核中": "in review",
+}  # fmt: skip
+_STATUS_EN = re.compile(
+    r"\b(?:" + "|".join(sorted((re.escape(k) for k in _STATUS if not _CJK.search(k)),
+                               key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)  # fmt: skip
+_STATUS_ZH = re.compile(
+    "|".join(sorted((re.escape(k) for k in _STATUS if _CJK.search(k)), key=len, reverse=True))
+)
+
+_NUM = r"\d+(?:[.,]\d+)*"
+_EN_NUMBER = r"(?:" + _NUM + r"|" + "|".join(_NUMBER_WORDS) + r")"
+_AMOUNT_EN = re.compile(
+    r"(?P<pre>[$€£¥])\s?(?P<n>" + _NUM + r")(?P<k>\s?k\b)?"
+    r"|\b(?P<n2>" + _EN_NUMBER + r")\s?(?P<u>%|[a-zA-Z]+\b|[€$£])",
+    re.IGNORECASE,
+)
+_AMOUNT_ZH = re.compile(
+    r"(?P<n>"
+    + _NUM
+    + r"|[零一二两三四五六七八九十百千万]+)\s*(?P<u>万元|万美元|个月|个人|块钱|美元|欧元|英镑|人民币|毫秒|"
+    r"分钟|小时|公里|千米|公斤|千克|[元块万秒天周年月米克斤次%％]|个|位|名|人|台|家|条|款)"
+)
+_VERSION = re.compile(
+    r"\b(?P<name>[A-Z][\w.+#-]*(?:\s[A-Z][\w+#-]*)?)\s(?:[vV](?:ersion)?\s?)?(?P<v>\d+(?:\.\d+)*)\b"
+    r"|\b(?:[vV]|[vV]ersion\s)(?P<v2>\d+(?:\.\d+)+|\d+)\b"
+)
+_CLOCK = re.compile(
+    r"(?<![\d:])(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s?(?P<ap>[ap]\.?m\.?)(?![a-z])|"
+    r"(?<![\d:.])(?P<h2>\d{1,2}):(?P<m2>\d{2})(?![\d:])|"
+    r"(?:上午|下午|早上|晚上)?(?P<h3>[零一二两三四五六七八九十\d]{1,3})点(?:(?P<m3>\d{1,2}|半)分?)?",
+    re.IGNORECASE,
+)
+# A name in English: capitalised words (with their inner capitals, digits, slashes), or a word
+# with capitals inside it ("iOS", "macOS"); a run of them is one name ("Postgres LISTEN/NOTIFY").
+_NAME_TOKEN = r"(?:[A-Z]|[a-z]+[A-Z])(?:[\w'’+#/-]|\.(?=\w))*"
+_NAME_EN = re.compile(
+    r"\b" + _NAME_TOKEN + r"(?:[ \t]+(?:of[ \t]+|de[ \t]+)?" + _NAME_TOKEN + r")*"
+)
+# Capitalised words that are not names at the start of a sentence (or anywhere).
+_NOT_NAMES = frozenset(
+    """a an the and or but so if then this that these those it its we our us i my me you your he
+    she his her they their them there here what which who when where why how all any some no not
+    yes next last new old first second final team today tomorrow yesterday now also just please
+    thanks thank hi hello hey dear update note notes decision decisions action actions todo fyi
+    re fwd monday tuesday wednesday thursday friday saturday sunday january february march april
+    may june july august september october november december morning afternoon evening""".split()
+)
+_PERSON_AFTER = re.compile(
+    r"^\s*(?:owns|leads|manages|handles|runs|reviews|took over|takes over|is taking over|will own|"
+    r"will lead|will take|is responsible|is in charge|is the (?:new )?(?:owner|lead|manager|"
+    r"contact|pm|dri)|has taken over|now owns|now leads|will handle|is on call|said|says|"
+    r"thinks)\b",
+    re.IGNORECASE,
+)
+_PERSON_BEFORE = re.compile(
+    r"(?:\b(?:owner|lead|manager|contact|assignee|reviewer|dri|pm|on-call)\s*(?:is|:|=)|"
+    r"\b(?:assigned to|handed (?:over )?to|owned by|led by|run by|reviewed by|managed by|"
+    r"taken over by|hand(?:ing)? it to|ask|asked|with|by)\s*)$",
+    re.IGNORECASE,
+)
+_PLACE_BEFORE = re.compile(
+    r"\b(?:in|at|near|to|from)\s+(?:the\s+)?$|\b(?:office|city|located|based|lives|live|living|"
+    r"moved|relocated|held|venue|hosted)\b[^.,;]{0,12}$",
+    re.IGNORECASE,
+)
+_PRODUCT_BEFORE = re.compile(
+    r"\b(?:use|uses|using|used|run|runs|running|on|via|adopt|adopted|switch(?:ed)? to|"
+    r"migrat(?:e|ed|ing) to|move(?:d)? to|replac(?:e|ed) (?:it )?with|built (?:on|with)|"
+    r"hosted on|deploy(?:ed)? (?:on|to)|store[sd]? (?:in|on)|backed by|powered by)\s+$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value of a statement: its kind ("date", "clock", "amount:money", "count", "version",
+    "status", "name", "name:person", "name:place", "name:product"), a normalised form two
+    wordings share, the text as written and where it is."""
+
+    kind: str
+    norm: str
+    text: str
+    start: int
+    end: int
+
+    @property
+    def family(self) -> str:
+        """What compares with what: a name of any subkind with a name, a date or a time of day
+        with either ("when"), an amount within its unit's family, the others within their kind."""
+        if self.kind.startswith("name"):
+            return "name"
+        return "when" if self.kind in ("date", "clock") else self.kind
+
+
+def is_zh(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+def _zh_number(raw: str) -> float | None:
+    if raw[0].isdigit():
+        return None
+    total, current = 0, 0
+    for ch in raw:
+        if ch in _ZH_DIGITS:
+            current = _ZH_DIGITS[ch]
+        elif ch in _ZH_UNITS:
+            total += (current or 1) * _ZH_UNITS[ch]
+            current = 0
+        else:
+            return None
+    return float(total + current)
+
+
+def number(raw: str) -> float | None:
+    """A number written in digits ("1,350", "2.5"), in English words or in Chinese."""
+    low = raw.strip().lower()
+    if low in _NUMBER_WORDS:
+        return float(_NUMBER_WORDS[low])
+    if low and low[0].isdigit():
+        try:
+            return float(low.replace(",", ""))
+        except ValueError:
+            return None
+    return _zh_number(raw) if raw else None
+
+
+def _fmt(n: float) -> str:
+    return str(int(n)) if n == int(n) else f"{n:g}"
+
+
+class _Found:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.out: list[Value] = []
+        self.taken: list[tuple[int, int]] = []
+
+    def free(self, start: int, end: int) -> bool:
+        return all(end <= a or start >= b for a, b in self.taken)
+
+    def add(self, kind: str, norm: str, start: int, end: int) -> None:
+        if start < end and self.free(start, end):
+            self.out.append(Value(kind, norm, self.text[start:end], start, end))
+            self.taken.append((start, end))
+
+
+# "from 15 November to 29 November" is two values, not one span: the connector is hidden (same
+# length, so positions stay) before the dates are read.
+_RANGE_WORD = re.compile(r"(?<=\s)(?:to|until|through|till)(?=\s)|[到至~～–—]", re.IGNORECASE)
+
+
+def _dates(f: _Found, text: str) -> None:
+    apart = _RANGE_WORD.sub(lambda m: ";" * len(m.group(0)), text)
+    for t in parse_time(apart, _NOW):
+        if t.kind not in _DATE_KINDS or t.confidence < 0.8:
+            continue
+        start, end = t.pos
+        norm = f"{t.start.month:02d}-{t.start.day:02d}/{t.end.month:02d}-{t.end.day:02d}"
+        f.add("date", norm, start, end)
+
+
+# A day of the month without its month: "Thu 14th", "Friday the 15th", "the 18th", "29日".
+_ORDINAL_DAY = re.compile(
+    r"\b(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b|"
+    r"\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\b|"
+    r"(?<![\d月])(?P<d3>\d{1,2})[日号](?!\w)",
+    re.IGNORECASE,
+)
+# A ticket or issue id ("PAY-1893", "BUG-2207"), a bare version ("3.4.2", "16.2") and a code
+# written in lower case with a digit ("eu-west-1", "db-stg-02").
+_ID = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+_BARE_VERSION = re.compile(r"(?<![\w./])\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?![\w%/]|[.:]\d)")
+_CODE = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
+
+
+def _days(f: _Found, text: str) -> None:
+    for m in _ORDINAL_DAY.finditer(text):
+        day = next(g for g in (m.group("d"), m.group("d2"), m.group("d3")) if g is not None)
+        if 1 <= int(day) <= 31:
+            f.add("date", f"day {int(day)}", m.start(), m.end())
+
+
+def _ids(f: _Found, text: str) -> None:
+    for m in _ID.finditer(text):
+        f.add("id", m.group(0).lower(), m.start(), m.end())
+    for m in _CODE.finditer(text):
+        if any(ch.isdigit() for ch in m.group(0)):
+            f.add("code", m.group(0), m.start(), m.end())
+
+
+def _bare_versions(f: _Found, text: str) -> None:
+    for m in _BARE_VERSION.finditer(text):
+        f.add("version", m.group(0), m.start(), m.end())
+
+
+def _clocks(f: _Found, text: str) -> None:
+    for m in _CLOCK.finditer(text):
+        if m.group("h") is not None:
+            h, mm = int(m.group("h")) % 12, int(m.group("m") or 0)
+            h += 12 if m.group("ap").lower().startswith("p") else 0
+        elif m.group("h2") is not None:
+            h, mm = int(m.group("h2")), int(m.group("m2"))
+        else:
+            raw = m.group("h3")
+            n = int(raw) if raw.isdigit() else _zh_number(raw)
+            if n is None:
+                continue
+            h, mm = int(n), 30 if m.group("m3") == "半" else int(m.group("m3") or 0)
+            if m.group(0).startswith(("下午", "晚上")) and h < 12:
+                h += 12
+        if h < 24 and mm < 60:
+            f.add("clock", f"{h:02d}:{mm:02d}", m.start(), m.end())
+
+
+def _versions(f: _Found, text: str) -> None:
+    for m in _VERSION.finditer(text):
+        if m.group("v") is not None:
+            words = m.group("name").split()
+            while words and words[0].lower() in _NOT_NAMES:
+                words.pop(0)  # "The API 2": the name is "API"
+            if not words or _followed_by_unit(text, m.end()):
+                continue
+            start = m.start() + m.group(0).index(words[0])
+            f.add("version", f"{' '.join(words).lower()} {m.group('v')}", start, m.end())
+        else:
+            f.add("version", m.group("v2"), m.start(), m.end())
+
+
+def _followed_by_unit(text: str, at: int) -> bool:
+    """Whether the number ending at ``at`` is an amount (a unit follows it)."""
+    nxt = re.match(r"\s?([%a-zA-Z€$£]+)", text[at:])
+    return nxt is not None and nxt.group(1).lower() in _UNIT_FAMILY
+
+
+def _amounts(f: _Found, text: str, zh: bool) -> None:
+    if zh:
+        for m in _AMOUNT_ZH.finditer(text):
+            n = number(m.group("n"))
+            unit = m.group("u")
+            if n is None:
+                continue
+            if unit.startswith("万"):
+                n, unit = n * 10000, unit[1:] or "元"
+            family = _UNIT_FAMILY.get(unit)
+            kind = f"amount:{family}" if family else "count"
+            f.add(kind, f"{_fmt(n)} {unit if family else ''}".strip(), m.start(), m.end())
+        return
+    for m in _AMOUNT_EN.finditer(text):
+        if m.group("pre"):
+            n = number(m.group("n"))
+            if n is None:
+                continue
+            n *= 1000 if m.group("k") else 1
+            f.add("amount:money", _fmt(n), m.start(), m.end())
+            continue
+        n = number(m.group("n2"))
+        unit = m.group("u").lower()
+        if n is None:
+            continue
+        family = _UNIT_FAMILY.get(unit)
+        if family is not None:
+            n *= 1000 if unit == "k" else 1
+            f.add(f"amount:{family}", f"{_fmt(n)} {family}", m.start(), m.end())
+        elif (
+            unit.isalpha() and unit not in _NOT_NAMES and len(unit) > 2 and unit.endswith("s")
+        ) or (unit in ("people", "staff", "folks")):
+            # "nine engineers", "12 people": a count of something (the thing stays a word)
+            f.add("count", _fmt(n), m.start("n2"), m.end("n2"))
+
+
+def _statuses(f: _Found, text: str, zh: bool) -> None:
+    for m in (_STATUS_ZH if zh else _STATUS_EN).finditer(text):
+        word = m.group(0).lower()
+        if word in (
+            "open",
+            "closed",
+            "live",
+            "complete",
+            "done",
+            "green",
+            "red",
+        ) and not _status_slot(text, m):
+            continue  # "an open question", "closed doors": adjectives, not states
+        f.add("status", _STATUS[word], m.start(), m.end())
+
+
+def _status_slot(text: str, m: re.Match[str]) -> bool:
+    """An English status word stands where a state is stated: after a copula or "now"."""
+    before = text[: m.start()].lower().rstrip()
+    return bool(re.search(r"\b(?:is|are|was|were|be|been|now|still|marked(?: as)?|as)$", before))
+
+
+def _subkind(text: str, start: int, end: int, token: str) -> str:
+    before, after = text[:start], text[end:]
+    if _PRODUCT_FORM.search(token):
+        return "name:product"  # iOS, GitHub, LISTEN/NOTIFY, S3, AWS
+    if _PERSON_AFTER.match(after) or _PERSON_BEFORE.search(before):
+        return "name:person"
+    if _PRODUCT_BEFORE.search(before):
+        return "name:product"
+    if _PLACE_BEFORE.search(before):
+        return "name:place"
+    return "name"
+
+
+_PRODUCT_FORM = re.compile(r"[a-z][A-Z]|[/\d.+#]|^[A-Z]{2,}$")
+
+
+def _opens(text: str, at: int) -> bool:
+    """Whether position ``at`` opens a sentence, a line, a list item or a table cell."""
+    before = text[:at].rstrip()
+    return not before or before[-1] in ".!?;|•*-–—>(\n"
+
+
+def _names_en(f: _Found, text: str) -> None:
+    for m in _NAME_EN.finditer(text):
+        words = m.group(0).split()
+        while words and words[0].lower().strip(".") in _NOT_NAMES:
+            words.pop(0)  # "Next Friday", "The Apple account": a leading common word is not one
+        if not words:
+            continue
+        name = " ".join(words)
+        start = m.start() + m.group(0).index(words[0])
+        end = start + len(name)
+        name = name.rstrip(".'’")
+        end = start + len(name)
+        if name in ("I", "I'm", "I've", "I'd", "I'll") or not f.free(start, end):
+            continue
+        after = text[end:]
+        if re.match(r"\s*[:：]", after) and not _opens(text, start):
+            # a field's label ("… Esra Yilmaz Priority: High"): the words before it may be one
+            if " " not in name:
+                continue
+            name = name.rsplit(" ", 1)[0]
+            end = start + len(name)
+            after = text[end:]
+        alone = _opens(text, start) and " " not in name and not _PRODUCT_FORM.search(name)
+        if alone and not (_PERSON_AFTER.match(after) or re.match(r"\s*[:：]", after)):
+            # One capitalised word opening a sentence, a line or a cell is a name only when it
+            # says who ("Kenji owns …", "Ben: …"), not "Raised the minimum", "Best regards".
+            continue
+        f.add(_subkind(text, start, end, name), name.lower(), start, end)
+
+
+def _names_zh(f: _Found, text: str) -> None:
+    for kind, norm, start, end in zh_names(text):
+        f.add(kind, norm, start, end)
+
+
+@lru_cache(maxsize=8192)
+def _values(text: str) -> tuple[Value, ...]:
+    zh = is_zh(text)
+    f = _Found(text)
+    _dates(f, text)
+    _days(f, text)
+    _clocks(f, text)
+    _ids(f, text)
+    _versions(f, text)
+    _amounts(f, text, zh)
+    _bare_versions(f, text)
+    _statuses(f, text, zh)
+    if zh:
+        _names_zh(f, text)
+    else:
+        _names_en(f, text)
+    return tuple(sorted(f.out, key=lambda v: v.start))
+
+
+def values(text: str) -> list[Value]:
+    """The typed values of ``text`` in reading order (see the module docstring)."""
+    return list(_values(text))
+
+
+_PLACEHOLDER = {"date": "[date]", "clock": "[time]", "count": "[number]", "version": "[version]",
+                "status": "[status]"}  # fmt: skip
+
+
+def placeholder(v: Value) -> str:
+    """What a value becomes in the masked statement: its kind, never the value."""
+    if v.kind.startswith("amount"):
+        return "[amount]"
+    if v.kind.startswith("name"):
+        return "[name]" if v.kind == "name" else f"[{v.kind.split(':', 1)[1]}]"
+    return _PLACEHOLDER.get(v.kind, "[value]")
+
+
+@lru_cache(maxsize=8192)
+def masked(text: str) -> str:
+    """``text`` with each value replaced by its kind ("The release is on [date].")."""
+    out, at = [], 0
+    for v in _values(text):
+        out.append(text[at : v.start])
+        out.append(placeholder(v))
+        at = v.end
+    out.append(text[at:])
+    return "".join(out)
+
+
+__all__ = ["Value", "is_zh", "masked", "number", "placeholder", "values"]

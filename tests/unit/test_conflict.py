@@ -1,0 +1,134 @@
+"""Typed values and "another value for the same thing" (issue 26, part 3): memflow.text.values
+and memflow.text.conflict, English and Chinese. Statements invented here."""
+
+from __future__ import annotations
+
+import pytest
+
+from memflow.text.conflict import difference
+from memflow.text.tense import asks_in_the_past
+from memflow.text.values import masked, values
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("The first release moves from 15 November to 29 November.", ["date", "date"]),
+        ("My rent is 1200 euros a month.", ["amount:money"]),
+        ("The budget is $40k.", ["amount:money"]),
+        ("Our standup is at 9:30.", ["clock"]),
+        ("We upgraded production to PostgreSQL 16.", ["version"]),
+        ("API v2 is now generally available.", ["version", "status"]),
+        ("The team has six engineers.", ["count"]),
+        ("Priya owns the data migration.", ["name:person"]),
+        ("We moved from Redis to Postgres LISTEN/NOTIFY.", ["name:place", "name:product"]),
+        ("上线时间从11月15日推迟到11月29日。", ["date", "date"]),
+        ("预算涨到25万元了。", ["amount:money"]),
+        ("团队现在有十二个人。", ["count"]),
+        ("站会改到上午十点半。", ["clock"]),
+        ("推送通知现在由李雷负责。", ["name:person"]),
+        ("我们改用Kafka做消息队列。", ["name:product"]),
+    ],
+)
+def test_values_are_typed(text: str, kinds: list[str]) -> None:
+    assert [v.kind for v in values(text)] == kinds
+
+
+def test_the_same_date_written_two_ways_is_one_value() -> None:
+    (a,) = values("The launch is on 29 November.")
+    (b,) = values("The launch is on November 29.")
+    assert a.norm == b.norm
+    assert masked("The launch is on 29 November.") == "The launch is on [date]."
+
+
+CHANGES = [
+    # (older, newer, how): the newer gives another value and says (or shows) it changed
+    (
+        "We will use Redis pub/sub for notifications.",
+        "We moved from Redis to Postgres LISTEN/NOTIFY.",
+        "departure",
+    ),
+    (
+        "We will use Redis pub/sub for notifications.",
+        "Redis is no longer part of the design.",
+        "departure",
+    ),
+    (
+        "The first release is planned for 15 November.",
+        "The first release moves from 15 November to 29 November.",
+        "departure",
+    ),
+    ("My rent is 1200 euros a month.", "The landlord raised my rent to 1350 euros.", "change"),
+    ("Our standup is at 9:30.", "We moved the standup to 10:15.", "change"),
+    ("We run PostgreSQL 15 in production.", "We upgraded production to PostgreSQL 16.", "change"),
+    ("The API v2 is in beta.", "API v2 is now generally available.", "change"),
+    ("The team has six engineers.", "We are nine engineers now.", "change"),
+    (
+        "Priya owns the data migration.",
+        "Tom has taken over the data migration from Priya.",
+        "departure",
+    ),
+    ("Priya owns the data migration.", "Tom owns the data migration now.", "change"),
+    ("The offsite is in Lisbon.", "The offsite moved to Porto.", "change"),
+    ("上线时间是11月15日。", "上线时间从11月15日推迟到11月29日。", "departure"),
+    ("我们用Redis做消息队列。", "我们不再用Redis了，改用Kafka。", "departure"),
+    ("负责人是王芳。", "这个项目现在由李雷负责。", "change"),
+    ("预算是20万元。", "预算涨到25万元了。", "change"),
+    ("团队有八个人。", "团队现在有十二个人。", "change"),
+    ("周会在三楼会议室开。", "周会改到五楼会议室开。", "change"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "how"), CHANGES)
+def test_a_changed_value_is_found(old: str, new: str, how: str) -> None:
+    d = difference(new, old)
+    assert d is not None and d.how == how and d.cued, d
+
+
+NOT_CHANGES = [
+    # the newcomer's false closure: a status of iOS push, not who owns push notifications
+    (
+        "Kenji owns push notifications for iOS and Android.",
+        "iOS push works now that the Apple account is renewed.",
+    ),
+    (
+        "The iOS release is on 15 November.",
+        "The Android release moves from 20 November to 2 December.",
+    ),
+    ("The design review is on 3 October.", "The code review moved to 5 October."),
+    ("I live in Leeds.", "We might move to Bristol next year."),
+    ("Priya owns the data migration.", "Priya reviewed the migration plan with Tom."),
+    ("I ran 5 km yesterday.", "I ran 8 km today."),
+    ("王芳负责推送通知。", "王芳说iOS推送现在正常了。"),
+    ("上线时间是11月15日吗？", "上线时间改到11月29日。"),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), NOT_CHANGES)
+def test_other_things_questions_and_events_are_no_change(old: str, new: str) -> None:
+    d = difference(new, old)
+    assert d is None or not d.cued, d
+
+
+def test_a_value_restated_without_a_change_word_is_an_uncued_change() -> None:
+    d = difference(
+        "The billing review is planned for 15 October.",
+        "The billing review is planned for 3 October.",
+    )
+    assert d is not None and d.how == "change" and not d.cued  # a link, never a closure
+
+
+@pytest.mark.parametrize(
+    ("question", "past"),
+    [
+        ("Which broker do we use for notifications?", False),
+        ("When is the first release?", False),
+        ("Who owns push notifications now?", False),
+        ("When did Ilona go to the climbing gym?", True),
+        ("What was the budget before the cut?", True),
+        ("上线时间是哪天？", False),
+        ("以前用的是什么消息队列？", True),
+    ],
+)
+def test_the_tense_of_a_question(question: str, past: bool) -> None:
+    assert asks_in_the_past(question) is past
