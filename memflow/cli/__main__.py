@@ -1,5 +1,5 @@
 import sys
 
-from memflow.cli.app import main
+from memflow.cli import main
 
 sys.exit(main())

@@ -9,12 +9,14 @@ import sys
 from collections.abc import Sequence
 
 from memflow.bounds import escape_unsafe
-from memflow.cli import commands, demo, dump, history, memorize, search, server
-from memflow.cli.base import COMMANDS, common_options
 from memflow.errors import MemflowError
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # Here, not at the top: `memflow --version` (main's fast path) loads none of the commands.
+    from memflow.cli import commands, demo, dump, history, memorize, search, server
+    from memflow.cli.base import common_options
+
     parser = argparse.ArgumentParser(
         prog="memflow",
         description="Episodic memory for AI agents in PostgreSQL + pgvector.",
@@ -50,8 +52,14 @@ def _describe(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--version"]:
+        # Before the parser: building it loads every command. Exits as argparse's action does.
+        print(f"memflow {_version()}")
+        sys.exit(0)
+    from memflow.cli.base import COMMANDS
+
+    parser = build_parser()
     if not argv:
         parser.print_help()
         return 0

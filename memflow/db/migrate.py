@@ -1,20 +1,27 @@
-"""Running Alembic from memflow: locate the scripts, resolve the URL and the embedding dimension."""
+"""Running Alembic from memflow: locate the scripts, resolve the URL and the embedding dimension.
+
+Alembic itself loads only to migrate: the schema check of every store opening (the current and
+the head revision) reads the version table and the scripts' revision ids without it (~0.2 s of
+CPU a command start saves).
+"""
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
 
 from memflow import config as mfconfig
 from memflow.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 DEFAULT_DIM = 384
 
@@ -46,6 +53,8 @@ def alembic_ini() -> Path:
 def alembic_config(
     connection: Connection | None = None, *, embedding_dim: int | None = None
 ) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(alembic_dir()))
     if connection is not None:
@@ -94,13 +103,36 @@ def embedding_dim_for(connection: Any, cfg: Config, x_args: dict[str, str]) -> i
 
 
 def _script() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config())
 
 
+def _revision_ids(script: Path) -> tuple[str, str | None]:
+    """A script's ``revision`` and ``down_revision``, read from its source."""
+    values: dict[str, Any] = {}
+    for node in ast.parse(script.read_text(encoding="utf-8")).body:
+        target: ast.expr
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
+            values[target.id] = value.value
+    if not isinstance(values.get("revision"), str):
+        raise ConfigurationError(f"{script} names no revision: reinstall memflow")
+    return values["revision"], values.get("down_revision")
+
+
 def head_revision() -> str:
-    head = _script().get_current_head()
-    assert head is not None
-    return head
+    """The revision no other revision follows (memflow's history is linear)."""
+    parents = dict(_revision_ids(path) for path in (alembic_dir() / "versions").glob("*.py"))
+    heads = sorted(set(parents) - set(parents.values()))
+    if len(heads) != 1:
+        raise ConfigurationError(f"memflow's Alembic scripts have heads {heads}: reinstall memflow")
+    return heads[0]
 
 
 def revision_chain() -> list[str]:
@@ -148,8 +180,13 @@ def current_revision(connection: Connection) -> str | None:
     exists = connection.execute(text("SELECT to_regclass('memflow.alembic_version')")).scalar()
     if exists is None:
         return None
-    ctx = MigrationContext.configure(connection, opts={"version_table_schema": "memflow"})
-    return ctx.get_current_revision()
+    rows = connection.execute(text("SELECT version_num FROM memflow.alembic_version")).all()
+    if len(rows) > 1:
+        raise ConfigurationError(
+            f"memflow.alembic_version holds {len(rows)} revisions, memflow's history has one line: "
+            "this schema was migrated by other scripts than memflow's"
+        )
+    return str(rows[0][0]) if rows else None
 
 
 # Held (transaction-scoped) while a store is created or upgraded: concurrent first uses of a

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import fields
+from pathlib import Path
+
+import pytest
 
 import memflow
 
@@ -76,3 +80,32 @@ def test_the_checker_catches_an_unexported_type() -> None:
 
     names = _names(_annotations(probe)["x"]) - EXTERNAL
     assert names == {"Hidden"} and "Hidden" not in memflow.__all__
+
+
+def _type_checking_imports() -> dict[str, str]:
+    """name -> module of the imports under ``if TYPE_CHECKING:`` in memflow/__init__.py (what
+    mypy and IDEs see)."""
+    tree = ast.parse(Path(memflow.__file__).read_text(encoding="utf-8"))
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module, ast.unparse(imp)
+                out.update({alias.name: imp.module for alias in imp.names})
+    return out
+
+
+def test_the_lazy_map_resolves_every_public_name() -> None:
+    """Each public name loads from the module the type checker is told it comes from, and is
+    the very object that module defines; ``dir(memflow)`` lists them all."""
+    lazy = memflow._LAZY
+    assert set(lazy) == set(memflow.__all__) - {"__version__"}
+    assert _type_checking_imports() == lazy
+    for name, module in lazy.items():
+        assert getattr(memflow, name) is getattr(importlib.import_module(module), name), name
+    assert set(memflow.__all__) <= set(dir(memflow))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        memflow.Nope  # type: ignore[attr-defined]  # noqa: B018
