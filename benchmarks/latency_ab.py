@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -108,7 +108,8 @@ def run_in_tree(tree: Path, code: str, payload: dict[str, Any]) -> Any:
     as JSON on its standard input; returns the JSON its last output line holds. Its standard
     error (progress) passes through."""
     tree = tree.resolve()
-    env = {**os.environ, "PYTHONPATH": str(tree), "MEMFLOW_AB_TREE": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree), "MEMFLOW_AB_TREE": str(tree),
+           "OMP_WAIT_POLICY": "PASSIVE"}  # fmt: skip
     done = subprocess.run([sys.executable, "-c", GUARD + code], input=json.dumps(payload),
                           cwd=tree, env=env, stdout=subprocess.PIPE, text=True)  # fmt: skip
     if done.returncode != 0:
@@ -214,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "rows": rows,
         "queries": len(queries),
         "rounds": args.rounds,
-        "trees": {"base": _head(args.base), "this": _head(this)},
+        "trees": {"base": head_of(args.base), "this": head_of(this)},
         "schema": {"base": base_revision, "this": migrate.head_revision()},
         "embedder": args.embedder,
     }
@@ -226,14 +227,22 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "ratio_p95": round(stats["this"]["p95"] / stats["base"]["p95"], 3),
         "notes": list(args.note),
     }
-    if args.out:
-        common.write_json(args.out / f"{args.name}.json", res)
-        common.write_text(args.out / f"{args.name}.md", markdown(res))
+    return publish(res, args.out, args.name, markdown)
+
+
+def publish(
+    res: dict[str, Any], out: Path | None, name: str, markdown: Callable[[dict[str, Any]], str]
+) -> dict[str, Any]:
+    """Print the page of ``res``; with ``out``, write ``<name>.json`` and ``<name>.md`` there."""
+    if out:
+        common.write_json(out / f"{name}.json", res)
+        common.write_text(out / f"{name}.md", markdown(res))
     print(markdown(res))
     return res
 
 
-def _head(tree: Path) -> str:
+def head_of(tree: Path) -> str:
+    """The short commit a tree is checked out at."""
     got = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short=12", "HEAD"],
                          capture_output=True, text=True)  # fmt: skip
     return got.stdout.strip()
