@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psycopg
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
@@ -177,6 +178,12 @@ def markdown(res: dict[str, Any]) -> str:
         f"- ratio of the medians (this / base): {res['ratio_p50']}",
         f"- ratio of the p95s (this / base): {res['ratio_p95']}",
     ]
+    if "round_ratios" in res:  # each round: this tree's median over the base's, in one pair
+        lines.append(
+            f"- per round (the two trees' medians in the same pair of runs, this / base): "
+            f"{', '.join(str(r) for r in res['round_ratios'])}; their median "
+            f"{res['ratio_p50_rounds']}"
+        )
     lines += [f"- {note}" for note in res.get("notes", [])]
     return "\n".join(lines) + "\n"
 
@@ -203,14 +210,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             queries = build(mem, args.rows)
             rows = embedding_rows(mem, DATASET)
         with schema_copy(admin, url, base_revision) as base_url:
-            times: dict[str, list[float]] = {"base": [], "this": []}
+            times: dict[str, list[list[float]]] = {"base": [], "this": []}
             trees = (("base", args.base, base_url), ("this", this, url))
             for i in range(args.rounds):
                 for name, tree, db in trees[:: 1 if i % 2 == 0 else -1]:
                     t = time.perf_counter()
-                    times[name] += run_worker(tree, db, args.embedder, queries)
+                    times[name].append(run_worker(tree, db, args.embedder, queries))
                     print(f"  round {i + 1} {name}: {time.perf_counter() - t:.0f} s", flush=True)
-    stats = {name: common.percentiles(v) for name, v in times.items()}
+    stats = {name: common.percentiles([t for r in v for t in r]) for name, v in times.items()}
+    rounds = [
+        round(float(np.median(t)) / float(np.median(b)), 3)
+        for b, t in zip(times["base"], times["this"], strict=True)
+    ]
     settings = {
         "rows": rows,
         "queries": len(queries),
@@ -221,10 +232,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     res = {
         "stamp": {**stamp, "settings": settings},
-        "searches": {name: len(v) for name, v in times.items()},
+        "searches": {name: sum(len(r) for r in v) for name, v in times.items()},
         "ms": stats,
         "ratio_p50": round(stats["this"]["p50"] / stats["base"]["p50"], 3),
         "ratio_p95": round(stats["this"]["p95"] / stats["base"]["p95"], 3),
+        "round_ratios": rounds,
+        "ratio_p50_rounds": round(float(np.median(rounds)), 3),
+        "ms_by_round": times,
         "notes": list(args.note),
     }
     return publish(res, args.out, args.name, markdown)
