@@ -185,7 +185,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--out", type=Path, default=common.DEFAULT_OUT, help="folder for the results")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite canonical-names.md from canonical-names.json",
+    )
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, NAME, [], markdown)
     embedder = LocalEmbedder()
     mixed_names = [n for n, _, _ in MIXED] + MIXED_DISTRACTORS
     res = {

@@ -202,14 +202,30 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def stamp_markdown(st: dict[str, Any]) -> str:
+# A result written before stamps were nested under "stamp" (benchmarks/locomo.py until a8f36e7)
+# holds these fields of its stamp at its top level.
+FLAT_STAMP_FIELDS = ("commit", "dirty", "date", "machine", "settings")
+
+
+def stamp_in(res: dict[str, Any]) -> dict[str, Any]:
+    """The stamp of a result: ``res["stamp"]``, or the top-level fields of a result written
+    before stamps were nested (read as they are, nothing added)."""
+    if isinstance(res.get("stamp"), dict):
+        return dict(res["stamp"])
+    return {k: res[k] for k in FLAT_STAMP_FIELDS if k in res}
+
+
+def stamp_markdown(st: dict[str, Any], script: str | None = None) -> str:
     """The stamp as a list; the command is the stamp's, or (a stamp written before stamps held
-    it) the calling script's module with its arguments in the settings."""
+    it) the module of ``script`` (default: the calling script) with its arguments in the
+    settings."""
     m = st["machine"]
     commit = st["commit"][:12] + (" (with uncommitted changes)" if st.get("dirty") else "")
     command = f"`{st['command']}`" if st.get("command") else None
     if command is None:
-        script = st.get("script") or script_of(sys._getframe(1).f_globals.get("__file__", ""))
+        script = (
+            st.get("script") or script or script_of(sys._getframe(1).f_globals.get("__file__", ""))
+        )
         command = f"`{command_line(script, [])}` (its arguments: the settings below)"
     lines = [f"- commit: `{commit}`", f"- command: {command}"]
     if st.get("script"):  # stamps written before they named their script have none

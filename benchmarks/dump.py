@@ -291,7 +291,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--quick", action="store_true", help="1 conversation, 3 sessions, hash embedder, small"
     )
+    ap.add_argument(
+        "--render-only", action="store_true", help="rewrite dump.md from dump.json (nothing is run)"
+    )
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, "dump", [], markdown)
     if args.quick:
         args.conversations, args.sessions, args.questions = 1, 3, 20
         args.embedder, args.synthetic_rows = "hash", 600

@@ -590,7 +590,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         action="store_true",
         help="ingest with derived_vectors off (every edge text embedded, as before issue 14)",
     )
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite NAME.md from NAME.json (with --note): nothing is run",
+    )
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, args.name, args.note, markdown)
     if args.quick:
         args.conversations = args.conversations or 1
         args.sessions = args.sessions or 3

@@ -112,7 +112,7 @@ def targets(res: dict[str, Any], split: str = "test") -> list[list[Any]]:
 
 
 def markdown(res: dict[str, Any]) -> str:
-    st = res["stamp"]
+    st = common.stamp_in(res)  # runs before stamps were nested keep theirs at the top level
     settings = st["settings"]
     parts = [
         "# LoCoMo retrieval quality (no LLM)",
@@ -147,5 +147,16 @@ def markdown(res: dict[str, Any]) -> str:
         ]
     if res.get("notes"):
         parts += ["", "## Notes", "", *(f"- {n}" for n in res["notes"])]
-    parts += ["", METHOD, "", SYSTEMS, "", REPRODUCE, "", "## Run", "", common.stamp_markdown(st)]
+    parts += [
+        "",
+        METHOD,
+        "",
+        SYSTEMS,
+        "",
+        REPRODUCE,
+        "",
+        "## Run",
+        "",
+        common.stamp_markdown(st, "benchmarks/locomo.py"),
+    ]
     return "\n".join(parts)

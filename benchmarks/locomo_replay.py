@@ -371,6 +371,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     pick = sub.add_parser("choose", help="choose a constant on the tune half, then measure test")
     pick.add_argument("field", help="a RecallConfig field")
     pick.add_argument("values", help="comma-separated values (JSON; none for None)")
+    again = sub.add_parser("render", help="rewrite NAME.md from NAME.json (nothing is replayed)")
+    again.add_argument("name", help="a result written by --write NAME")
+    again.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
     same = sub.add_parser("compare", help="do two recordings hold the same SQL results?")
     same.add_argument("before", type=Path)
     same.add_argument("after", type=Path)
@@ -405,6 +408,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(f"recorded {len(recorded)} questions in {took:.0f} s -> {args.recording}")
         return {"questions": len(recorded), "recording": str(args.recording)}
 
+    if args.command == "render":
+        return common.render_only(args.out, args.name, [], markdown)
     if args.command == "compare":
         res = compare(load_recording(args.before)[0], load_recording(args.after)[0])
         print(json.dumps(res, indent=2, ensure_ascii=False))

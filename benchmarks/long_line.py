@@ -151,7 +151,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--database-url", default=None)
     p.add_argument("--home", type=Path, default=None)
     p.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
+    p.add_argument(
+        "--render-only", action="store_true", help="rewrite long-line.md from long-line.json"
+    )
     args = p.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, "long-line", [], markdown)
     if args.quick:
         args.kb, args.base_kb = 20, 20
     admin = common.server_url(args.database_url, args.home)

@@ -180,7 +180,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--database-url")
     ap.add_argument("--home", type=Path)
     ap.add_argument("--out", type=Path, default=common.DEFAULT_OUT, help="folder for the results")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite procedures-howto.md from procedures-howto.json",
+    )
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, "procedures-howto", [], markdown)
     cfg = RecallConfig()
     st = common.stamp(
         {

@@ -240,7 +240,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--pairs", type=int, default=1000)
     ap.add_argument("--seed-episodes", type=int, default=300)
     ap.add_argument("--note", action="append", default=[], help="a note for the Markdown")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite replicas.md from replicas.json (with --note)",
+    )
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, "replicas", args.note, markdown)
     if args.quick:
         args.seconds, args.searchers, args.writers, args.seed_episodes = 3, 4, 1, 30
         args.pairs = min(args.pairs, 50)

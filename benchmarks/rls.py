@@ -206,7 +206,7 @@ def markdown(data: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--base-tree", type=Path, required=True, help="git worktree of the base commit")
+    p.add_argument("--base-tree", type=Path, help="git worktree of the base commit (required)")
     p.add_argument("--datasets", type=int, default=4)
     p.add_argument("--episodes", type=int, default=400, help="episodes per dataset")
     p.add_argument("--queries", type=int, default=40)
@@ -215,7 +215,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--database-url", default=None)
     p.add_argument("--home", type=Path, default=None)
     p.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
+    p.add_argument("--render-only", action="store_true", help="rewrite rls.md from rls.json")
     args = p.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, "rls", [], markdown)
+    if args.base_tree is None:
+        p.error("--base-tree is required (a git worktree of the commit before the change)")
     if args.quick:
         args.datasets, args.episodes, args.queries, args.rounds = 2, 20, 5, 2
     data = run(args)

@@ -311,7 +311,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--before-label", default="", help="what --before was run on")
     ap.add_argument("--note", action="append", default=[], help="a note for the Markdown")
     ap.add_argument("--sets", default="generator,handwritten", help="generator, handwritten")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite NAME.md from NAME.json (with --note): nothing is run",
+    )
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out, args.name, args.note, markdown)
     sets = {x.strip() for x in args.sets.split(",") if x.strip()}
     if args.quick:
         args.conversations = min(args.conversations, 8)

@@ -11,7 +11,8 @@ import pytest
 
 from memflow.config import libpq_url
 from memflow.embed.hash import HashEmbedder
-from memflow.memory import Memory, dataset_uuid
+from memflow.memory import Memory
+from memflow.store.datasets import dataset_uuid
 
 from ..support.roles import login_role
 from .snapshot import store_catalog

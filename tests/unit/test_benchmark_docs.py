@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -24,8 +26,13 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs" / "benchmarks"
 # JSON files written before stamps named their script (benchmarks/common.py), each with the
 # script that wrote it. New results name their script in the stamp: do not add to this list.
+# (Each checked with ``git log --follow``: the commit that added or last rewrote the json ran the
+# script named here, and the stamp's commit holds it.)
 LEGACY_SCRIPTS = {
     "doors": "benchmarks/doors.py",
+    "dump": "benchmarks/dump.py",
+    "ingest": "benchmarks/ingest.py",
+    "locomo": "benchmarks/locomo.py",
     "longturns": "benchmarks/longturns.py",
     "reliability": "benchmarks/reliability.py",
     "scale": "benchmarks/scale.py",
@@ -33,7 +40,11 @@ LEGACY_SCRIPTS = {
     "scale-1M-before": "benchmarks/scale.py",
     "scale-1M-foundations": "benchmarks/scale.py",
     "scale-filtered": "benchmarks/scale.py",
+    "updates": "benchmarks/updates.py",
 }
+# Of those, the results written before stamps were nested under ``stamp``: the same fields
+# (``benchmarks.common.FLAT_STAMP_FIELDS``) at the top level of the json, read in place.
+FLAT_STAMPS = {"locomo"}
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -51,6 +62,12 @@ def pages() -> list[Path]:
 
 def stamp_of(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
+    if path.stem in FLAT_STAMPS:
+        from benchmarks.common import FLAT_STAMP_FIELDS, stamp_in
+
+        assert isinstance(data, dict) and "stamp" not in data, f"{path.name}: drop it from the list"
+        assert all(k in data for k in FLAT_STAMP_FIELDS), f"{path.name}: not a flat stamp"
+        return stamp_in(data)
     assert isinstance(data, dict) and isinstance(data.get("stamp"), dict), (
         f"{path.name}: no stamp (benchmarks.common.stamp)"
     )
@@ -133,6 +150,28 @@ def test_page_is_its_scripts_rendering(page: Path) -> None:
         "Re-run the script (or its --render-only) instead"
     )
     assert f"python -m {module.__name__}" in rendered, f"{page.name} does not name its command"
+
+
+def render_argv(module: Any, stem: str, out: Path) -> list[str]:
+    """The script's command line that rewrites ``stem``'s page from its json under ``out``."""
+    if module.__name__ == "benchmarks.locomo_replay":
+        return ["render", stem, "--out", str(out)]
+    named = '"--name"' in inspect.getsource(module.main)
+    return ["--render-only", "--out", str(out), *(["--name", stem] if named else [])]
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: p.name)
+def test_its_script_renders_the_page_again(page: Path, tmp_path: Path) -> None:
+    """After a change of a script's template, its pages are rewritten by the script itself
+    (``--render-only``), from the json alone: the data stays as it is, the re-render recorded."""
+    module, data = producing_module(page)
+    shutil.copy(page.with_suffix(".json"), tmp_path)
+    module.main(render_argv(module, page.stem, tmp_path))
+    assert (tmp_path / page.name).read_text(encoding="utf-8") == page.read_text(encoding="utf-8")
+    again = json.loads((tmp_path / f"{page.stem}.json").read_text(encoding="utf-8"))
+    assert len(again.pop("rendered")) == len(data.pop("rendered", [])) + 1
+    assert again.pop("notes") == data.pop("notes", [])
+    assert again == data
 
 
 # A figure: a decimal, a percentage, a number with a unit or a thousands separator, any number
