@@ -190,7 +190,7 @@ def markdown(res: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument("--base", type=Path, required=True, help="the other tree (a checkout)")
+    ap.add_argument("--base", type=Path, help="the other tree (a checkout; required to run)")
     ap.add_argument("--home", type=Path, default=common.DEFAULT_HOME, help="embedded server home")
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--rows", type=int, default=4000, help="embedding rows of the dataset")
@@ -198,7 +198,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=None, help="write <name>.json and .md here")
     ap.add_argument("--name", default="latency-ab", help="result file stem under --out")
     ap.add_argument("--note", action="append", default=[], help="a note for the page")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite NAME.md from NAME.json under --out (with --note): nothing is run",
+    )
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out or common.DEFAULT_OUT, args.name, args.note, markdown)
+    if args.base is None:
+        ap.error("--base is required (a checkout of the tree to compare with)")
     from memflow.embed.factory import make_embedder
 
     this = common.REPO

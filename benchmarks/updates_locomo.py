@@ -155,7 +155,7 @@ def markdown(res: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    ap.add_argument("--base", type=Path, required=True, help="the other tree (a checkout)")
+    ap.add_argument("--base", type=Path, help="the other tree (a checkout; required to run)")
     ap.add_argument("--data", type=Path, default=common.shared_data("locomo10.json"))
     ap.add_argument("--home", type=Path, default=common.DEFAULT_HOME, help="embedded server home")
     ap.add_argument("--embedder", default="local")
@@ -163,8 +163,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", type=Path, default=None, help="write <name>.json and .md here")
     ap.add_argument("--name", default="updates-locomo", help="result file stem under --out")
     ap.add_argument("--note", action="append", default=[], help="a note for the page")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite NAME.md from NAME.json under --out (with --note): nothing is run",
+    )
     ap.add_argument("--quick", action="store_true", help="smoke: 1 conversation, 3 sessions, hash")
     args = ap.parse_args(argv)
+    if args.render_only:
+        return common.render_only(args.out or common.DEFAULT_OUT, args.name, args.note, markdown)
+    if args.base is None:
+        ap.error("--base is required (a checkout of the tree to compare with)")
     args.conversations, args.sessions = (1, 3) if args.quick else (None, None)
     if args.quick and args.embedder == "local":
         args.embedder = "hash"
