@@ -212,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     this = common.REPO
     stamp = common.stamp({}, __file__, argv)  # the commit the run starts on
+    trees = {"base": head_of(args.base), "this": stamp["commit"][:12]}
     admin = common.server_url(None, args.home)
     base_revision = run_in_tree(args.base, HEAD_REVISION, {})
     with common.scratch_database(admin, "latency_ab") as url:
@@ -235,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "rows": rows,
         "queries": len(queries),
         "rounds": args.rounds,
-        "trees": {"base": head_of(args.base), "this": head_of(this)},
+        "trees": trees,
         "schema": {"base": base_revision, "this": migrate.head_revision()},
         "embedder": args.embedder,
     }

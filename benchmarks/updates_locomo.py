@@ -149,6 +149,8 @@ def markdown(res: dict[str, Any]) -> str:
             crows,
         ),
     ]
+    if res.get("notes"):
+        lines.append("")
     lines += [f"- {note}" for note in res.get("notes", [])]
     return "\n".join(lines) + "\n"
 
@@ -179,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         args.embedder = "hash"
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     stamp = common.stamp({}, __file__, argv)  # the commit the run starts on
+    trees = {"base": head_of(args.base), "this": stamp["commit"][:12]}
     admin = common.server_url(None, args.home)
     started = time.perf_counter()
     got = {}
@@ -192,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "systems": args.systems,
         "conversations": args.conversations or "all five",
         "sessions_per_conversation": args.sessions or "all",
-        "trees": {"base": head_of(args.base), "this": head_of(common.REPO)},
+        "trees": trees,
         "seconds": round(time.perf_counter() - started, 1),
     }
     res = {
