@@ -192,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--base", type=Path, help="the other tree (a checkout; required to run)")
     ap.add_argument("--home", type=Path, default=common.DEFAULT_HOME, help="embedded server home")
+    ap.add_argument("--database-url", default=None, help="use this PostgreSQL server instead")
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--rows", type=int, default=4000, help="embedding rows of the dataset")
     ap.add_argument("--rounds", type=int, default=6, help="alternating worker runs per tree")
@@ -213,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     this = common.REPO
     stamp = common.stamp({}, __file__, argv)  # the commit the run starts on
     trees = {"base": head_of(args.base), "this": stamp["commit"][:12]}
-    admin = common.server_url(None, args.home)
+    admin = common.server_url(args.database_url, args.home)
     base_revision = run_in_tree(args.base, HEAD_REVISION, {})
     with common.scratch_database(admin, "latency_ab") as url:
         with Memory.open(url, embedder=make_embedder(args.embedder)) as mem:

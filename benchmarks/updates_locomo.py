@@ -160,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--base", type=Path, help="the other tree (a checkout; required to run)")
     ap.add_argument("--data", type=Path, default=common.shared_data("locomo10.json"))
     ap.add_argument("--home", type=Path, default=common.DEFAULT_HOME, help="embedded server home")
+    ap.add_argument("--database-url", default=None, help="use this PostgreSQL server instead")
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--systems", default=",".join(SYSTEMS), help="benchmarks.locomo systems")
     ap.add_argument("--out", type=Path, default=None, help="write <name>.json and .md here")
@@ -182,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     stamp = common.stamp({}, __file__, argv)  # the commit the run starts on
     trees = {"base": head_of(args.base), "this": stamp["commit"][:12]}
-    admin = common.server_url(None, args.home)
+    admin = common.server_url(args.database_url, args.home)
     started = time.perf_counter()
     got = {}
     for name, tree in (("base", args.base), ("this", common.REPO)):
