@@ -14,6 +14,7 @@ from __future__ import annotations
 import hmac
 import json
 import time
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from memflow.asgi import BodyLimit, HostCheck, allowed_hosts
@@ -40,7 +41,7 @@ from memflow.service import (
 )
 
 try:
-    from fastapi import Depends, FastAPI, Request
+    from fastapi import APIRouter, Depends, FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse, Response
     from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -188,10 +189,16 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def create_app(
-    service: Service, *, keys: KeyTable, max_body: int, hosts: frozenset[str] | None = None
+    service: Service,
+    *,
+    keys: KeyTable,
+    max_body: int,
+    hosts: frozenset[str] | None = None,
+    routers: Sequence[APIRouter] = (),
 ) -> Any:
     """The ASGI app. With no ``keys`` every caller may use every dataset (bind to loopback), and
-    it answers only requests for ``hosts`` (asgi.allowed_hosts; default: the loopback names)."""
+    it answers only requests for ``hosts`` (asgi.allowed_hosts; default: the loopback names).
+    ``routers`` are mounted as they are (``memflow ui``: the pages of memflow.ui)."""
     app = FastAPI(
         title="memflow",
         summary="Episodic memory for AI agents in PostgreSQL + pgvector",
@@ -318,6 +325,8 @@ def create_app(
         """One episode's tree with edge texts, and the documents that support it."""
         return _ok(service.get_episode(name, episode_id))
 
+    for router in routers:
+        app.include_router(router)
     limited = BodyLimit(app, max_body, lambda msg: error_json("PayloadTooLarge", msg))
     if keys:
         return limited

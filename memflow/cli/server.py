@@ -56,6 +56,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
     )
     common(p, dataset=False)
     _listen(p, 8080)
+    _allow_host(p)
+    p.set_defaults(handler="serve")
+
+    p = sub.add_parser(
+        "ui",
+        help="memflow serve with a read-only web view at /ui (datasets, episode trees, searches "
+        "with their evidence chains, statement histories)",
+        description="The app of `memflow serve` (the same routes, keys and per-dataset 403s) "
+        "with web pages under /ui: open http://127.0.0.1:8080/ui/. With MEMFLOW_API_KEYS the "
+        "browser signs in with a key and sees that key's datasets; without keys it binds only "
+        "127.0.0.1. Needs " + SERVER_EXTRA + ". docs/ui.md.",
+    )
+    common(p, dataset=False)
+    _listen(p, 8080)
+    _allow_host(p)
+    p.set_defaults(handler="serve", ui=True)
+
+
+def _allow_host(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--allow-host",
         action="append",
@@ -65,7 +84,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: A
         "localhost, ::1 or --host (Host and Origin headers; this stops DNS rebinding from web "
         "pages): also answer requests for NAME (repeatable)",
     )
-    p.set_defaults(handler="serve")
 
 
 def _listen(p: argparse.ArgumentParser, port: int) -> None:
@@ -151,6 +169,14 @@ def _mcp(args: argparse.Namespace) -> None:
         )
 
 
+def _ui(mem: Any, keys: Any) -> list[Any]:
+    """The routers of ``memflow ui`` (memflow.ui) over ``mem``, for the API ``keys``."""
+    _require("ui", "jinja2")
+    from memflow.ui import Access, ui_router
+
+    return [ui_router(mem, Access(keys))]
+
+
 @command("serve")
 def _serve(args: argparse.Namespace) -> None:
     _require("serve", "fastapi", "uvicorn")
@@ -168,8 +194,11 @@ def _serve(args: argparse.Namespace) -> None:
         for engine in mem.reads.engines():  # the primary and every read replica
             limit_statements(engine, args.statement_timeout)
         hosts = allowed_hosts(args.host, args.allow_host)
-        app = create_app(Service(mem), keys=keys, max_body=_max_body(), hosts=hosts)
-        url = f"http://{args.host}:{args.port}"
+        routers = _ui(mem, keys) if getattr(args, "ui", False) else []
+        app = create_app(
+            Service(mem), keys=keys, max_body=_max_body(), hosts=hosts, routers=routers
+        )
+        url = f"http://{args.host}:{args.port}" + ("/ui/" if routers else "")
         auth = f"{len(keys)} API keys" if keys else "no API keys: open to every local process"
         _announce(args, {"url": url, "api_keys": len(keys)}, f"listening on {url} ({auth})")
         _uvicorn(app, args.host, args.port)

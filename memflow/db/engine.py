@@ -60,8 +60,9 @@ def wrap_db_error(exc: BaseException) -> MemflowError:
         )
     if state == "57014" and "statement timeout" in detail:
         return DatabaseError(
-            f"a statement ran past the write timeout [{state}]: {detail}; nothing of it was "
-            "written. Retry, or raise MEMFLOW_WRITE_TIMEOUT (seconds) for very large documents"
+            f"the statement was cancelled: it ran past its statement timeout [{state}]: "
+            f"{detail}; nothing of it was written. Retry; for a very large document raise "
+            "MEMFLOW_WRITE_TIMEOUT (seconds), for a search the server's --statement-timeout"
         )
     if state == "57014":
         return DatabaseError(f"the statement was cancelled [{state}]: {detail}; retry the call")

@@ -72,13 +72,43 @@ def episode_tree(
 ) -> list[dict[str, Any]]:
     """The rows of an episode's tree (NotFound when the dataset has no such episode)."""
     params = {"dataset_id": dataset_id, "episode_id": episode_id}
-    rows = conn.execute(q("episode_tree"), params).all()
+    return _episode_rows(conn, "episode_tree", params, dataset)
+
+
+def episode_graph(
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    dataset: str,
+    episode_id: uuid.UUID,
+    *,
+    max_citations: int,
+) -> list[dict[str, Any]]:
+    """An episode as rows of a tree (sql/inspect.sql ``episode_graph``): each node with the edge
+    that reaches it, its validity and up to ``max_citations`` citations; NotFound when the
+    dataset has no such episode."""
+    params = {"dataset_id": dataset_id, "episode_id": episode_id, "max_citations": max_citations}
+    return _episode_rows(conn, "episode_graph", params, dataset)
+
+
+def _episode_rows(
+    conn: Connection, statement: str, params: dict[str, Any], dataset: str
+) -> list[dict[str, Any]]:
+    """The rows of ``statement`` about episode ``params["episode_id"]`` (NotFound: none)."""
+    rows = conn.execute(q(statement), params).all()
     if not rows:
         raise NotFound(
-            f"no episode {episode_id} in dataset {dataset!r}: list them with "
+            f"no episode {params['episode_id']} in dataset {dataset!r}: list them with "
             f"`memflow show --dataset {dataset}`"
         )
     return [dict(r._mapping) for r in rows]
+
+
+def episode_documents(
+    conn: Connection, dataset_id: uuid.UUID, episode_id: uuid.UUID
+) -> list[dict[str, Any]]:
+    """The documents that support an episode, oldest first."""
+    params = {"dataset_id": dataset_id, "node_id": episode_id}
+    return [dict(r._mapping) for r in conn.execute(q("episode_documents"), params).all()]
 
 
 __all__ = [
@@ -86,6 +116,8 @@ __all__ = [
     "chunk",
     "dataset_stats",
     "entities_of_type",
+    "episode_documents",
+    "episode_graph",
     "episode_list",
     "episode_tree",
     "procedure_list",

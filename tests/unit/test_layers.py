@@ -30,6 +30,7 @@ LAYERS: list[set[str]] = [
     # the front doors agents use (memflow serve, memflow mcp) / memflow inside agent frameworks
     # (LangChain, LangGraph, LlamaIndex; optional extras)
     {"http_api", "mcp_server", "integrations"},
+    {"ui"},  # memflow ui: the web pages mounted into memflow serve's app (http_api's errors)
     {"memflow"},  # the public API
     {"cli"},  # the command line
     {"__main__"},  # python -m memflow
