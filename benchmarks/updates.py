@@ -46,6 +46,8 @@ from memflow.recall.types import SearchResponse
 UNLIMITED = 10**6
 MODES = ("episodic", "vector")
 TARGETS = {"current_first": 0.90, "as_of_past": 0.90, "false_supersession_rate": 0.01}
+# Issue 26's targets on the frozen hand-written set (each language; the controls).
+HANDWRITTEN_TARGETS = {"current_first": 0.85, "false_closures": 0}
 
 
 def supports_as_of() -> bool:
@@ -217,10 +219,29 @@ def markdown(res: dict[str, Any]) -> str:
                 updates_handwritten.HEADER, updates_handwritten.markdown_rows(hw["summary"])
             )
         )
+        lines += ["", f"- targets (issue 26): current first >= "
+                  f"{HANDWRITTEN_TARGETS['current_first']} in each language, "
+                  f"{HANDWRITTEN_TARGETS['false_closures']} false closures on the controls; "
+                  f"missed here: {_handwritten_misses(hw['summary']) or 'none'}"]  # fmt: skip
     if res.get("notes"):
         lines.append("")
     lines += [f"- {note}" for note in res.get("notes", [])]
     return "\n".join(lines) + "\n"
+
+
+def _handwritten_misses(summary: dict[str, Any]) -> str:
+    """The (half, language) cells of the hand-written summary that miss issue 26's targets."""
+    out = []
+    for half, by_lang in summary.items():
+        for lang, m in by_lang.items():
+            if lang == "all":
+                continue
+            cf = m.get("current_first")
+            if cf is not None and cf < HANDWRITTEN_TARGETS["current_first"]:
+                out.append(f"{half}/{lang} current first {cf}")
+            if m.get("false_closures", 0) > HANDWRITTEN_TARGETS["false_closures"]:
+                out.append(f"{half}/{lang} false closures {m['false_closures']}")
+    return "; ".join(out)
 
 
 def _generator_markdown(res: dict[str, Any]) -> list[str]:
