@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -204,7 +203,7 @@ def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
         if not old.replaced:
             best[older] = old = replace(old, text=later.mark(old.text), outdated_by=later.newer)
         new = best.get(later.newer)
-        ahead = math.nextafter(first[old.episode_id], -math.inf)  # just ahead of it
+        ahead = first[old.episode_id] - _AHEAD
         if later.near and new is not None and new.rank_score > ahead:
             best[later.newer] = replace(new, rank_score=ahead)
             first[new.episode_id] = min(first[new.episode_id], ahead)
@@ -213,6 +212,9 @@ def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
 # The packing rule's budget ladder starts at RecallConfig.pack_ladder_floor (the default where a
 # caller packs without a config: benchmarks, tests).
 _FLOOR: int = RecallConfig.model_fields["pack_ladder_floor"].default
+# How far ahead of an outdated statement's episode its newer answer is placed (units are
+# ordered by their rank score rounded to nine places: the step must survive that).
+_AHEAD: float = RecallConfig.model_fields["present_ahead"].default
 
 
 def budget_ladder(budget: int, floor: int = _FLOOR) -> list[int]:

@@ -40,7 +40,6 @@ LEGACY_SCRIPTS = {
     "scale-1M-before": "benchmarks/scale.py",
     "scale-1M-foundations": "benchmarks/scale.py",
     "scale-filtered": "benchmarks/scale.py",
-    "updates": "benchmarks/updates.py",
 }
 # Of those, the results written before stamps were nested under ``stamp``: the same fields
 # (``benchmarks.common.FLAT_STAMP_FIELDS``) at the top level of the json, read in place.

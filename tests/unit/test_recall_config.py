@@ -92,3 +92,11 @@ def test_recall_sql_binds_its_limits() -> None:
     body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
     limits = re.findall(r"\bLIMIT\s+(\d+)", body) + re.findall(r"\bTHEN\s+\d+\s+ELSE\s+(\d+)", body)
     assert set(limits) <= {"1"}, f"numbers in LIMITs of sql/recall.sql: {limits}: bind them"
+
+
+def test_the_present_step_survives_the_order_rounding() -> None:
+    # Units are ordered by their rank score rounded to nine places (memflow.recall.render): a
+    # newer answer placed ``present_ahead`` ahead of an outdated statement must stay ahead.
+    step = RecallConfig().present_ahead
+    for score in (0.0, 0.1234567891, 0.5, 0.9999999994, 1.7):
+        assert round(score - step, 9) < round(score, 9)
