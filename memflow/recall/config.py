@@ -48,18 +48,24 @@ def knob(default: Any, chosen_on: ChosenOn, **bounds: Any) -> Any:
 class RecallConfig(BaseModel):
     """Knobs of recall, scoring and rendering. Scores are distances: smaller is better. A
     search's own options and their defaults (mode, display, top_k, budget, token counter, time
-    zone) are :class:`memflow.recall.options.SearchOptions`'."""
+    zone) are :class:`memflow.recall.options.SearchOptions`'. The sizes have upper bounds as
+    well: the HTTP and MCP doors take a config from remote callers, and a row count of millions
+    is a way to tie up the server, not a setting."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     # --- 2. vector recall
-    wide_search_top_k: int = knob(100, "upstream", ge=1)  # rows per collection
-    timed_top_k_max: int = knob(300, "upstream", ge=1)  # with a confident time span: min(2k, this)
+    wide_search_top_k: int = knob(100, "upstream", ge=1, le=1000)  # rows per collection
+    timed_top_k_max: int = knob(
+        300, "upstream", ge=1, le=2000
+    )  # with a confident time span: min(2k, this)
     time_confidence_min: float = knob(0.4, "upstream", ge=0.0, le=1.0)
-    ef_search: int = knob(200, "reasoning", ge=1)  # hnsw.ef_search; the SQL uses max(this, k)
+    ef_search: int = knob(
+        200, "reasoning", ge=1, le=1000
+    )  # hnsw.ef_search; the SQL uses max(this, k)
     # Provenance rows (chunks) read per FacetPoint or procedure (a LIMIT of sql/recall.sql and
     # sql/procedures.sql): a point cites a turn or a few sentences, far fewer than this.
-    max_sources: int = knob(64, "reasoning", ge=1)
+    max_sources: int = knob(64, "reasoning", ge=1, le=1000)
 
     # --- 3. bonuses (on the raw cosine-distance scale: each bonus below is a share of the spread
     # between the best and the worst hit of the hit's collection, as m_flow applies them to
@@ -77,10 +83,12 @@ class RecallConfig(BaseModel):
     short_query_chars: int = knob(3, "upstream", ge=0)
 
     # --- 5. graph projection
-    max_relevant_ids: int = knob(300, "upstream", ge=1)
-    max_projection_nodes: int = knob(600, "upstream", ge=1)
-    hub_fanout: int = knob(50, "upstream", ge=1)
-    entity_degree_cap: int = knob(1000, "reasoning", ge=1)  # links counted for specificity
+    max_relevant_ids: int = knob(300, "upstream", ge=1, le=5000)
+    max_projection_nodes: int = knob(600, "upstream", ge=1, le=10000)
+    hub_fanout: int = knob(50, "upstream", ge=1, le=1000)
+    entity_degree_cap: int = knob(
+        1000, "reasoning", ge=1, le=100000
+    )  # links counted for specificity
 
     # --- 6-7. episode scoring (memflow.recall.scoring), all on raw cosine distances.
     # The cheapest evidence chain: a FacetPoint (its distance plus the unit rules), a facet text,
@@ -117,7 +125,7 @@ class RecallConfig(BaseModel):
     vector_facets: bool = knob(False, "reasoning")
     # The baselines recall this many times top_k units outside highly_related (several units of
     # one episode count once in the results).
-    baseline_wide_factor: int = knob(3, "reasoning", ge=1)
+    baseline_wide_factor: int = knob(3, "reasoning", ge=1, le=20)
 
     # --- 8. output
     # The packing rule's budget ladder (memflow.recall.render.budget_ladder): the 1-2-5 series
@@ -154,13 +162,13 @@ class RecallConfig(BaseModel):
     highly_related_facets: bool = knob(False, "reasoning")
     highly_related_names: bool = knob(False, "reasoning")  # group headers "[time] [name]"
     # Episodes whose units compete for the highly_related budget; 0 = every scored episode.
-    highly_related_episodes: int = knob(0, "reasoning", ge=0)
+    highly_related_episodes: int = knob(0, "reasoning", ge=0, le=100)
     # highly_related: every point of the best this-many episodes is a candidate unit, with its
     # exact distance, also when the wide recall missed it (one more statement, sql/recall.sql).
-    expand_episodes: int = knob(3, "locomo-tune", ge=0)
-    detail_max_facets: int = knob(4, "reasoning", ge=0)
-    detail_max_points: int = knob(8, "reasoning", ge=0)
-    detail_max_entities: int = knob(2, "reasoning", ge=0)
+    expand_episodes: int = knob(3, "locomo-tune", ge=0, le=50)
+    detail_max_facets: int = knob(4, "reasoning", ge=0, le=100)
+    detail_max_points: int = knob(8, "reasoning", ge=0, le=100)
+    detail_max_entities: int = knob(2, "reasoning", ge=0, le=100)
 
     # --- procedures: an episodic query that asks how to do something (memflow.recall.procedural)
     # gets the best current procedure ranked first when its score (cosine distance, a step or
@@ -173,7 +181,9 @@ class RecallConfig(BaseModel):
     # procedure itself and adds nothing): parts pay a little more than the whole.
     procedure_step_cost: float = knob(0.05, "reasoning", ge=0)
     procedure_context_cost: float = knob(0.05, "reasoning", ge=0)
-    procedure_max_citations: int = knob(8, "reasoning", ge=0)  # citations of a procedure result
+    procedure_max_citations: int = knob(
+        8, "reasoning", ge=0, le=100
+    )  # citations of a procedure result
 
     # --- facts that change (revision 0004): a hit on a replaced fact costs this much more (a
     # Facet's or Episode's hit: times the share of its points that were replaced); a query about
@@ -188,7 +198,7 @@ class RecallConfig(BaseModel):
     # Chosen on the tune half of benchmarks/updates (generator) and of LongMemEval_S
     # (docs/benchmarks/updates.md).
     present_margin: float = knob(0.05, "updates-tune", ge=0)
-    present_pool: int = knob(20, "updates-tune", ge=0)
+    present_pool: int = knob(20, "updates-tune", ge=0, le=500)
     # ... or within ``present_reach`` of it when the words in front of their values agree (what
     # they are the value of) or the newer says it changed ("actually", "moved to"): a newer
     # statement is often longer ("Offsite update: we're going to …").

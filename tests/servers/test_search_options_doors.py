@@ -113,6 +113,9 @@ def test_http_takes_every_option_and_as_of_and_where_work(api: httpx.Client) -> 
     assert bad.status_code == 422 and "ISO 8601" in bad.json()["error"]["message"]
     unknown = api.post(url, json={"query": QUERY, "config": {"no_such_knob": 1}})
     assert unknown.status_code == 422
+    # A remote caller's config is bounded: millions of rows per collection tie up the server.
+    huge = api.post(url, json={"query": QUERY, "config": {"wide_search_top_k": 10**7}})
+    assert huge.status_code == 422 and "wide_search_top_k" in huge.text
 
 
 def test_mcp_takes_every_option_and_as_of_and_where_work(store: str) -> None:
