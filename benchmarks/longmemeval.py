@@ -40,6 +40,7 @@ from benchmarks.locomo import System, episode_recall, packed_keys, ranked_episod
 from memflow.db import engine as dbe
 from memflow.memory import Dataset, Memory
 from memflow.recall.config import RecallConfig, chosen_on
+from memflow.recall.options import SearchOptions
 from memflow.recall.preprocess import preprocess
 from memflow.recall.render import pack_indexes
 from memflow.recall.types import SearchResponse
@@ -284,7 +285,7 @@ def embed_queries(embedder: DiskCachedEmbedder, items: Sequence[Item]) -> list[f
         pq = preprocess(
             item.question,
             item.question_date,
-            cfg.timezone,
+            SearchOptions().timezone,
             time_confidence_min=cfg.time_confidence_min,
         )
         t = time.perf_counter()
