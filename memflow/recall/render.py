@@ -168,7 +168,7 @@ def evidence_units(
         cur = best.get(unit.node_id)
         if cur is None or unit.rank_score < cur.rank_score:
             best[unit.node_id] = unit
-    _present_first(best, evidence)
+    _present_first(best, evidence, config.present_ahead)
     ordered = sorted(best.values(), key=lambda u: (round(u.rank_score, 9), not u.is_point, u.text))
     seen: set[str] = set()
     out: list[EvidenceUnit] = []
@@ -186,11 +186,12 @@ def evidence_units(
     return out
 
 
-def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
+def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence, step: float) -> None:
     """A question about the present (``evidence.outdated``): each statement a newer one of the
     search outdates is marked possibly outdated, and when it answers the question the newer
     takes the place of the first unit of its episode, just ahead of it: the context, grouped by
-    episode in the order of their first units, then reads the newer value first."""
+    episode in the order of their first units, then reads the newer value first. ``step``
+    (``RecallConfig.present_ahead``) must survive the nine-place rounding of the unit order."""
     if not evidence.outdated:
         return
     first: dict[UUID, float] = {}
@@ -203,7 +204,7 @@ def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
         if not old.replaced:
             best[older] = old = replace(old, text=later.mark(old.text), outdated_by=later.newer)
         new = best.get(later.newer)
-        ahead = first[old.episode_id] - _AHEAD
+        ahead = first[old.episode_id] - step
         if later.near and new is not None and new.rank_score > ahead:
             best[later.newer] = replace(new, rank_score=ahead)
             first[new.episode_id] = min(first[new.episode_id], ahead)
@@ -212,9 +213,6 @@ def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence) -> None:
 # The packing rule's budget ladder starts at RecallConfig.pack_ladder_floor (the default where a
 # caller packs without a config: benchmarks, tests).
 _FLOOR: int = RecallConfig.model_fields["pack_ladder_floor"].default
-# How far ahead of an outdated statement's episode its newer answer is placed (units are
-# ordered by their rank score rounded to nine places: the step must survive that).
-_AHEAD: float = RecallConfig.model_fields["present_ahead"].default
 
 
 def budget_ladder(budget: int, floor: int = _FLOOR) -> list[int]:
