@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memflow.recall.config import RecallConfig
+from memflow.recall.preprocess import is_cjk_text
 from memflow.text.terms import content_terms, mentions
 
 # Decision and ownership markers, English and Chinese: a labelled line ("Decision:", "Owner:",
@@ -77,10 +78,18 @@ class QueryRules:
     terms: frozenset[str]  # content terms of the query, speakers' names excluded
 
     @classmethod
-    def build(cls, query: str, speakers: Iterable[str | None]) -> QueryRules:
+    def build(
+        cls, query: str, speakers: Iterable[str | None], texts: Iterable[str] = ()
+    ) -> QueryRules:
+        """The rules of ``query`` over units of these ``speakers``. When the units' ``texts``
+        are in two scripts (CJK and another), shared terms count for nothing: words are shared
+        within one language only, so they would pull the query's own language forward, not the
+        answer (a bilingual store; a store of one script keeps the rule)."""
         known = sorted({s for s in speakers if s})
         named = frozenset(s for s in known if mentions(query, s))
-        return cls(named, content_terms(query, known))
+        scripts = {is_cjk_text(t) for t in texts}
+        terms = frozenset() if len(scripts) > 1 else content_terms(query, known)
+        return cls(named, terms)
 
     def adjustment(self, text: str, speaker: str | None, config: RecallConfig) -> float:
         body = body_of(text, speaker)
