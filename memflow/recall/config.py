@@ -176,6 +176,10 @@ class RecallConfig(BaseModel):
     # keyword lists): sized on documents, so that the named section and a decision outrank a
     # neighbour's nearer sentence.
     decision_bonus: float = knob(0.05, "unit-example", ge=0)
+    # Small talk (memflow.recall.unitrules.is_small_talk: "Hi Alex, quick update on Northwind.")
+    # never outranks an answer among the highly_related units: such lines go after every other
+    # unit (within the relevance cut-off), so a small budget packs the answer first.
+    small_talk_last: bool = knob(True, "reasoning")
     facet_title_bonus: float = knob(0.1, "unit-example", ge=0)
     # highly_related keeps only units within this distance of the best unit's rank (None: all
     # units of every scored episode compete for the budget): the rest is padding, not evidence.
