@@ -209,7 +209,7 @@ def test_a_facet_whose_title_the_query_names_wins_its_episode() -> None:
     ("text", "small"),
     [
         ("Hi Tomas, quick update on Kestrel.", True),
-        ("Hey Ada! Good to see you again!", True),
+        ("Morning Ada, nice weather today!", True),
         ("Thanks, that is really helpful!", True),
         ("大家好，同步一下 Kestrel 的进展。", True),
         ("谢谢！", True),
