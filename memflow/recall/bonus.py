@@ -108,34 +108,28 @@ def _term_bonus(patterns: Sequence[re.Pattern[str]], text: str, config: RecallCo
     return min(hits * config.english_term_bonus, config.english_term_max)
 
 
-def language_shifts(
-    hits: Iterable[Hit], query: str, config: RecallConfig
-) -> tuple[dict[str, float], dict[str, bool]]:
+def language_shifts(hits: Iterable[Hit], query: str, config: RecallConfig) -> dict[str, float]:
     """Per collection, how much nearer a text in another script than the query's moves (see
-    ``RecallConfig.language_shift``), and the script of each hit text (True: CJK). A collection
-    with hits in one script only moves nothing."""
+    ``RecallConfig.language_shift``; :func:`memflow.recall.preprocess.is_cjk_text` tells the
+    scripts apart). A collection with hits in one script only moves nothing."""
+    if not config.language_shift:
+        return {}
     own = is_cjk_text(query)
-    scripts: dict[str, bool] = {}
     groups: dict[tuple[str, bool], list[float]] = {}
     for h in hits:
-        if h.collection == EDGE_COLLECTION:
-            continue
-        cjk = scripts.get(h.text)
-        if cjk is None:
-            cjk = scripts[h.text] = is_cjk_text(h.text)
-        groups.setdefault((h.collection, cjk), []).append(h.distance)
-    top = config.language_shift_top
+        if h.collection != EDGE_COLLECTION:
+            groups.setdefault((h.collection, is_cjk_text(h.text)), []).append(h.distance)
     shifts: dict[str, float] = {}
-    if not config.language_shift:
-        return shifts, scripts
     for (collection, cjk), other in groups.items():
         mine = groups.get((collection, own))
         if cjk == own or not mine:
             continue
-        gap = _top_mean(other, top) - _top_mean(mine, top)
+        gap = _top_mean(other, config.language_shift_top) - _top_mean(
+            mine, config.language_shift_top
+        )
         if gap > 0:
             shifts[collection] = gap * config.language_shift
-    return shifts, scripts
+    return shifts
 
 
 def _top_mean(values: list[float], n: int) -> float:
@@ -149,11 +143,11 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
     ``exact_match_min_score`` into their collection's spread. A bonus is a share of the spread
     between the collection's best and worst hit (the scale m_flow's min-max scores give them),
     and no bonus takes a score below the collection's best distance."""
-    shifts, scripts = language_shifts(hits, pq.original, config)
+    shifts = language_shifts(hits, pq.original, config)
     own = is_cjk_text(pq.original)
     hits = [
         h.rescored(h.distance - shifts[h.collection])
-        if h.collection in shifts and scripts[h.text] != own
+        if h.collection in shifts and is_cjk_text(h.text) != own
         else h.rescored(h.distance)
         for h in hits
     ]
@@ -182,7 +176,7 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
             rel = max(0.0, rel - bonus)
         score = lo + rel * spread if spread > 0 else h.score
         score -= literal_bonus(literals, h.text, config)
-        if crossing and scripts[h.text] != own:
+        if crossing and is_cjk_text(h.text) != own:
             found = sum(1 for p in crossing if p.search(h.text))
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
         out.append(h.rescored(score))

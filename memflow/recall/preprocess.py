@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -285,11 +286,14 @@ _CJK_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af
 _LETTER = re.compile(r"[^\W\d_]")
 
 
+@lru_cache(maxsize=16384)
 def is_cjk_text(text: str) -> bool:
     """Whether a text is written in a CJK script: a CJK character for every three other
     letters or more ("Loki 只索引标签" is Chinese, "the 35万 budget" is not)."""
+    if _CJK_SCRIPT.search(text) is None:
+        return False
     cjk = len(_CJK_SCRIPT.findall(text))
-    return cjk > 0 and 3 * cjk >= len(_LETTER.findall(text)) - cjk
+    return 3 * cjk >= len(_LETTER.findall(text)) - cjk
 
 
 def has_cjk(text: str) -> bool:
