@@ -16,6 +16,7 @@ from memflow.recall.preprocess import (
     LiteralToken,
     NumberToken,
     PreprocessedQuery,
+    currencies,
     extract_literals,
     extract_numbers,
     has_cjk,
@@ -151,6 +152,7 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         else h.rescored(h.distance)
         for h in hits
     ]
+    money = currencies(pq.original)
     crossing = _term_patterns(
         [t for t in latin_terms(pq.original) if len(t) > 1 and t.lower() not in STOP_WORDS]
     )
@@ -176,8 +178,8 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
             rel = max(0.0, rel - bonus)
         score = lo + rel * spread if spread > 0 else h.score
         score -= literal_bonus(literals, h.text, config)
-        if crossing and is_cjk_text(h.text) != own:
-            found = sum(1 for p in crossing if p.search(h.text))
+        if (crossing or money) and is_cjk_text(h.text) != own:
+            found = sum(1 for p in crossing if p.search(h.text)) + bool(money & currencies(h.text))
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
         out.append(h.rescored(score))
     return out

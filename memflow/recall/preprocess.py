@@ -264,6 +264,21 @@ def _amount(m: re.Match[str]) -> LiteralToken | None:
     return LiteralToken(_SPACES.sub("", m[0]).lower().replace("％", "%"), norm)
 
 
+# Currencies, however a language writes them: a question "in euros" / "多少欧元" names a unit
+# that a note writes as "€".
+_CURRENCIES = {
+    "eur": re.compile(r"€|\beur\b|\beuros?\b|欧元", re.IGNORECASE),
+    "usd": re.compile(r"\$|\busd\b|\bdollars?\b|美元", re.IGNORECASE),
+    "cny": re.compile(r"[¥￥]|\b(?:cny|rmb|yuan)\b|人民币|\d\s*[万千亿]?元", re.IGNORECASE),
+}
+
+
+@lru_cache(maxsize=16384)
+def currencies(text: str) -> frozenset[str]:
+    """The currencies ``text`` names or writes an amount in ("eur", "usd", "cny")."""
+    return frozenset(name for name, pattern in _CURRENCIES.items() if pattern.search(text))
+
+
 def extract_literals(text: str) -> frozenset[LiteralToken]:
     """Ids ("OPS-4490"), versions ("4.3.0"), amounts and percentages ("40万", "€420,000",
     "4.5%"), decimals and integers of three digits or more (not years) in ``text``."""
@@ -454,6 +469,7 @@ __all__ = [
     "NumberToken",
     "PreprocessedQuery",
     "build_vector_query",
+    "currencies",
     "extract_keywords",
     "extract_literals",
     "extract_numbers",

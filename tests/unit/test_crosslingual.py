@@ -101,3 +101,11 @@ def test_shared_terms_count_for_nothing_over_units_in_two_scripts() -> None:
     two = QueryRules.build("Who fixed the crane?", [None], ["the crane was fixed", "吊车修好了"])
     assert not two.terms
     assert two.adjustment("Ada fixed the crane", None, CFG) == 0
+
+
+def test_a_currency_named_in_one_language_meets_its_symbol_in_the_other() -> None:
+    cfg = CFG.model_copy(update={"language_shift": 0})
+    hits = [hit("后端薪资 30–45K", 0.10), hit("Backend salary band: €70–85k", 0.14),
+            hit("前端薪资 25–35K", 0.12)]  # fmt: skip
+    out = apply_bonuses(hits, query("后端岗位的薪资范围是多少欧元？"), cfg)
+    assert [round(h.score, 6) for h in out] == [0.10, 0.08, 0.12]
