@@ -133,6 +133,20 @@ def language_shifts(hits: Iterable[Hit], query: str, config: RecallConfig) -> di
     return shifts
 
 
+def _crossing_patterns(query: str) -> list[re.Pattern[str]]:
+    """The query's words in Latin letters, stop words aside, as whole-token patterns: a word
+    with a capital ("ELK", "Loki", "App") keeps its case (names and acronyms keep it in any
+    language; the common word "app" in an English note is not the name "App")."""
+    return [
+        re.compile(
+            rf"(?<![A-Za-z0-9]){re.escape(t)}(?![A-Za-z0-9])",
+            0 if t != t.lower() else re.IGNORECASE,
+        )
+        for t in latin_terms(query)
+        if len(t) > 1 and t.lower() not in STOP_WORDS
+    ]
+
+
 def _top_mean(values: list[float], n: int) -> float:
     best = sorted(values)[:n]
     return sum(best) / len(best)
@@ -153,9 +167,7 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         for h in hits
     ]
     money = currencies(pq.original)
-    crossing = _term_patterns(
-        [t for t in latin_terms(pq.original) if len(t) > 1 and t.lower() not in STOP_WORDS]
-    )
+    crossing = _crossing_patterns(pq.original)
     bounds = _score_bounds(hits)
     numbers = extract_numbers(pq.original)
     literals = extract_literals(pq.original)

@@ -108,7 +108,8 @@ class RecallConfig(BaseModel):
     # whole in a hit text of the other script: it crossed the language boundary with the fact,
     # unlike a generic word shared within one language ("root cause"); so does a currency the
     # query names, written in the hit another way ("欧元" / "€"). Per word, at most the max.
-    # Tune: the currency rule 16/28 -> 17/28.
+    # Tune: the currency rule 16/28 -> 17/28. A name keeps its case ("App" is not "app"): tune
+    # 17/28 either way; it spares a same-language question (a dev check, below the knobs' note).
     cross_term_bonus: float = knob(0.06, "bilingual-tune", ge=0, le=1)
     cross_term_max: float = knob(0.12, "bilingual-tune", ge=0, le=1)
 

@@ -109,3 +109,11 @@ def test_a_currency_named_in_one_language_meets_its_symbol_in_the_other() -> Non
             hit("前端薪资 25–35K", 0.12)]  # fmt: skip
     out = apply_bonuses(hits, query("后端岗位的薪资范围是多少欧元？"), cfg)
     assert [round(h.score, 6) for h in out] == [0.10, 0.08, 0.12]
+
+
+def test_a_name_keeps_its_case_across_scripts() -> None:
+    cfg = CFG.model_copy(update={"language_shift": 0, "english_term_bonus": 0})
+    hits = [hit("冷启动降到 1.6 秒", 0.10), hit("dark mode in the web app", 0.12),
+            hit("the Lantern App release", 0.12)]  # fmt: skip
+    out = apply_bonuses(hits, query("App 冷启动优化到多少秒？"), cfg)
+    assert [round(h.score, 6) for h in out] == [0.10, 0.12, 0.06]
