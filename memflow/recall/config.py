@@ -102,14 +102,14 @@ class RecallConfig(BaseModel):
     # normalised value agrees ("40万" and "€400,000"), at most literal_bonus_max; unlike the
     # bonuses above, past the collection's best distance.
     literal_bonus: float = knob(0.1, "bilingual-tune", ge=0, le=1)
-    literal_value_share: float = knob(0.5, "bilingual-tune", ge=0, le=1)
+    literal_value_share: float = knob(0.5, "reasoning", ge=0, le=1)  # not swept
     literal_bonus_max: float = knob(0.2, "bilingual-tune", ge=0, le=1)
     # A word of the query in Latin letters (a name, a product, an acronym: "ELK", "CDN") found
     # whole in a hit text of the other script: it crossed the language boundary with the fact,
     # unlike a generic word shared within one language ("root cause"); so does a currency the
     # query names, written in the hit another way ("欧元" / "€"). Per word, at most the max.
     # Tune: the currency rule 16/28 -> 17/28. A name keeps its case ("App" is not "app"): tune
-    # 17/28 either way; it spares a same-language question (a dev check, below the knobs' note).
+    # 17/28 either way, and one same-language question of a dev check is answered again.
     cross_term_bonus: float = knob(0.06, "bilingual-tune", ge=0, le=1)
     cross_term_max: float = knob(0.12, "bilingual-tune", ge=0, le=1)
 
