@@ -281,7 +281,9 @@ def currencies(text: str) -> frozenset[str]:
 
 def extract_literals(text: str) -> frozenset[LiteralToken]:
     """Ids ("OPS-4490"), versions ("4.3.0"), amounts and percentages ("40万", "€420,000",
-    "4.5%"), decimals and integers of three digits or more (not years) in ``text``."""
+    "4.5%"), decimals and integers of three digits or more (not years) in ``text``, read in
+    its NFKC form (full-width "ＯＰＳ－４４９０" and "４０万" are "OPS-4490" and "40万")."""
+    text = unicodedata.normalize("NFKC", text)
     out: set[LiteralToken] = set()
     for m in _ID.finditer(text):
         out.add(LiteralToken(m[0].lower(), re.sub(r"[-_]", "", m[0].lower())))

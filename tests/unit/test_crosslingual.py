@@ -43,6 +43,8 @@ def test_literals_have_a_written_form_and_a_value() -> None:
     assert forms("Kestrel 2.7.0 ships") == {("2.7.0", "2.7")}
     assert forms("retention fell 6.5% in Q3") == {("6.5%", "6.5%")}
     assert forms("lantern app 5.2 版本") == {("5.2", "5.2")}
+    # full-width forms are the same literals
+    assert forms("ＩＮＣ－７７３１ 预算 ６０万") == {("inc-7731", "inc7731"), ("60万", "600000")}
     # dates, years, times and small counts are not literals
     assert forms("Date: 2031-03-12 · 47 minutes (09:58–10:45) in 2031, 3 people") == set()
 
