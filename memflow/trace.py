@@ -362,6 +362,8 @@ class Work:
         now = time.time_ns()
         if self.stages:
             self.stages[-1].end = now
+        elif self.doc is not None:  # the first stage starts with its document
+            now = self.doc.start
         self.stages.append(Interval(name, now, now))
 
     def document(self, source: str, usage: Usage | None = None) -> None:
