@@ -6,6 +6,7 @@ and stage spans with the model's tokens; and nothing at all (no import) when tra
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import subprocess
 import sys
@@ -200,7 +201,7 @@ def test_memorize_has_a_span_per_document_and_stage(
     stages = children(spans, written)
     assert [s.name for s in stages] == ["check", "extract", "plan", "embed", "write"]
     assert stages[0].start_time == written.start_time and stages[-1].end_time == written.end_time
-    for a, b in zip(stages, stages[1:], strict=False):
+    for a, b in itertools.pairwise(stages):
         assert a.end_time == b.start_time  # end to end: the stages cover the document
     assert (skipped.attributes or {})["memflow.document.status"] == "skipped"
     assert [s.name for s in children(spans, skipped)] == ["check"]
@@ -216,12 +217,9 @@ def test_memorize_with_a_model_records_its_tokens(
     attrs = doc.attributes or {}
     (written,) = report.documents
     assert attrs["memflow.llm.calls"] == written.llm_calls == 1
-    reply = fake.chat_requests[0]  # what the server counted (tests/support/fake_openai.py)
-    assert reply.path and written.tokens > 0
-    assert (
-        attrs["gen_ai.usage.input_tokens"] + attrs["gen_ai.usage.output_tokens"] == written.tokens
-    )  # type: ignore[operator]
-    assert attrs["gen_ai.usage.output_tokens"] > 0  # type: ignore[operator]
+    prompt, completion = attrs["gen_ai.usage.input_tokens"], attrs["gen_ai.usage.output_tokens"]
+    assert isinstance(prompt, int) and isinstance(completion, int)
+    assert prompt > 0 and completion > 0 and prompt + completion == written.tokens
 
 
 OFF = """
