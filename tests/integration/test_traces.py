@@ -8,10 +8,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from opentelemetry import trace as ot
@@ -253,3 +257,71 @@ def test_without_the_sdk_an_exporter_setting_is_a_warning(db_url: str) -> None:
     assert res.returncode == 0, res.stderr[-2000:]
     assert json.loads(res.stdout)["results"] == 1
     assert "pip install 'memflow[otel]'" in res.stderr
+
+
+class _Collector(BaseHTTPRequestHandler):
+    """An OTLP/HTTP trace receiver: what a collector at ``OTEL_EXPORTER_OTLP_ENDPOINT`` gets."""
+
+    received: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+            ExportTraceServiceResponse,
+        )
+
+        body = self.rfile.read(int(self.headers["content-length"]))
+        request = ExportTraceServiceRequest.FromString(body)
+        for rs in request.resource_spans:
+            service = {a.key: a.value.string_value for a in rs.resource.attributes}
+            for scope in rs.scope_spans:
+                for span in scope.spans:
+                    self.received.append(
+                        {"path": self.path, "service": service.get("service.name"),
+                         "scope": scope.scope.name, "name": span.name,
+                         "trace_id": span.trace_id.hex(), "parent": span.parent_span_id.hex()}
+                    )  # fmt: skip
+        out = ExportTraceServiceResponse().SerializeToString()
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_the_cli_sends_its_spans_to_an_otlp_collector(db_url: str, tmp_path: Path) -> None:
+    """What docs/traces.md tells users: OTEL_TRACES_EXPORTER=otlp and the collector's endpoint;
+    ``memflow search`` (a short-lived process) delivers its spans before it exits."""
+    (tmp_path / "note.txt").write_text(NOTES[0], encoding="utf-8")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        env = {**os.environ, "OTEL_TRACES_EXPORTER": "otlp",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{host!s}:{port}",
+               "OTEL_SERVICE_NAME": "memflow-test"}  # fmt: skip
+        env.pop("MEMFLOW_TRACES_FILE", None)
+        base = [sys.executable, "-m", "memflow.cli"]
+        conn = ["--database-url", db_url, "--embedder", "hash"]
+        for args in (["memorize", "-d", "notes", str(tmp_path / "note.txt")],
+                     ["search", "When is the mobile release?", "-d", "notes", "--json"]):  # fmt: skip
+            res = subprocess.run([*base, *args, *conn], capture_output=True, text=True, env=env,
+                                 timeout=120)  # fmt: skip
+            assert res.returncode == 0, res.stderr[-2000:]
+        assert json.loads(res.stdout)["results"]  # stdout is the search's JSON, untouched
+    finally:
+        server.shutdown()
+        server.server_close()
+    got = _Collector.received
+    assert {s["path"] for s in got} == {"/v1/traces"}
+    mine = [s for s in got if s["scope"] == "memflow"]
+    assert {s["service"] for s in mine} == {"memflow-test"}
+    names = {s["name"] for s in mine}
+    assert {"memflow.memorize", "memflow.memorize.document", "memflow.search", "embed"} <= names
+    (search,) = [s for s in mine if s["name"] == "memflow.search"]
+    stages = [s for s in mine if s["parent"] and s["trace_id"] == search["trace_id"]]
+    assert len(stages) >= 5 and search["parent"] == ""
