@@ -506,7 +506,7 @@ def memorize_op(
         finally:
             memorizer.close()
         work.attributes({f"memflow.memorize.{k}": v for k, v in report.totals().items()})
-    return outcome(report, errors, opts)
+        return outcome(report, errors, opts)
 
 
 __all__ = ["MemorizeKeywords", "Memorizer", "ProgressFn", "memorize_op", "outcome"]

@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.util._once import Once
 
-from memflow import AsyncMemory, Memory, NotFound, SearchResponse
+from memflow import AsyncMemory, InvalidInput, Memory, NotFound, SearchResponse
 from memflow.embed.hash import HashEmbedder
 from tests.integration.test_memorize import TURNS, fake, llm_client, llm_reply, session_doc
 from tests.support.fake_openai import ChatJson, FakeOpenAI
@@ -209,6 +209,20 @@ def test_memorize_has_a_span_per_document_and_stage(
         assert a.end_time == b.start_time  # end to end: the stages cover the document
     assert (skipped.attributes or {})["memflow.document.status"] == "skipped"
     assert [s.name for s in children(spans, skipped)] == ["check"]
+
+
+def test_a_memorize_that_raises_is_a_failed_span(
+    mem: Memory, tmp_path: Path, exporter: InMemorySpanExporter
+) -> None:
+    with pytest.raises(InvalidInput):
+        mem.dataset("notes").memorize(tmp_path / "missing.txt")
+    spans = exporter.get_finished_spans()
+    (root,) = named(spans, "memflow.memorize")
+    assert root.status.status_code == ot.StatusCode.ERROR
+    assert (root.attributes or {})["memflow.memorize.failed"] == 1
+    (doc,) = children(spans, root)
+    assert (doc.attributes or {})["memflow.document.status"] == "failed"
+    assert (doc.attributes or {})["memflow.document.error_type"] == "InvalidInput"
 
 
 def test_memorize_with_a_model_records_its_tokens(
