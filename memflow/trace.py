@@ -285,7 +285,7 @@ def _recorded(
         emit(tr, parent, Interval(name, start, time.time_ns(), attributes), [], exc)
         raise
     attrs, children = describe(result, phases)
-    emit(tr, parent, Interval(name, start, time.time_ns(), {**attributes, **attrs}), children)
+    emit(tr, parent, Interval(name, start, phases[-1].end, {**attributes, **attrs}), children)
     return result
 
 
@@ -308,10 +308,16 @@ def emit(
             c.end
         )
     if error is not None:
-        span.record_exception(error)
-        span.set_status(ot.Status(ot.StatusCode.ERROR, type(error).__name__))
+        _failed(span, error)
     span.end(root.end)
     return span
+
+
+def _failed(span: Span, error: BaseException) -> None:
+    from opentelemetry import trace as ot
+
+    span.record_exception(error)
+    span.set_status(ot.Status(ot.StatusCode.ERROR, type(error).__name__))
 
 
 def end_to_end(
@@ -342,11 +348,11 @@ class Usage(Protocol):
 
 
 class Work:
-    """A long operation's span (a memorize call), started now and ended when its ``with`` block
-    ends (failed when the block raised), with a
-    child span per document ended by :meth:`document_done`; within a document, :meth:`stage`
-    ends the stage running and starts the next, so the stages cover the document end to end.
-    Does nothing when spans are off (:func:`work`)."""
+    """A long operation's span (a memorize call), started now and ended with its ``with`` block
+    (failed when the block raised), with a child span per document (:meth:`document` to
+    :meth:`document_done`); within a document, :meth:`stage` ends the stage running and starts
+    the next, so the stages cover the document end to end. ``attributes`` and ``usage`` (the chat
+    model's counters) are called only when spans are on. Does nothing when spans are off (:func:`work`)."""
 
     def __init__(self, tr: Tracer | None, name: str, attributes: Attrs) -> None:
         self.tr = tr
@@ -366,7 +372,7 @@ class Work:
             now = self.doc.start
         self.stages.append(Interval(name, now, now))
 
-    def document(self, source: str, usage: Usage | None = None) -> None:
+    def document(self, source: str, usage: Callable[[], Usage] | None = None) -> None:
         if self.span is None:
             return
         self.doc = Interval(
@@ -375,14 +381,16 @@ class Work:
         self.stages = []
         self.usage = _counts(usage)
 
-    def document_done(self, attributes: Attrs, usage: Usage | None = None) -> None:
+    def document_done(
+        self, attributes: Callable[[], Mapping[str, Any]], usage: Callable[[], Usage] | None = None
+    ) -> None:
         if self.span is None or self.tr is None or self.doc is None:
             return
         self.doc.end = time.time_ns()
         if self.stages:
             self.stages[-1].end = self.doc.end
         calls, prompt, completion = (a - b for a, b in zip(_counts(usage), self.usage, strict=True))
-        self.doc.attributes.update(attributes)
+        self.doc.attributes.update(attributes())
         if calls:
             self.doc.attributes.update(
                 {
@@ -410,17 +418,15 @@ class Work:
         if self.span is None:
             return
         if error is not None:
-            from opentelemetry import trace as ot
-
-            self.span.record_exception(error)
-            self.span.set_status(ot.Status(ot.StatusCode.ERROR, type(error).__name__))
+            _failed(self.span, error)
         self.span.end()
 
 
-def _counts(usage: Usage | None) -> tuple[int, int, int]:
-    return (
-        (0, 0, 0) if usage is None else (usage.calls, usage.prompt_tokens, usage.completion_tokens)
-    )
+def _counts(usage: Callable[[], Usage] | None) -> tuple[int, int, int]:
+    if usage is None:
+        return (0, 0, 0)
+    now = usage()
+    return (now.calls, now.prompt_tokens, now.completion_tokens)
 
 
 def work(name: str, attributes: Attrs) -> Work:

@@ -414,9 +414,9 @@ class Memorizer:
                 self._ahead = None if stored else following
             if self.tracker is not None:
                 self.tracker.begin(item.source, len(item.doc.chunks) if item.doc else 0)
-            self.trace.document(item.source, self._usage())
+            self.trace.document(item.source, self._usage)
             doc_report, err = yield from self.document_op(item)
-            self.trace.document_done(doc_report.span_attributes(), self._usage())
+            self.trace.document_done(doc_report.span_attributes, self._usage)
             if self.tracker is not None:
                 self.tracker.end(doc_report.status)
             report.documents.append(doc_report)
