@@ -127,13 +127,11 @@ def _search_op(
 
 # -------------------------------------------------------------------------------------- spans
 
-# Stages of ``timings_ms`` measured before the search's transaction and inside it; the others
-# (scoring, rendering, the merge) come after it.
+# ``timings_ms`` holds the stages in the order they ran: the query's (before the transaction),
+# then those of the transaction, then the pure ones after it, which start with the first of
+# _AFTER; a stage the transaction gains (any name) lands in its group.
 _BEFORE = ("preprocess", "embed")
-
-
-def _inside(stage: str) -> bool:
-    return stage.endswith("_sql") or stage == "bonus"
+_AFTER = ("index", "score", "render", "merge")
 
 
 def traced(
@@ -168,13 +166,13 @@ def _describe(
     search, lookups = txs[-1], txs[:-1]
     out = [trace.Interval("lookup", p.start, p.end) for p in lookups]
     begin = lookups[-1].end if lookups else start
+    cut = next((i for i, (k, _) in enumerate(stages) if k in _AFTER), len(stages))
+    ran = stages[:cut]
     before = trace.end_to_end(
-        [s for s in stages if s[0] in _BEFORE], begin, search.start, backwards=True
+        [s for s in ran if s[0] in _BEFORE], begin, search.start, backwards=True
     )
-    inside = trace.end_to_end([s for s in stages if _inside(s[0])], search.start, search.end)
-    after = trace.end_to_end(
-        [s for s in stages if s[0] not in _BEFORE and not _inside(s[0])], search.end, end
-    )
+    inside = trace.end_to_end([s for s in ran if s[0] not in _BEFORE], search.start, search.end)
+    after = trace.end_to_end(stages[cut:], search.end, end)
     out += _rest("plan", begin, before[0].start if before else search.start) + before + inside
     out += _rest("transaction", inside[-1].end if inside else search.start, search.end) + after
     return attrs, out + _rest("finish", after[-1].end if after else search.end, end)
