@@ -174,6 +174,25 @@ def test_an_async_search_is_a_child_of_the_awaiting_span(
     check_search([s for s in spans if s is not first], both, caller)
 
 
+def test_an_async_memorize_is_a_child_of_the_awaiting_span(
+    db_url: str, exporter: InMemorySpanExporter
+) -> None:
+    async def run() -> ot.Span:
+        mem = await AsyncMemory.open(db_url, embedder=HashEmbedder(384))
+        try:
+            with ot.get_tracer("agent").start_as_current_span("agent step") as caller:
+                await mem.dataset("notes").memorize(NOTES[:2])
+            return caller
+        finally:
+            await mem.aclose()
+
+    caller = asyncio.run(run())
+    spans = exporter.get_finished_spans()
+    (root,) = named(spans, "memflow.memorize")
+    assert root.parent is not None and root.parent.span_id == caller.get_span_context().span_id
+    assert [d.name for d in children(spans, root)] == ["memflow.memorize.document"] * 2
+
+
 def test_a_failed_search_is_a_failed_span(notes: Memory, exporter: InMemorySpanExporter) -> None:
     with pytest.raises(NotFound):
         notes.search("x", datasets=["notes", "nowhere"])
