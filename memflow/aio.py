@@ -59,6 +59,7 @@ from memflow.store.datasets import (
 from memflow.store.dump import DumpFile, DumpProgressFn, ExportReport, ImportReport
 from memflow.store.export import export_op
 from memflow.store.forget import ForgetReport, forget_op
+from memflow.store.history import DocumentVersion, HistoryEntry
 from memflow.store.imports import import_op
 from memflow.store.opening import open_store, recorded_embedder, replica_engine, replica_settings
 from memflow.store.reads import as_uuid
@@ -340,22 +341,20 @@ class AsyncDataset:
         *,
         as_of: datetime | None = None,
         known_at: datetime | None = None,
-    ) -> list[store_history.HistoryEntry]:
+    ) -> list[HistoryEntry]:
         """As :meth:`memflow.Dataset.history`."""
         clocks = {"as_of": as_of, "known_at": known_at}
         return await self._run(
             lambda c: store_history.history_op(c.dataset_id, as_uuid(node_id), **clocks)
         )
 
-    async def reopen(
-        self, point_id: uuid.UUID | str, *, actor: str | None = None
-    ) -> store_history.HistoryEntry:
+    async def reopen(self, point_id: uuid.UUID | str, *, actor: str | None = None) -> HistoryEntry:
         """As :meth:`memflow.Dataset.reopen`."""
         return await self._run(
             lambda c: store_history.reopen_op(c.dataset_id, as_uuid(point_id), actor=actor)
         )
 
-    async def documents(self) -> list[store_history.DocumentVersion]:
+    async def documents(self) -> list[DocumentVersion]:
         """As :meth:`memflow.Dataset.documents`."""
         return await self._read(lambda c: store_history.document_versions(c, self.id))
 
