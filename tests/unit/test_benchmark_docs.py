@@ -31,7 +31,6 @@ DOCS = REPO / "docs" / "benchmarks"
 LEGACY_SCRIPTS = {
     "doors": "benchmarks/doors.py",
     "dump": "benchmarks/dump.py",
-    "ingest": "benchmarks/ingest.py",
     "locomo": "benchmarks/locomo.py",
     "longturns": "benchmarks/longturns.py",
     "reliability": "benchmarks/reliability.py",
