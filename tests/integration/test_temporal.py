@@ -273,3 +273,34 @@ def test_a_question_about_now_puts_the_newer_of_two_unlinked_statements_first(me
         "Where does the band rehearse now?", config=RecallConfig(present_order=False)
     )
     assert "church" in first("Where did the band rehearse before?")
+
+
+def test_a_chatty_speakers_candidates_are_bounded_and_the_move_still_closes(mem: Memory) -> None:
+    # Mia says 80 other things before she moves: the rules read the nearest of her statements,
+    # not all of them (a two-speaker chat's same-speaker pool was the whole dataset).
+    hobbies = [
+        f"I spent hour {i} of the week fixing bicycle number {i} in the shed." for i in range(80)
+    ]
+    first = [("Mia", "I live in Boston."), *[("Mia", h) for h in hobbies], ("Leo", "Nice.")]
+    second = [("Mia", "Big news: we moved to Seattle last week!"), ("Leo", "Congratulations.")]
+    ds = mem.dataset("chatty")
+    ds.memorize(_session("2023-01-10T10:00:00+00:00", first))
+    ds.memorize(_session("2023-03-09T10:00:00+00:00", second))
+    hist = ds.search("Where do I live now?", display="highly_related").context
+    boston = [line for line in hist.splitlines() if "Boston" in line]
+    assert boston and all("superseded" in line for line in boston), hist
+    from memflow.db.queries import q
+    from memflow.store import temporal
+
+    with dbe.transaction(mem.engine, ds.id) as conn:
+        ids = [r[0] for r in conn.execute(
+            text("SELECT id FROM memflow.node WHERE dataset_id = :d AND kind = 'FacetPoint' "
+                 "AND search_text LIKE '%Seattle%'"), {"d": ds.id})]  # fmt: skip
+        rows = conn.execute(
+            q("supersede_candidates"),
+            {"dataset_id": ds.id, "ids": ids, "speakers": ["Mia"], "k": temporal.CANDIDATES_K,
+             "k_speaker": temporal.SPEAKER_CANDIDATES_K},
+        ).all()  # fmt: skip
+    assert ids and rows
+    per_point = max(sum(1 for r in rows if r.for_id == i) for i in ids)
+    assert per_point <= temporal.CANDIDATES_K + temporal.SPEAKER_CANDIDATES_K < len(hobbies)
