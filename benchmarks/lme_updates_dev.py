@@ -12,9 +12,10 @@ benchmarks.longmemeval). It refuses test-half items, so tuning never sees them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,9 @@ def run_item(mem: Memory, item: Any, stride: int, show: bool) -> dict[str, Any]:
     keep = set(item.answer_sessions) | {s.index for s in item.sessions if s.index % stride == 0}
     docs = [d for d in documents(item) if int(d.source.rsplit("/S", 1)[-1]) in keep]
     name = f"dev-{item.question_id}"
+    if name not in {d.name for d in mem.datasets()}:
+        mem.dataset(name).memorize(docs, extractor="rules")
     ds = mem.dataset(name)
-    ds.memorize(docs, extractor="rules")
     update = update_sessions(item)
     assert update is not None
     latest, older, _ = update
@@ -73,12 +75,39 @@ def run_item(mem: Memory, item: Any, stride: int, show: bool) -> dict[str, Any]:
     return {"question_id": item.question_id, "latest_first": first, "sessions": len(docs)}
 
 
+@contextlib.contextmanager
+def _database(admin: str, keep: str) -> Iterator[str]:
+    if not keep:
+        with common.scratch_database(admin, "lme_dev") as url:
+            yield url
+        return
+    import psycopg
+
+    from memflow.config import libpq_url
+    from memflow.db import engine as dbe
+    from memflow.db import migrate
+
+    with psycopg.connect(libpq_url(admin), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (keep,)).fetchone() is None:
+            conn.execute(f"CREATE DATABASE {keep}")
+    url = common.with_database(admin, keep)
+    eng = dbe.make_engine(url, pool_size=1)
+    try:
+        with eng.begin() as conn:
+            migrate.upgrade(conn, embedding_dim=384)
+    finally:
+        eng.dispose()
+    yield url
+
+
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--items", type=int, default=12, help="tune knowledge-update items")
     ap.add_argument("--stride", type=int, default=8, help="keep every n-th other session")
     ap.add_argument("--show", action="store_true")
     ap.add_argument("--home", type=Path, default=common.DEFAULT_HOME, help="embedded server home")
+    ap.add_argument("--keep", default="", help="a database of the server to keep the datasets in")
+    ap.add_argument("--only", default="", help="only these question ids (a,b,...)")
     ap.add_argument("--cache", type=Path, default=DEFAULT_HOME / "embeddings.sqlite")
     args = ap.parse_args(argv)
     from memflow.embed.factory import make_embedder
@@ -86,11 +115,14 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     cache = DiskCachedEmbedder(make_embedder("local"), args.cache)
     admin = common.server_url(None, args.home)
     out = []
+    only = {q for q in args.only.split(",") if q}
     with (
-        common.scratch_database(admin, "lme_dev") as url,
+        _database(admin, args.keep) as url,
         Memory.open(url, embedder=cache) as mem,
     ):
         for item in tune_items(default_data(), args.items):
+            if only and item.question_id not in only:
+                continue
             t = time.perf_counter()
             out.append(run_item(mem, item, args.stride, args.show))
             print(f"  {item.question_id} {time.perf_counter() - t:.0f} s", file=sys.stderr)
