@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memflow.text.revision import content_keys, substituted
+from memflow.text.sentences import split_sentences
 from memflow.text.values import Value, is_zh, values
 
 # Questions, hypotheticals, proposals and rejected changes state no value (plans and decisions
@@ -403,13 +404,23 @@ class Answers:
     cued: bool
 
 
+@lru_cache(maxsize=4096)
+def asserted(text: str) -> str:
+    """The sentences of ``text`` that state something: a question or a hedge ("maybe", "if",
+    "?") holds back its own sentence, not the turn it is in ("Have you tried any lately? I've
+    tried four so far." states four)."""
+    return " ".join(s for s in split_sentences(text) if not unsure(s))
+
+
 def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
     """Whether ``new`` and ``old``, two statements that answer one question (the search found
     both near it), give different values of the kinds it asks for: ``new`` states one that
     ``old`` does not, about the same thing (no other name, id or code of theirs disagrees, no
     word in front of a shared one swapped), and ``new`` neither adds to ``old`` ("also") nor
-    only wonders ("maybe", "?"); None when they do not differ so."""
-    if unsure(new) or is_zh(new) != is_zh(old):
+    only wonders ("maybe", "?": read per sentence, :func:`asserted`); None when they do not
+    differ so."""
+    new, old = asserted(new), asserted(old)
+    if not new or not old or is_zh(new) != is_zh(old):
         return None
     if _ADDITIVE.search(new) and not _CUE_ZH.search(new) and not _CUE_EN.search(new):
         return None
@@ -426,7 +437,11 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
     slotted = [
         v
         for v in came
-        if _in_slot(new, v, zh)
+        # where a value is stated, or where the older statement had its value of that kind
+        if (
+            _in_slot(new, v, zh)
+            or any(_in_slot(new, v, zh, old, o) for o in vo if o.family == v.family)
+        )
         # a new subject is another thing, unless the old statement opens with its value too
         and (
             zh or not _subject(new, v) or any(_subject(old, o) for o in vo if o.family == v.family)

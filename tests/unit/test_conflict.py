@@ -132,3 +132,27 @@ def test_a_value_restated_without_a_change_word_is_an_uncued_change() -> None:
 )
 def test_the_tense_of_a_question(question: str, past: bool) -> None:
     assert asks_in_the_past(question) is past
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("We tried four different ones so far.", ["count"]),  # a describing word, then a plural
+        ("It takes 5 more minutes.", ["amount:duration"]),
+        ("The ones I like are blue.", []),  # "ones" is not "one" and a unit
+    ],
+)
+def test_counts_and_number_words(text: str, kinds: list[str]) -> None:
+    assert [v.kind for v in values(text)] == kinds
+
+
+def test_a_question_in_a_turn_holds_back_only_its_own_sentence() -> None:
+    from memflow.text.conflict import answers_differ, asked_kinds
+
+    kinds = asked_kinds("How many bakeries have I tried?")
+    old = "Have you tried any bakeries lately? I've tried three different ones this year."
+    new = "Any tips for sourdough? Also, have you tried bakeries near me? I've tried five different ones so far."
+    got = answers_differ(new, old, kinds)
+    assert got is not None and got.head > 0
+    # a statement that only asks still answers nothing
+    assert answers_differ("Have you tried five different ones?", old, kinds) is None
