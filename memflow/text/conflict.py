@@ -368,6 +368,7 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
         (r"\b(?:which|what) (?:tool|service|provider|vendor|platform|app|library|framework|"
          r"product|channel|system|stack|broker|queue|database engine)\b|哪个(?:工具|服务|平台|渠道|"
          r"供应商|系统)|用什么|通过什么", "name code version"),
+        (r"how (?:long|often)|多久|多长时间", "amount:duration count"),
         (r"how (?:many|much)|\bprice\b|\bcost|\bcharge|\bbudget|\bfee\b|多少|几台|几个|几人|"
          r"几位|价格|费用|预算", "amount:money amount:percent amount:duration amount:size "
          r"amount:length amount:mass amount:rate count"),
@@ -408,8 +409,14 @@ class Answers:
 def asserted(text: str) -> str:
     """The sentences of ``text`` that state something: a question or a hedge ("maybe", "if",
     "?") holds back its own sentence, not the turn it is in ("Have you tried any lately? I've
-    tried four so far." states four)."""
-    return " ".join(s for s in split_sentences(text) if not unsure(s))
+    tried four so far." states four); so does one after a dash or a semicolon."""
+    clauses = (c for s in split_sentences(text) for c in _CLAUSE_BREAK.split(s))
+    return " ".join(c.strip() for c in clauses if c.strip() and not unsure(c))
+
+
+# Where a sentence turns to another thought: "... for 6 months now - speaking of which, do you
+# have any tips?" (a dash or a semicolon between words).
+_CLAUSE_BREAK = re.compile(r"\s[-–—]\s|;\s|；")
 
 
 def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:

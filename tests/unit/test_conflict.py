@@ -156,3 +156,26 @@ def test_a_question_in_a_turn_holds_back_only_its_own_sentence() -> None:
     assert got is not None and got.head > 0
     # a statement that only asks still answers nothing
     assert answers_differ("Have you tried five different ones?", old, kinds) is None
+
+
+def test_how_long_asks_for_a_duration_and_a_dash_ends_a_question_clause() -> None:
+    from memflow.text.conflict import answers_differ, asked_kinds
+
+    kinds = asked_kinds("How long have I had my bike?")
+    assert "amount:duration" in kinds
+    old = "I've had my bike for 6 months now - do you know a good shop to service it?"
+    new = "Funny, I've had my bike for 9 months now, time flies!"
+    assert answers_differ(new, old, kinds) is not None
+
+
+def test_a_past_tense_question_gets_the_present_unless_it_asks_when() -> None:
+    from memflow.recall.config import RecallConfig
+    from memflow.recall.present import applies
+
+    cfg = RecallConfig()
+    assert applies("How many films did I watch this year?", False, cfg)
+    assert applies("Did I finish reading the novel?", False, cfg)
+    assert not applies("When did I move to Lisbon?", False, cfg)
+    assert not applies("Where did I live before the move?", False, cfg)
+    assert not applies("How many films did I watch?", False, cfg.model_copy(
+        update={"present_past_tense": False}))  # fmt: skip
