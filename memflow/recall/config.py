@@ -199,6 +199,9 @@ class RecallConfig(BaseModel):
     # LongMemEval_S knowledge-update tune items (benchmarks/lme_updates_dev.py) and the tune
     # half of benchmarks/updates.
     present_past_tense: bool = knob(True, "updates-tune")
+    # A question that names no kind of value pairs statements by any kind they both state.
+    # Chosen as present_past_tense.
+    present_any_kind: bool = knob(True, "updates-tune")
     # Statements paired by their text alone must both be this near the best recalled point's
     # unit score (raw cosine distance), among the first ``present_pool`` points.
     # Chosen on the tune half of benchmarks/updates (generator) and of LongMemEval_S

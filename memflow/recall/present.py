@@ -31,7 +31,7 @@ from uuid import UUID
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.types import GraphNode, Subgraph
-from memflow.text.conflict import answers_differ, asked_kinds, said_by
+from memflow.text.conflict import answers_differ, any_kind, asked_kinds, said_by
 from memflow.text.revision import content_keys
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
@@ -148,7 +148,9 @@ def _answer_pairs(
     best = ranked[0][0]
     close = {p for s, p in ranked if s <= best + config.present_margin}
     loose = asks_about_the_present(query)
-    kinds = asked_kinds(query)
+    # A question that names no kind of value ("What type of model am I working on?") may be
+    # answered by any (RecallConfig.present_any_kind).
+    kinds = asked_kinds(query) or (any_kind() if config.present_any_kind else frozenset())
     # "Who …?": a speaker saying "I" names themself (a new owner: "I'm looking after it now").
     text = {p: _text(nodes[p], "name" in kinds) for p in near}
     # Only statements that give a value of a kind asked for can answer differently.

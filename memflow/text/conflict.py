@@ -381,6 +381,11 @@ _ADDITIVE = re.compile(
 )
 
 
+def any_kind() -> frozenset[str]:
+    """Every family of value a question may ask for (what a question naming none may get)."""
+    return frozenset().union(*(kinds for _, kinds in _ASKED))
+
+
 def asked_kinds(query: str) -> frozenset[str]:
     """The families of value that answer ``query`` ("When …?": dates and times; "Who …?":
     names; "How many …?": counts and amounts …); empty for a question without such a word

@@ -179,3 +179,10 @@ def test_a_past_tense_question_gets_the_present_unless_it_asks_when() -> None:
     assert not applies("Where did I live before the move?", False, cfg)
     assert not applies("How many films did I watch?", False, cfg.model_copy(
         update={"present_past_tense": False}))  # fmt: skip
+
+
+def test_a_question_naming_no_kind_pairs_by_any_kind_both_state() -> None:
+    from memflow.text.conflict import any_kind, asked_kinds
+
+    assert asked_kinds("What type of model am I building?") == frozenset()
+    assert {"name", "count", "when", "amount:mass"} <= any_kind()
