@@ -38,9 +38,7 @@ def asks_in_the_past(query: str) -> bool:
 
 
 def asks_about_the_past(query: str) -> bool:
-    return bool(_PAST.search(query)) or (
-        bool(_OLD.search(query)) and not _PRESENT.search(query)
-    )
+    return bool(_PAST.search(query)) or (bool(_OLD.search(query)) and not _PRESENT.search(query))
 
 
 def asks_about_the_present(query: str) -> bool:
