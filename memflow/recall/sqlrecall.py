@@ -59,7 +59,7 @@ def recall(
     )  # fmt: skip
     hits: list[Hit] = []
     replaced = False
-    for collection, node_id, text_hash, text, distance, any_superseded in map(hit, result):
+    for collection, node_id, text_hash, text, distance, any_superseded in map(hit, result.all()):
         replaced = bool(any_superseded)
         if collection is None:  # no hit: the row only carries any_superseded
             continue
@@ -107,7 +107,8 @@ def project(
             **params(visible),
         },
     )
-    return _subgraph(list(result.keys()), result, config, Subgraph(), times)
+    # (all rows in one fetch: iterating the result fetches them one at a time)
+    return _subgraph(list(result.keys()), result.all(), config, Subgraph(), times)
 
 
 def expand(
@@ -250,7 +251,7 @@ def expand_points(
     node, extra = columns(keys, *_NODE_COLUMNS), columns(keys, *_EXPAND_COLUMNS)
     timed = columns(keys, *_TIME_COLUMNS)
     links = {(e.src, e.relationship, e.dst) for e in graph.edges}
-    for r in result:
+    for r in result.all():
         n = GraphNode(*node(r))
         episode, facet, facet_text, point_text, distance = extra(r)
         graph.nodes.setdefault(n.id, n)
