@@ -230,6 +230,8 @@ def retrieve_body(
         t = time.perf_counter()
         best = rank_scored(scored, graph, pq, cfg, expand, trace=0)
         chosen = [b.episode_id for b in best]
+        timings["expand_rank"] = ms(t)  # the first ranking (pure), apart from the SQL
+        t = time.perf_counter()
         shown = graph
         if display == "detail":
             graph = yield lambda conn: sqlrecall.expand(

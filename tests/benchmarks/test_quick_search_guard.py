@@ -39,7 +39,7 @@ def test_a_small_run_counts_the_statements_of_each_mode(pg_admin_url: str) -> No
     assert this["episodic"]["searches"] == this["vector"]["searches"] == 4
     # bind, recall, projection, the best episodes' points, the results' documents
     assert this["episodic"]["statements"] == 5
-    assert {"recall_sql", "projection_sql", "expand_sql", "score"} <= set(
+    assert {"recall_sql", "projection_sql", "expand_rank", "expand_sql", "score"} <= set(
         this["episodic"]["stages_p50"]
     )
     assert this["ratio"] > 0
