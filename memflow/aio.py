@@ -306,8 +306,9 @@ class AsyncDataset:
     # -- search ---------------------------------------------------------------------------------
     async def search(self, query: str, **options: Unpack[SearchKeywords]) -> SearchResponse:
         """As :meth:`memflow.Dataset.search`."""
+        opts, name = SearchOptions.of(**options), [self.name]
         return await self._run(
-            lambda c: search_op(c, self._ref, query, SearchOptions.of(**options))
+            lambda c: multi.traced(search_op(c, self._ref, query, opts), name, opts)
         )
 
     # -- memorize and forget --------------------------------------------------------------------

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 
+from memflow import trace
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -127,4 +129,21 @@ class HostCheck:
         await self.app(scope, receive, send)
 
 
-__all__ = ["LOOPBACK_HOSTS", "ASGIApp", "BodyLimit", "HostCheck", "allowed_hosts"]
+class TraceContext:
+    """The caller's trace (a W3C ``traceparent`` header) current while ``app`` answers, so the
+    spans of a search or memorize are children of the caller's span (memflow.trace,
+    docs/traces.md). With tracing off the header is not even read."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        trace.setup()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or trace.tracer() is None:
+            await self.app(scope, receive, send)
+            return
+        with trace.attached(trace.remote_parent(Headers(scope=scope))):
+            await self.app(scope, receive, send)
+
+
+__all__ = ["LOOPBACK_HOSTS", "ASGIApp", "BodyLimit", "HostCheck", "TraceContext", "allowed_hosts"]

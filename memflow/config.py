@@ -146,3 +146,14 @@ def session_settings() -> SessionSettings:
         analyze_min_rows=base.analyze_min_rows,
         analyze_share=base.analyze_share,
     )
+
+
+def trace_exporters() -> list[str]:
+    """Where memflow itself sends OpenTelemetry spans (docs/traces.md): the names in
+    ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``; unset or ``none``: none), and ``jsonl:PATH``
+    for ``MEMFLOW_TRACES_FILE``. Empty: memflow sets up no SDK (spans still go to a tracer provider
+    the application set up itself)."""
+    names = os.environ.get("OTEL_TRACES_EXPORTER", "").replace(" ", "").lower().split(",")
+    out = [n for n in dict.fromkeys(names) if n and n != "none"]
+    path = os.environ.get("MEMFLOW_TRACES_FILE")
+    return [*out, f"jsonl:{path}"] if path else out

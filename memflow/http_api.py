@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from memflow.asgi import BodyLimit, HostCheck, allowed_hosts
+from memflow.asgi import BodyLimit, HostCheck, TraceContext, allowed_hosts
 from memflow.bounds import MAX_JSON_DEPTH
 from memflow.errors import (
     ConfigurationError,
@@ -312,7 +312,8 @@ def create_app(
 
     for router in routers:
         app.include_router(router)
-    limited = BodyLimit(app, max_body, lambda msg: error_json("PayloadTooLarge", msg))
+    traced = TraceContext(app)  # a traceparent header: the caller's trace (docs/traces.md)
+    limited = BodyLimit(traced, max_body, lambda msg: error_json("PayloadTooLarge", msg))
     if keys:
         return limited
     checked = hosts if hosts is not None else allowed_hosts("127.0.0.1")

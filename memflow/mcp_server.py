@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from memflow import trace
 from memflow.errors import MemflowError
 from memflow.service import ContentTypeChoice, Service, public_error, search_request
 
@@ -92,7 +93,9 @@ def _bind(fn: Callable[..., Any], **fixed: Any) -> Callable[..., Any]:
 
 
 def build_server(service: Service, *, dataset: str | None = None) -> MCPServer:
-    """An MCP server over ``service``; ``dataset`` fixes the one dataset every call uses."""
+    """An MCP server over ``service``; ``dataset`` fixes the one dataset every call uses. The
+    SDK continues a caller's trace from a request's ``_meta.traceparent`` (docs/traces.md)."""
+    trace.setup()  # before the first request: the SDK's spans are recorded too
     server = MCPServer(
         name="memflow",
         instructions=INSTRUCTIONS

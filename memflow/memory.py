@@ -264,7 +264,8 @@ class Dataset:
 
         ``scope`` (e.g. ``{"user": "u1"}``) and ``where`` (a metadata filter, see
         :mod:`memflow.db.filters`): only what documents of that scope and metadata support."""
-        return self._run(lambda c: search_op(c, self.ref, query, SearchOptions.of(**options)))
+        opts, name = SearchOptions.of(**options), [self.name]
+        return self._run(lambda c: multi.traced(search_op(c, self.ref, query, opts), name, opts))
 
     # -- memorize and forget (memflow.ingest, memflow.store.forget) -----------------------------
     def memorize(

@@ -10,7 +10,7 @@ from memflow.cli.base import command, default_dataset, emit, open_memory
 from memflow.cli.filters import add_scope_option, add_where_option, json_object, scope_of
 from memflow.recall.config import DISPLAY_MODES, SEARCH_MODES
 from memflow.recall.options import HIGHLY_RELATED_BUDGET, SearchOptions
-from memflow.recall.types import SearchResponse, SearchResult
+from memflow.recall.types import PathStep, SearchResponse, SearchResult
 from memflow.text.tokens import TOKEN_COUNTERS
 
 
@@ -128,8 +128,17 @@ def explain_lines(result: SearchResult) -> list[str]:
                 shown += f" [superseded, valid until {step.invalid_at.date().isoformat()}]"
             lines.append(f"     {step.node_kind}: {shown}  ({hit}; cost {step.cost:.3f})")
         else:
-            lines.append(f'       └─ {step.relationship}: "{step.text[:100]}"  (+{step.cost:.3f})')
+            lines.append(f'       └─ {step_name(step)}: "{step.text[:100]}"  (+{step.cost:.3f})')
     return lines
+
+
+def step_name(step: PathStep) -> str:
+    """What an edge or corroboration step of the trace is: the edge's relationship, or
+    ``support (<node kind>)`` for a corroborating piece of evidence (its text says which:
+    "second point: …", "best window: …", "summary: …"); never ``None``."""
+    if step.kind == "support":
+        return f"support ({step.node_kind})" if step.node_kind else "support"
+    return step.relationship or "edge"
 
 
 def human(resp: SearchResponse, explain: bool, budget: int | None = None) -> str:

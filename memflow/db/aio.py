@@ -13,6 +13,7 @@ nothing of it is committed.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import os
 import uuid
@@ -51,8 +52,11 @@ class CpuPool:
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="memflow-cpu")
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``fn`` in a worker, with the caller's context variables (as ``asyncio.to_thread``:
+        the span current where an operation was awaited is its parent, memflow.trace)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+        return await loop.run_in_executor(self._pool, call)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from sqlalchemy import Connection, Engine
 
+from memflow import trace
 from memflow.context import StoreContext
 from memflow.db.filters import check_metadata, check_scope
 from memflow.db.steps import Body, Op, Tx, sql_tx
@@ -113,6 +114,7 @@ class Memorizer:
         self._worker = threading.local()
         self._worker_texts = 0
         self._stop_ahead = threading.Event()
+        self.trace = trace.NO_WORK  # memorize_op's spans (memflow.trace)
 
     # -- setup ----------------------------------------------------------------------------------
     def _llm_client(self) -> LlmClient:
@@ -306,6 +308,7 @@ class Memorizer:
         doc_id = report.id = document_id(ds, item.content_hash, self.scope, self.metadata)
         report.content_type = doc.content_type
         usage_before = self._usage()
+        self.trace.stage("check")
         try:
             stored: list[uuid.UUID] | None = yield sql_tx(
                 lambda conn: (
@@ -320,6 +323,7 @@ class Memorizer:
                 report.episode_ids = stored
                 report.seconds = time.perf_counter() - started
                 return report, None
+            self.trace.stage("extract")
             try:
                 drafts, report.extractor = self._extract(doc)
             except _DATA_ERRORS as exc:  # a gap in the checks, or a custom extractor's error
@@ -327,6 +331,7 @@ class Memorizer:
             # Derived edge vectors were measured on the rules' drafts, whose edge texts restate
             # their ends; a model's descriptions and roles say more (MemorizeOptions).
             derive = self.derive and report.extractor == "rules"
+            self.trace.stage("plan")
             planned = yield Tx(lambda: self._plan(doc, doc_id, drafts, derive), ds)
             plan, updates, report.merged, supersede = planned
             plan.rules = self.supersede != "off"
@@ -353,6 +358,7 @@ class Memorizer:
                 decide=self._decide,
                 on_stage=lambda _stage: self.tracker.writing() if self.tracker else None,
             )
+            self.trace.stage("embed")
             result = yield from writer.write_op(ds, info, plan, on_write=self._writing)
         except MemflowError as exc:
             self._usage_into(report, usage_before)
@@ -368,6 +374,7 @@ class Memorizer:
         return report, None
 
     def _writing(self) -> None:
+        self.trace.stage("write")
         if self.tracker is not None:
             self.tracker.writing()
         self._start_ahead()
@@ -407,7 +414,9 @@ class Memorizer:
                 self._ahead = None if stored else following
             if self.tracker is not None:
                 self.tracker.begin(item.source, len(item.doc.chunks) if item.doc else 0)
+            self.trace.document(item.source, self._usage)
             doc_report, err = yield from self.document_op(item)
+            self.trace.document_done(doc_report.span_attributes, self._usage)
             if self.tracker is not None:
                 self.tracker.end(doc_report.status)
             report.documents.append(doc_report)
@@ -484,17 +493,20 @@ def memorize_op(
     given: dict[str, Any] = dict(keywords)
     base = given.pop("options", None) or MemorizeOptions()
     opts = base.updated(**{k: v for k, v in given.items() if k not in _NOT_OPTIONS})
-    yield from claim_embedder_op(ref, ctx.embedder.name)
-    items = resolve_inputs(
-        source, content_type=opts.content_type, reference_time=opts.reference_time
-    )
-    memorizer = Memorizer(ctx, opts, llm=given.get("llm"))
-    try:
-        run = memorizer.run_op(items, given.get("progress"), given.get("on_progress"))
-        report, errors = yield from run
-    finally:
-        memorizer.close()
-    return outcome(report, errors, opts)
+    with trace.work("memflow.memorize", {"memflow.dataset": ref.name}) as work:
+        yield from claim_embedder_op(ref, ctx.embedder.name)
+        items = resolve_inputs(
+            source, content_type=opts.content_type, reference_time=opts.reference_time
+        )
+        memorizer = Memorizer(ctx, opts, llm=given.get("llm"))
+        memorizer.trace = work
+        try:
+            run = memorizer.run_op(items, given.get("progress"), given.get("on_progress"))
+            report, errors = yield from run
+        finally:
+            memorizer.close()
+        work.attributes({f"memflow.memorize.{k}": v for k, v in report.totals().items()})
+        return outcome(report, errors, opts)
 
 
 __all__ = ["MemorizeKeywords", "Memorizer", "ProgressFn", "memorize_op", "outcome"]

@@ -52,6 +52,15 @@ class DocumentReport(BaseModel):
             out.pop("error_type")
         return out
 
+    def span_attributes(self) -> dict[str, Any]:
+        """Its span's attributes (memflow.trace, docs/traces.md): the status and counts."""
+        skip = {"source", "id", "episode_ids", "error", "seconds"}
+        got = self.model_dump(mode="json", exclude_none=True, exclude=skip)
+        return {
+            "memflow.document.id": str(self.id),
+            **{f"memflow.document.{k}": v for k, v in got.items()},
+        }
+
 
 class MemorizeReport(BaseModel):
     documents: list[DocumentReport] = Field(default_factory=list)

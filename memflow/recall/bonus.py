@@ -13,13 +13,18 @@ from uuid import UUID
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.preprocess import (
+    LiteralToken,
     NumberToken,
     PreprocessedQuery,
+    currencies,
+    extract_literals,
     extract_numbers,
     has_cjk,
+    is_cjk_text,
     latin_terms,
 )
 from memflow.recall.types import COLLECTIONS, EDGE_COLLECTION, Hit
+from memflow.text.terms import STOP_WORDS
 
 _MATCH_DROP = re.compile(r"[\s，,。.；;：:！!？?、]")
 _COLLECTION_ORDER = {name: i for i, name in enumerate(COLLECTIONS)}
@@ -66,6 +71,28 @@ def number_bonus(query_numbers: Sequence[NumberToken], text: str, config: Recall
     return min(total, config.number_bonus_floor)
 
 
+@lru_cache(maxsize=8192)
+def _text_literals(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    found = extract_literals(text)
+    return frozenset(x.form for x in found), frozenset(x.value for x in found)
+
+
+def literal_bonus(literals: frozenset[LiteralToken], text: str, config: RecallConfig) -> float:
+    """What the query's literals found in ``text`` take off its score: ``literal_bonus`` per
+    literal written the same way, ``literal_value_share`` of it when only the value agrees,
+    capped at ``literal_bonus_max``."""
+    if not literals:
+        return 0.0
+    forms, values = _text_literals(text)
+    total = 0.0
+    for lit in literals:
+        if lit.form in forms:
+            total += config.literal_bonus
+        elif lit.value in values:
+            total += config.literal_bonus * config.literal_value_share
+    return min(total, config.literal_bonus_max)
+
+
 def _term_patterns(terms: Sequence[str]) -> list[re.Pattern[str]]:
     return [
         re.compile(rf"(?<![A-Za-z0-9]){re.escape(t)}(?![A-Za-z0-9])", re.IGNORECASE) for t in terms
@@ -82,24 +109,78 @@ def _term_bonus(patterns: Sequence[re.Pattern[str]], text: str, config: RecallCo
     return min(hits * config.english_term_bonus, config.english_term_max)
 
 
+def language_shifts(hits: Iterable[Hit], query: str, config: RecallConfig) -> dict[str, float]:
+    """Per collection, how much nearer a text in another script than the query's moves (see
+    ``RecallConfig.language_shift``; :func:`memflow.recall.preprocess.is_cjk_text` tells the
+    scripts apart). A collection with hits in one script only moves nothing."""
+    if not config.language_shift:
+        return {}
+    own = is_cjk_text(query)
+    groups: dict[tuple[str, bool], list[float]] = {}
+    for h in hits:
+        if h.collection != EDGE_COLLECTION:
+            groups.setdefault((h.collection, is_cjk_text(h.text)), []).append(h.distance)
+    shifts: dict[str, float] = {}
+    for (collection, cjk), other in groups.items():
+        mine = groups.get((collection, own))
+        if cjk == own or not mine:
+            continue
+        gap = _top_mean(other, config.language_shift_top) - _top_mean(
+            mine, config.language_shift_top
+        )
+        if gap > 0:
+            shifts[collection] = gap * config.language_shift
+    return shifts
+
+
+def _crossing_patterns(query: str) -> list[re.Pattern[str]]:
+    """The query's words in Latin letters, stop words aside, as whole-token patterns: a word
+    with a capital ("ELK", "Loki", "App") keeps its case (names and acronyms keep it in any
+    language; the common word "app" in an English note is not the name "App")."""
+    return [
+        re.compile(
+            rf"(?<![A-Za-z0-9]){re.escape(t)}(?![A-Za-z0-9])",
+            0 if t != t.lower() else re.IGNORECASE,
+        )
+        for t in latin_terms(query)
+        if len(t) > 1 and t.lower() not in STOP_WORDS
+    ]
+
+
+def _top_mean(values: list[float], n: int) -> float:
+    best = sorted(values)[:n]
+    return sum(best) / len(best)
+
+
 def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConfig) -> list[Hit]:
     """Scores from raw distances, less the rule-based bonuses: keyword bonus (hybrid queries),
     then the exact-match bonus against the original query for hits at least
     ``exact_match_min_score`` into their collection's spread. A bonus is a share of the spread
     between the collection's best and worst hit (the scale m_flow's min-max scores give them),
     and no bonus takes a score below the collection's best distance."""
-    bounds = collection_bounds(hits)
+    shifts = language_shifts(hits, pq.original, config)
+    own = is_cjk_text(pq.original)
+    hits = [
+        h.rescored(h.distance - shifts[h.collection])
+        if h.collection in shifts and is_cjk_text(h.text) != own
+        else h.rescored(h.distance)
+        for h in hits
+    ]
+    money = currencies(pq.original)
+    crossing = _crossing_patterns(pq.original)
+    bounds = _score_bounds(hits)
     numbers = extract_numbers(pq.original)
+    literals = extract_literals(pq.original)
     patterns = _term_patterns(latin_terms(pq.original)) if has_cjk(pq.original) else []
     keywords = [k for k in (normalize_for_match(k) for k in pq.keywords) if k]
     out: list[Hit] = []
     for h in hits:
         if h.collection == EDGE_COLLECTION:
-            out.append(h.rescored(h.distance))
+            out.append(h)
             continue
         lo, hi = bounds[h.collection]
         spread = hi - lo
-        rel = (h.distance - lo) / spread if spread > 0 else 0.0
+        rel = (h.score - lo) / spread if spread > 0 else 0.0
         if pq.use_hybrid and keywords:
             norm = normalize_for_match(h.text)
             if any(k in norm for k in keywords):
@@ -107,8 +188,23 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         if rel >= config.exact_match_min_score and (numbers or patterns):
             bonus = number_bonus(numbers, h.text, config) + _term_bonus(patterns, h.text, config)
             rel = max(0.0, rel - bonus)
-        out.append(h.rescored(lo + rel * spread if spread > 0 else h.distance))
+        score = lo + rel * spread if spread > 0 else h.score
+        score -= literal_bonus(literals, h.text, config)
+        if (crossing or money) and is_cjk_text(h.text) != own:
+            found = sum(1 for p in crossing if p.search(h.text)) + bool(money & currencies(h.text))
+            score -= min(found * config.cross_term_bonus, config.cross_term_max)
+        out.append(h.rescored(score))
     return out
+
+
+def _score_bounds(hits: Iterable[Hit]) -> dict[str, tuple[float, float]]:
+    """(best, worst) score of each collection's hits, before the bonuses (the raw distance, less
+    a language shift)."""
+    bounds: dict[str, tuple[float, float]] = {}
+    for h in hits:
+        lo, hi = bounds.get(h.collection, (h.score, h.score))
+        bounds[h.collection] = (min(lo, h.score), max(hi, h.score))
+    return bounds
 
 
 def _better(a: Hit, b: Hit) -> bool:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
+from memflow import trace
 from memflow.db.queries import q
 from memflow.db.steps import Body, Op, Tx
 from memflow.embed.base import Embedder
@@ -38,7 +39,7 @@ from memflow.recall.budget import honour_budget
 from memflow.recall.options import SearchOptions
 from memflow.recall.plan import SearchPlan
 from memflow.recall.render import GROUP_SEPARATOR, SUMMARY_SEPARATOR, pack_indexes
-from memflow.recall.rows import Fetched
+from memflow.recall.rows import BaselineRows, EpisodicRows, Fetched, ProceduralRows
 from memflow.recall.search import finish_rows, plan_search, search_body
 from memflow.recall.types import ContextUnit, SearchResponse, SearchResult
 from memflow.store.datasets import check_same_embedder, lookup_op, validate_dataset_name
@@ -104,8 +105,14 @@ def fetch_body(
 def search_op(embedder: Embedder, query: str, options: SearchOptions) -> Op[SearchResponse]:
     """One search over ``options.datasets``: each looked up and checked for the one embedder,
     the query planned and embedded once, one read transaction, then each dataset's pure stages,
-    the merge and the budget."""
+    the merge and the budget (with its spans: :func:`traced`)."""
     names = dataset_names(options.datasets or [])
+    return traced(_search_op(embedder, names, query, options), names, options)
+
+
+def _search_op(
+    embedder: Embedder, names: list[str], query: str, options: SearchOptions
+) -> Op[SearchResponse]:
     found = []
     for name in names:
         found.append((yield from lookup_op(name, embedder.name, create=False)))
@@ -116,6 +123,87 @@ def search_op(embedder: Embedder, query: str, options: SearchOptions) -> Op[Sear
     responses = [finish_rows(mine, got) for mine, got in fetched]
     merged = merge([t.name for t in targets], responses, plan)
     return honour_budget(merged, plan.options.budget_tokens)
+
+
+# -------------------------------------------------------------------------------------- spans
+
+# ``timings_ms`` holds the stages in the order they ran: the query's (before the transaction),
+# then those of the transaction, then the pure ones after it, which start with the first of
+# _AFTER; a stage the transaction gains (any name) lands in its group.
+_BEFORE = ("preprocess", "embed")
+_AFTER = ("index", "score", "render", "merge")
+
+
+def traced(
+    op: Op[SearchResponse], datasets: Sequence[str], options: SearchOptions
+) -> Op[SearchResponse]:
+    """``op`` (a search of ``datasets``) with its spans when tracing is on (:mod:`memflow.trace`,
+    docs/traces.md): ``memflow.search`` under the caller's span, and a child per stage of the
+    response's ``timings_ms`` placed in the phase that ran it, plus what no stage measured:
+    ``lookup`` (each dataset looked up), ``plan`` (before the stages), ``transaction`` (the rest of
+    the search's transaction: connection, binding, the cited documents, commit) and ``finish``."""
+    attrs: trace.Attrs = {"memflow.datasets": list(datasets), "memflow.search.top_k": options.top_k}
+    if len(datasets) == 1:
+        attrs["memflow.dataset"] = datasets[0]
+    return trace.op_spans("memflow.search", op, attrs, _describe)
+
+
+def _describe(
+    resp: SearchResponse, phases: list[trace.Phase]
+) -> tuple[trace.Attrs, list[trace.Interval]]:
+    start, end = phases[0].start, phases[-1].end
+    txs = [p for p in phases if p.kind == "tx"]
+    stages = [(k, v) for k, v in resp.timings_ms.items() if k != "total"]
+    attrs: trace.Attrs = {
+        "memflow.search.mode": resp.mode,
+        "memflow.search.display": resp.display,
+        "memflow.search.results": len(resp.results),
+        "memflow.search.context_units": len(resp.context_units),
+        **_row_counts(txs[-1].value if txs else None),
+    }
+    if not txs:  # (no search ran)
+        return attrs, trace.end_to_end(stages, start, end)
+    search, lookups = txs[-1], txs[:-1]
+    out = [trace.Interval("lookup", p.start, p.end) for p in lookups]
+    begin = lookups[-1].end if lookups else start
+    cut = next((i for i, (k, _) in enumerate(stages) if k in _AFTER), len(stages))
+    ran = stages[:cut]
+    before = trace.end_to_end(
+        [s for s in ran if s[0] in _BEFORE], begin, search.start, backwards=True
+    )
+    inside = trace.end_to_end([s for s in ran if s[0] not in _BEFORE], search.start, search.end)
+    after = trace.end_to_end(stages[cut:], search.end, end)
+    out += _rest("plan", begin, before[0].start if before else search.start) + before + inside
+    out += _rest("transaction", inside[-1].end if inside else search.start, search.end) + after
+    return attrs, out + _rest("finish", after[-1].end if after else search.end, end)
+
+
+def _rest(name: str, start: int, end: int) -> list[trace.Interval]:
+    """What no stage measured between ``start`` and ``end``, as a span (none when empty)."""
+    return [trace.Interval(name, start, end)] if end > start else []
+
+
+def _row_counts(fetched: object) -> trace.Attrs:
+    """The rows the search's transaction returned, summed over the datasets."""
+    each = [f for _, f in fetched] if isinstance(fetched, list) else [fetched]
+    counts: dict[str, int] = {}
+    for f in each:
+        if not isinstance(f, Fetched):
+            continue
+        rows = f.rows
+        if isinstance(rows, EpisodicRows):
+            got = {
+                "hits": len(rows.hits),
+                "nodes": len(rows.graph.nodes),
+                "edges": len(rows.graph.edges),
+            }
+        elif isinstance(rows, BaselineRows):
+            got = {"units": len(rows.units)}
+        elif isinstance(rows, ProceduralRows):
+            got = {"procedures": len(rows.procedures)}
+        for k, v in got.items():
+            counts[k] = counts.get(k, 0) + v
+    return {f"memflow.search.rows.{k}": v for k, v in counts.items()}
 
 
 # ------------------------------------------------------------------------------------- merging
@@ -246,4 +334,5 @@ __all__ = [
     "fetch_body",
     "merge",
     "search_op",
+    "traced",
 ]

@@ -74,7 +74,9 @@ class ScoredHits:
         cached = self._adjust.get(key)
         adjust: dict[UUID, float] = {} if cached is None else cached
         if query and cached is None:
-            rules = QueryRules.build(query, (n.speaker for n in points))
+            rules = QueryRules.build(
+                query, (n.speaker for n in points), (n.search_text or n.name for n in points)
+            )
             for n in points:
                 a = rules.adjustment(n.search_text or n.name, n.speaker, config)
                 if a:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -226,6 +227,92 @@ def extract_numbers(text: str) -> list[NumberToken]:
     return out
 
 
+# Literals: what a question names exactly and a note writes the same way in any language (an
+# id, a version, an amount, a percentage). Each has its written form and a normalised value:
+# "OPS-4490" / "ops4490", "4.3.0" / "4.3", "40万" / "400000", "€420,000" / "420000", "4.5%".
+_AMOUNT = re.compile(
+    r"(?<![A-Za-z0-9_.,\-:/])(?P<cur>[€$¥£])?\s?(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)"
+    r"(?:\s?(?P<mult>万|亿|千|k|K|million|mln|bn)(?![A-Za-z])|\s?(?P<pct>%|％|percent))?"
+    r"(?![A-Za-z0-9_\-/:]|[.,]\d)"
+)
+_MULTIPLIER = {"万": 10_000, "亿": 100_000_000, "千": 1000, "k": 1000, "million": 1_000_000,
+               "mln": 1_000_000, "bn": 1_000_000_000}  # fmt: skip
+_ID = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2,}[-_]?\d{2,}[A-Za-z0-9]*(?![A-Za-z0-9])")
+_VERSION = re.compile(r"(?<![A-Za-z0-9_.])[vV]?(\d+\.\d+(?:\.\d+)+)(?![A-Za-z0-9_]|\.\d)")
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralToken:
+    """A literal of a text: its written form (lower-cased, no spaces) and normalised value."""
+
+    form: str
+    value: str
+
+
+def _amount(m: re.Match[str]) -> LiteralToken | None:
+    num, cur, mult, pct = m["num"], m["cur"], m["mult"], m["pct"]
+    plain = num.replace(",", "")
+    bare = not (cur or mult or pct or "," in num or "." in num)
+    # a bare integer: a literal from three digits on, a year is not one
+    if bare and (len(plain) < 3 or (len(plain) == 4 and 1900 <= int(plain) <= 2100)):
+        return None
+    try:
+        value = Decimal(plain) * _MULTIPLIER.get((mult or "").lower(), 1)
+    except InvalidOperation:
+        return None
+    norm = format(value.normalize(), "f") + ("%" if pct else "")
+    return LiteralToken(_SPACES.sub("", m[0]).lower().replace("％", "%"), norm)
+
+
+# Currencies, however a language writes them: a question "in euros" / "多少欧元" names a unit
+# that a note writes as "€".
+_CURRENCIES = {
+    "eur": re.compile(r"€|\beur\b|\beuros?\b|欧元", re.IGNORECASE),
+    "usd": re.compile(r"\$|\busd\b|\bdollars?\b|美元", re.IGNORECASE),
+    "cny": re.compile(r"[¥￥]|\b(?:cny|rmb|yuan)\b|人民币|\d\s*[万千亿]?元", re.IGNORECASE),
+}
+
+
+@lru_cache(maxsize=16384)
+def currencies(text: str) -> frozenset[str]:
+    """The currencies ``text`` names or writes an amount in ("eur", "usd", "cny")."""
+    return frozenset(name for name, pattern in _CURRENCIES.items() if pattern.search(text))
+
+
+def extract_literals(text: str) -> frozenset[LiteralToken]:
+    """Ids ("OPS-4490"), versions ("4.3.0"), amounts and percentages ("40万", "€420,000",
+    "4.5%"), decimals and integers of three digits or more (not years) in ``text``, read in
+    its NFKC form (full-width "ＯＰＳ－４４９０" and "４０万" are "OPS-4490" and "40万")."""
+    text = unicodedata.normalize("NFKC", text)
+    out: set[LiteralToken] = set()
+    for m in _ID.finditer(text):
+        out.add(LiteralToken(m[0].lower(), re.sub(r"[-_]", "", m[0].lower())))
+    versions = [(m.start(), m.end()) for m in _VERSION.finditer(text)]
+    for m in _VERSION.finditer(text):
+        out.add(LiteralToken(m[1], re.sub(r"(?:\.0)+$", "", m[1])))
+    for m in _AMOUNT.finditer(text):
+        if any(lo <= m.start("num") < hi for lo, hi in versions):
+            continue
+        lit = _amount(m)
+        if lit is not None:
+            out.add(lit)
+    return frozenset(out)
+
+
+_CJK_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+@lru_cache(maxsize=16384)
+def is_cjk_text(text: str) -> bool:
+    """Whether a text is written in a CJK script: a CJK character for every three other
+    letters or more ("Loki 只索引标签" is Chinese, "the 35万 budget" is not)."""
+    if _CJK_SCRIPT.search(text) is None:
+        return False
+    cjk = len(_CJK_SCRIPT.findall(text))
+    return 3 * cjk >= len(_LETTER.findall(text)) - cjk
+
+
 def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
@@ -380,13 +467,17 @@ __all__ = [
     "CN_QUESTION_WORDS",
     "EN_QUESTION_WORDS",
     "HybridReason",
+    "LiteralToken",
     "NumberToken",
     "PreprocessedQuery",
     "build_vector_query",
+    "currencies",
     "extract_keywords",
+    "extract_literals",
     "extract_numbers",
     "has_cjk",
     "hybrid_reason",
+    "is_cjk_text",
     "latin_terms",
     "preprocess",
     "query_core",

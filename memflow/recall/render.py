@@ -28,7 +28,7 @@ from memflow.recall.types import (
     citations,
     source_keys,
 )
-from memflow.recall.unitrules import body_of, is_decision
+from memflow.recall.unitrules import body_of, is_decision, is_small_talk
 from memflow.text.tokens import TokenCounter, TokenCounterName, count_words
 from memflow.text.tokens import token_counter as counter_of
 
@@ -106,6 +106,7 @@ class EvidenceUnit:
     is_point: bool
     replaced: bool = False  # a fact replaced as of the search's time (GraphNode.replaced_at)
     outdated_by: UUID | None = None  # a newer statement of the search (memflow.recall.present)
+    small_talk: bool = False  # a greeting or thanks only (RecallConfig.small_talk_last)
 
 
 def evidence_units(
@@ -150,18 +151,18 @@ def evidence_units(
                 if d == INF or node is None:
                     continue
                 own = d + evidence.unit_adjust.get(node_id, 0.0) if is_point else d
-                if (
-                    is_point
-                    and config.decision_bonus
-                    and is_decision(body_of(node.search_text or node.name, node.speaker))
-                ):
+                body = body_of(node.search_text or node.name, node.speaker)
+                if is_point and config.decision_bonus and is_decision(body):
                     own -= config.decision_bonus
+                chat = is_point and config.small_talk_last and is_small_talk(body)
                 window = facet_best if facet_best < INF else d
                 text = point_text(node) if is_point else facet_text(node)
                 rank = own + title + prior + config.facet_prior_mu * window
                 replaced = node.replaced_at is not None
                 candidates.append(
-                    EvidenceUnit(node_id, b.episode_id, text, rank, is_point, replaced)
+                    EvidenceUnit(
+                        node_id, b.episode_id, text, rank, is_point, replaced, small_talk=chat
+                    )
                 )
     best: dict[UUID, EvidenceUnit] = {}
     for unit in candidates:
@@ -169,7 +170,10 @@ def evidence_units(
         if cur is None or unit.rank_score < cur.rank_score:
             best[unit.node_id] = unit
     _present_first(best, evidence, config.present_ahead)
-    ordered = sorted(best.values(), key=lambda u: (round(u.rank_score, 9), not u.is_point, u.text))
+    ordered = sorted(
+        best.values(),
+        key=lambda u: (u.small_talk, round(u.rank_score, 9), not u.is_point, u.text),
+    )
     seen: set[str] = set()
     out: list[EvidenceUnit] = []
     cutoff = config.relevance_cutoff

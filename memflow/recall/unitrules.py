@@ -30,7 +30,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memflow.recall.config import RecallConfig
-from memflow.text.terms import content_terms, mentions
+from memflow.recall.preprocess import is_cjk_text
+from memflow.text.terms import STEM_LENGTH, content_terms, mentions
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 # Decision and ownership markers, English and Chinese: a labelled line ("Decision:", "Owner:",
 # "决定：") or a phrase that says who decided or owns what. Labels are matched at the start of a
@@ -45,6 +49,49 @@ _DECISION_PHRASE = re.compile(
     r"|决定|决策|决议|负责|拍板|定下",
     re.IGNORECASE,
 )
+
+
+# Small talk: a line that opens with a greeting, thanks or a farewell and says nothing more than
+# that, an addressee, a phatic phrase and at most one topic word ("Hi Alex, quick update on
+# Northwind.", "Thanks, that helps!", "大家好，同步一下进展"). It never carries the answer.
+_GREETING = re.compile(
+    r"^\s*(?:hi|hello|hey|hiya|yo|dear|good (?:morning|afternoon|evening|night)|morning|"
+    r"thanks|thank you|thx|cheers|bye|goodbye|see you|see ya|take care|congrats|"
+    r"你好|您好|大家好|嗨|哈喽|早上好|早|晚上好|谢谢|多谢|感谢|再见|拜拜)"
+    r"(?![A-Za-z])[\s,，!！.。:：~]*(?:(?:[A-Z][\w'-]*|all|everyone|team|guys|folks)"
+    r"(?![\w'-])[\s,，!！.。:：~]*)?",
+    re.IGNORECASE,
+)
+_PHATIC = frozenset(
+    (
+        "quick update news just check checking in touch base hope well good great nice glad "
+        "happy see you again long time soon later bye day week weekend morning afternoon "
+        "evening night all everyone team how going doing things thanks thank much lot so very "
+        "really helpful help sorry late back catch up chat talk let know here ok okay sure "
+        "cool awesome love hear today tomorrow quickly one more thing about on regarding re "
+        "update updates following follow"
+    ).split()
+)
+_PHATIC_TERMS = frozenset(w[:STEM_LENGTH] for w in _PHATIC)
+_PHATIC_ZH = re.compile(
+    r"同步一下|同步|一下|进展|更新|最新|情况|最近|好久不见|辛苦了|辛苦|大家|收到|好的|哈哈|的"
+)
+_DIGIT = re.compile(r"\d")
+
+
+def is_small_talk(text: str) -> bool:
+    """Whether ``text`` (a unit's body, without its speaker) is small talk: a greeting, thanks or
+    farewell first, no figure, and after it at most one word that is not phatic (a topic
+    named in passing), or at most four Chinese characters and one Latin word."""
+    m = _GREETING.match(text)
+    if m is None or _DIGIT.search(text):
+        return False
+    rest = text[m.end() :]
+    if _CJK.search(rest):
+        return (
+            len(_CJK.findall(_PHATIC_ZH.sub("", rest))) <= 4 and len(_LATIN_WORD.findall(rest)) <= 1
+        )
+    return len(content_terms(rest) - _PHATIC_TERMS) <= 1
 
 
 def is_decision(text: str) -> bool:
@@ -77,10 +124,18 @@ class QueryRules:
     terms: frozenset[str]  # content terms of the query, speakers' names excluded
 
     @classmethod
-    def build(cls, query: str, speakers: Iterable[str | None]) -> QueryRules:
+    def build(
+        cls, query: str, speakers: Iterable[str | None], texts: Iterable[str] = ()
+    ) -> QueryRules:
+        """The rules of ``query`` over units of these ``speakers``. When the units' ``texts``
+        are in two scripts (CJK and another), shared terms count for nothing: words are shared
+        within one language only, so they would pull the query's own language forward, not the
+        answer (a bilingual store; a store of one script keeps the rule)."""
         known = sorted({s for s in speakers if s})
         named = frozenset(s for s in known if mentions(query, s))
-        return cls(named, content_terms(query, known))
+        scripts = {is_cjk_text(t) for t in texts}
+        terms = frozenset() if len(scripts) > 1 else content_terms(query, known)
+        return cls(named, terms)
 
     def adjustment(self, text: str, speaker: str | None, config: RecallConfig) -> float:
         body = body_of(text, speaker)
@@ -97,4 +152,4 @@ class QueryRules:
         return out
 
 
-__all__ = ["QueryRules", "body_of", "is_decision", "title_matches"]
+__all__ = ["QueryRules", "body_of", "is_decision", "is_small_talk", "title_matches"]

@@ -23,7 +23,9 @@ from memflow.recall.config import RecallConfig
 from memflow.recall.preprocess import PreprocessedQuery, extract_numbers, preprocess
 from memflow.recall.types import Hit
 
-CFG = RecallConfig()
+# The keyword, number and term bonuses alone; the cross-language rules (issue 29: language
+# shift, literals, words across scripts) are tested on their own below, at their defaults.
+CFG = RecallConfig(language_shift=0, literal_bonus=0, cross_term_bonus=0)
 NOW = datetime(2031, 5, 15)
 POINTS = "FacetPoint_search_text"
 

@@ -13,8 +13,8 @@ import pytest
 from ..conftest import REPO
 
 # Libraries `memflow --version` has no use for: the database stack, numpy, the LLM client and
-# the servers' frameworks.
-HEAVY = ("sqlalchemy", "psycopg", "numpy", "openai", "fastapi", "mcp")
+# the servers' frameworks, OpenTelemetry (memflow.trace imports it only when spans are wanted).
+HEAVY = ("sqlalchemy", "psycopg", "numpy", "openai", "fastapi", "mcp", "opentelemetry")
 CONSOLE_SCRIPT = "import sys; from memflow.cli import main; sys.exit(main())"  # [project.scripts]
 
 

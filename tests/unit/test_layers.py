@@ -19,7 +19,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "memflow"
 # Bottom first. ``memflow`` is the package's __init__ (the public API).
 LAYERS: list[set[str]] = [
     {"errors", "ids", "config", "drafts"},  # pure, import nothing of memflow
-    {"bounds"},  # what memflow takes from outside (times, JSON, names): InvalidInput otherwise
+    # what memflow takes from outside (times, JSON, names): InvalidInput otherwise / the
+    # OpenTelemetry spans of the operations (memflow.trace)
+    {"bounds", "trace"},
     {"db", "embed", "text"},  # PostgreSQL, embedding providers, parsed text and time parsing
     {"context"},  # StoreContext: engine, embedder, dataset id, fault hook
     {"store", "llm"},  # the write path and forget / the LLM client, extractor and router

@@ -14,6 +14,7 @@ from memflow.recall.unitrules import (
     QueryRules,
     body_of,
     is_decision,
+    is_small_talk,
     title_matches,
 )
 from memflow.text.terms import content_terms
@@ -202,3 +203,23 @@ def test_a_facet_whose_title_the_query_names_wins_its_episode() -> None:
     off = RecallConfig(facet_title_bonus=0)
     [plain] = score_bundles(index, scored.evidence(g.sub(), question, off), off)
     assert plain.best_facet_id == nid("背景")
+
+
+@pytest.mark.parametrize(
+    ("text", "small"),
+    [
+        ("Hi Tomas, quick update on Kestrel.", True),
+        ("Morning Ada, nice weather today!", True),
+        ("Thanks, that is really helpful!", True),
+        ("大家好，同步一下 Kestrel 的进展。", True),
+        ("谢谢！", True),
+        # a greeting that carries a fact, a figure or news is not small talk
+        ("Hi all, the launch moved to March 4.", False),
+        ("Hey! I just got back from Lisbon!", False),
+        ("Thanks Ada, the crane is fixed now.", False),
+        ("你好，上线时间改到3月4日了。", False),
+        ("The launch moved to March 4.", False),
+    ],
+)
+def test_small_talk_is_a_greeting_that_says_nothing_more(text: str, small: bool) -> None:
+    assert is_small_talk(text) is small
