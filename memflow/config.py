@@ -124,9 +124,9 @@ class SessionSettings:
     error naming this setting (0: no limit). ``client_check_ms``: while a statement runs, how
     often PostgreSQL checks that memflow is still connected, so the statement of a killed
     process stops (client_connection_check_interval, PostgreSQL 14+; 0: never).
-    ``analyze_min_rows`` and ``analyze_share``: a write adding at least that many nodes, and at
-    least that share of what the planner believes the graph holds, refreshes the statistics
-    (ANALYZE) inside its transaction before the statements that read what it wrote.
+    ``analyze_min_rows`` and ``analyze_share``: when the written dataset holds at least that many
+    nodes, and that share, more than the planner believes it holds, a write refreshes the
+    statistics (ANALYZE) inside its transaction before the statements that read what it wrote.
     """
 
     write_timeout_s: float = 300.0

@@ -16,6 +16,10 @@ SELECT set_config('memflow.dataset_id', :dataset_id, true),
 -- Each branch orders by the distance to the same query vector so the HNSW index is used.
 -- A filtered search (scope / where: memflow.recall.visibility) keeps only the visible rows in
 -- every branch; unfiltered (:filtered false), the condition folds away at planning.
+-- Every row also says whether the dataset holds any replaced node (revision 0004: searches of
+-- datasets without one skip validity), so that costs no round trip of its own; with no hit at
+-- all, one row with a NULL collection carries it.
+WITH hits AS (
 (SELECT 'Episode_summary' AS collection, node_id, NULL::bytea AS text_hash, text,
         embedding <=> CAST(:q AS vector) AS distance
    FROM memflow.episode_summary WHERE dataset_id = :dataset_id
@@ -45,7 +49,12 @@ UNION ALL
 (SELECT 'Edge_text', NULL, text_hash, text, embedding <=> CAST(:q AS vector)
    FROM memflow.edge_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR text_hash = ANY(CAST(:visible_texts AS bytea[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k);
+  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
+)
+SELECT h.collection, h.node_id, h.text_hash, h.text, h.distance, f.any_superseded
+FROM (SELECT EXISTS (SELECT 1 FROM memflow.node WHERE dataset_id = :dataset_id
+                       AND superseded_by IS NOT NULL) AS any_superseded) f
+LEFT JOIN hits h ON true;
 
 -- name: project
 -- Graph projection: from the hit ids (:ids, best first) up to 2 hops towards their episodes,
@@ -66,7 +75,9 @@ UNION ALL
 -- Filtered (:filtered), seeds, parents, provenance, an entity's degree and the episode count
 -- are only the visible nodes and documents: an entity two scopes share leads only to the
 -- episodes the search may see, and ranks as if the rest of the dataset were not there.
--- Node columns are named after GraphNode's fields (memflow/recall/types.py), read by name.
+-- Node columns are named after GraphNode's fields (memflow/recall/types.py), read by name; each
+-- node row also carries its times and validity and the write path's restates / restated_by links
+-- (what `node_times` in sql/temporal.sql reads), so a search needs no statement for them.
 WITH RECURSIVE
 seed AS (
   SELECT id, ord, id = ANY(CAST(:leaves AS uuid[])) AS leaf
@@ -98,8 +109,31 @@ kept_ids AS (
 ),
 kept AS (
   SELECT n.id, n.kind, n.name, n.summary, n.search_text, n.anchor_text, n.description,
-         n.facet_type, n.created_at, n.time_start, n.time_end, n.display_only
+         n.facet_type, n.created_at, n.time_start, n.time_end, n.display_only,
+         n.valid_at, n.recorded_at, n.invalid_at, n.superseded_by,
+         n.props -> 'restates' AS restates, n.props -> 'restated_by' AS restated_by
   FROM kept_ids k JOIN memflow.node n ON n.dataset_id = :dataset_id AND n.id = k.node_id
+),
+-- Provenance of every kept node at once (joins over the set, not a lookup per node): an
+-- Episode's first chunk, a FacetPoint's (and with :with_sources a Facet's) first :max_sources.
+cites AS (
+  SELECT k.id AS node_id, k.kind, c.key, c.idx, c.document_id, c.ts, c.speaker,
+         row_number() OVER (PARTITION BY k.id ORDER BY c.idx) AS rn
+  FROM kept k
+  JOIN memflow.node_chunk nc ON nc.dataset_id = :dataset_id AND nc.node_id = k.id
+  JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+  WHERE (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
+    AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
+),
+prov AS (
+  SELECT c.node_id,
+         jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts) ORDER BY c.idx)
+           AS sources,
+         (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
+  FROM cites c
+  JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
+  WHERE c.rn <= CASE WHEN c.kind = 'Episode' THEN 1 ELSE :max_sources END
+  GROUP BY c.node_id
 )
 SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary, k.search_text,
        k.anchor_text, k.description, k.facet_type, k.created_at, k.time_start, k.time_end,
@@ -118,25 +152,15 @@ SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary
            WHERE n.dataset_id = :dataset_id AND n.kind = 'Episode'
              AND (NOT :filtered OR n.id = ANY(CAST(:visible_nodes AS uuid[]))))
        END AS episode_count,
+       k.valid_at, k.recorded_at, k.invalid_at, k.superseded_by, k.restates, k.restated_by,
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM kept k
-LEFT JOIN LATERAL (
-  SELECT jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts) ORDER BY c.idx)
-           AS sources,
-         (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
-  FROM (SELECT c.key, c.idx, c.document_id, c.ts, c.speaker
-          FROM memflow.node_chunk nc
-          JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
-         WHERE nc.dataset_id = :dataset_id AND nc.node_id = k.id
-           AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
-           AND (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
-         ORDER BY c.idx LIMIT CASE WHEN k.kind = 'Episode' THEN 1 ELSE :max_sources END) c
-  JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
-) src ON true
+LEFT JOIN prov src ON src.node_id = k.id
 UNION ALL
 SELECT DISTINCT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
        NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::jsonb,
        NULL::text, NULL::bigint, NULL::bigint,
+       NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::uuid, NULL::jsonb, NULL::jsonb,
        w.src, w.relationship, w.dst, w.edge_text
 FROM walk w
 WHERE w.depth > 0
@@ -165,6 +189,8 @@ SELECT 'node' AS row_type, n.id, n.kind, coalesce(n.name, '') AS name, n.summary
        n.anchor_text, n.description, n.facet_type, n.created_at, n.time_start, n.time_end,
        n.display_only, '[]'::jsonb AS sources,
        NULL::text AS speaker, NULL::bigint AS degree, NULL::bigint AS episode_count,
+       n.valid_at, n.recorded_at, n.invalid_at, n.superseded_by,
+       n.props -> 'restates' AS restates, n.props -> 'restated_by' AS restated_by,
        NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
 FROM memflow.node n
 WHERE n.dataset_id = :dataset_id AND n.id IN (SELECT dst FROM links)
@@ -172,6 +198,7 @@ UNION ALL
 SELECT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
        NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::jsonb,
        NULL::text, NULL::bigint, NULL::bigint,
+       NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::uuid, NULL::jsonb, NULL::jsonb,
        l.src, l.relationship, l.dst, l.edge_text
 FROM links l;
 
@@ -183,6 +210,8 @@ FROM links l;
 SELECT p.id, p.kind, coalesce(p.name, '') AS name, p.summary, p.search_text, p.anchor_text,
        p.description, p.facet_type, p.created_at, p.time_start, p.time_end, p.display_only,
        coalesce(src.sources, '[]'::jsonb) AS sources, src.speaker, NULL::bigint AS degree,
+       p.valid_at, p.recorded_at, p.invalid_at, p.superseded_by,
+       p.props -> 'restates' AS restates, p.props -> 'restated_by' AS restated_by,
        hf.src AS episode_id, hf.dst AS facet_id, hf.edge_text AS facet_edge_text,
        hp.edge_text AS point_edge_text,
        fp.embedding <=> CAST(:q AS vector) AS distance

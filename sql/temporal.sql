@@ -2,25 +2,35 @@
 -- what a search needs to know of validity. Every statement is scoped by :dataset_id.
 
 -- name: supersede_candidates
--- Current FacetPoints a new point may replace: the same speaker's (by the first chunk of each
--- point) and the :k nearest by embedding, each with its speaker and record time.
-WITH new AS (
-  SELECT p.node_id, p.embedding FROM memflow.facetpoint_search_text p
+-- Current FacetPoints each new point (:ids) may replace, bounded: its :k nearest by embedding and
+-- the :k_speaker nearest of those its own speaker said (:speakers, by the first chunk of each
+-- point), each row with the new point it is a candidate for (for_id), its speaker and times. A
+-- two-speaker chat's same-speaker pool is half the dataset: it is ranked, never read whole.
+WITH first_speaker AS (
+  SELECT DISTINCT ON (nc.node_id) nc.node_id, c.speaker
+  FROM memflow.chunk c
+  JOIN memflow.node_chunk nc ON nc.dataset_id = c.dataset_id AND nc.chunk_id = c.id
+  WHERE c.dataset_id = :dataset_id AND c.speaker = ANY(CAST(:speakers AS text[]))
+  ORDER BY nc.node_id, c.idx
+), new AS (
+  SELECT p.node_id, p.embedding, s.speaker FROM memflow.facetpoint_search_text p
+  LEFT JOIN first_speaker s ON s.node_id = p.node_id
   WHERE p.dataset_id = :dataset_id AND p.node_id = ANY(CAST(:ids AS uuid[]))
-),
-near AS (
-  SELECT nn.node_id FROM new CROSS JOIN LATERAL (
+), own AS MATERIALIZED (
+  SELECT o.node_id, o.embedding, s.speaker FROM first_speaker s
+  JOIN memflow.facetpoint_search_text o ON o.dataset_id = :dataset_id AND o.node_id = s.node_id
+  WHERE NOT (o.node_id = ANY(CAST(:ids AS uuid[])))
+), pool AS (
+  SELECT new.node_id AS for_id, nn.node_id FROM new CROSS JOIN LATERAL (
     SELECT o.node_id FROM memflow.facetpoint_search_text o
     WHERE o.dataset_id = :dataset_id AND o.node_id <> new.node_id
     ORDER BY o.embedding <=> new.embedding LIMIT :k) nn
-),
-spoken AS (
-  SELECT nc.node_id FROM memflow.chunk c
-  JOIN memflow.node_chunk nc ON nc.dataset_id = c.dataset_id AND nc.chunk_id = c.id
-  WHERE c.dataset_id = :dataset_id AND c.speaker = ANY(CAST(:speakers AS text[]))
-),
-pool AS (SELECT node_id FROM near UNION SELECT node_id FROM spoken)
-SELECT n.id, n.search_text AS text, n.recorded_at, n.valid_at, sp.speaker
+  UNION
+  SELECT new.node_id, sn.node_id FROM new CROSS JOIN LATERAL (
+    SELECT own.node_id FROM own WHERE own.speaker = new.speaker
+    ORDER BY own.embedding <=> new.embedding LIMIT :k_speaker) sn
+)
+SELECT pool.for_id, n.id, n.search_text AS text, n.recorded_at, n.valid_at, sp.speaker
 FROM pool JOIN memflow.node n ON n.dataset_id = :dataset_id AND n.id = pool.node_id
 LEFT JOIN LATERAL (
   SELECT c.speaker FROM memflow.node_chunk nc

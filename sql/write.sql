@@ -140,6 +140,14 @@ SELECT c.reltuples AS estimate,
        current_setting('lock_timeout') AS lock_timeout
 FROM pg_class c WHERE c.oid = 'memflow.node'::regclass;
 
+-- name: dataset_plan_rows
+-- How many nodes the planner believes dataset :dataset_id holds (the row estimate of its plan):
+-- a dataset new to a large store is believed nearly empty whatever the store's size.
+EXPLAIN (FORMAT JSON) SELECT 1 FROM memflow.node WHERE dataset_id = :dataset_id;
+
+-- name: dataset_nodes
+SELECT count(*) AS n FROM memflow.node WHERE dataset_id = :dataset_id;
+
 -- name: set_lock_timeout
 SELECT set_config('lock_timeout', :timeout, true);
 

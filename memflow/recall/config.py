@@ -228,6 +228,15 @@ class RecallConfig(BaseModel):
     # answer the same question with different values, the newer first, the older marked
     # possibly outdated. Off: ranking ignores time (as before issue 26).
     present_order: bool = knob(True, "reasoning")
+    # ... also when the question is only put in the past tense ("How many films did I watch?",
+    # "Did I finish the book?": what the memory holds now), unless it asks when (an event's
+    # time: each occurrence has its own) or names the past ("before", "以前"). Chosen on the
+    # LongMemEval_S knowledge-update tune items (benchmarks/lme_updates_dev.py) and the tune
+    # half of benchmarks/updates.
+    present_past_tense: bool = knob(True, "updates-tune")
+    # A question that names no kind of value pairs statements by any kind they both state.
+    # Chosen as present_past_tense.
+    present_any_kind: bool = knob(True, "updates-tune")
     # Statements paired by their text alone must both be this near the best recalled point's
     # unit score (raw cosine distance), among the first ``present_pool`` points.
     # Chosen on the tune half of benchmarks/updates (generator) and of LongMemEval_S

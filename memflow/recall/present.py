@@ -2,9 +2,10 @@
 same question with different values, the newer comes first and the older is marked possibly
 outdated, whether or not anything closed it. Pure: it reads only what the search fetched.
 
-Applies to a question that neither names the past nor is put in the past tense
-(:func:`memflow.text.tense.asks_in_the_past`) and names no date: "Which broker do we use?" asks
-about today. Two points of the search's graph answer the same question with different values
+Applies to a question that names no date and does not name the past
+(:func:`memflow.text.tense.asks_about_the_past`): "Which broker do we use?" asks about today;
+so does one only put in the past tense, unless it asks when ("How many films did I watch?" asks
+what the memory holds now; "When did we meet?" asks of an event: ``present_past_tense``). Two points of the search's graph answer the same question with different values
 when
 
 - the write path **linked** them (:mod:`memflow.store.conflicts`: their statements, values
@@ -30,10 +31,10 @@ from uuid import UUID
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.types import GraphNode, Subgraph
-from memflow.text.conflict import answers_differ, asked_kinds, said_by
+from memflow.text.conflict import answers_differ, any_kind, asked_kinds, said_by
 from memflow.text.revision import content_keys
 from memflow.text.supersede import strip_speaker
-from memflow.text.tense import asks_about_the_present, asks_in_the_past
+from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
 from memflow.text.values import values
 
 # What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
@@ -60,7 +61,13 @@ class Outdated:
 
 def applies(query: str | None, dated: bool, config: RecallConfig) -> bool:
     """Whether ``query`` asks about the present (see the module docstring)."""
-    return bool(query) and config.present_order and not dated and not asks_in_the_past(query or "")
+    if not query or not config.present_order or dated or asks_about_the_past(query):
+        return False
+    if not asks_in_the_past(query):
+        return True
+    # Only put in the past tense: what the memory holds now, unless it asks when something
+    # happened (RecallConfig.present_past_tense).
+    return config.present_past_tense and "when" not in asked_kinds(query)
 
 
 def _when(node: GraphNode, times: Mapping[UUID, Mapping[str, object]]) -> datetime | None:
@@ -141,7 +148,9 @@ def _answer_pairs(
     best = ranked[0][0]
     close = {p for s, p in ranked if s <= best + config.present_margin}
     loose = asks_about_the_present(query)
-    kinds = asked_kinds(query)
+    # A question that names no kind of value ("What type of model am I working on?") may be
+    # answered by any (RecallConfig.present_any_kind).
+    kinds = asked_kinds(query) or (any_kind() if config.present_any_kind else frozenset())
     # "Who …?": a speaker saying "I" names themself (a new owner: "I'm looking after it now").
     text = {p: _text(nodes[p], "name" in kinds) for p in near}
     # Only statements that give a value of a kind asked for can answer differently.

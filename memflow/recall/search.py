@@ -188,23 +188,25 @@ def retrieve_body(
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
     t = time.perf_counter()
     yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
-    hits: list[Hit] = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k, visible)
+    recalled = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k, visible)
+    hits = recalled.hits
     timings["recall_sql"] = ms(t)
     t = time.perf_counter()
-    node_ids = [h.node_id for h in hits if h.node_id is not None]
-    validity = yield lambda conn: temporal.load(conn, dataset_id, node_ids, as_of, known_at)
-    if validity is not None:
-        recalled = hits
-        closed = yield lambda conn: temporal.closed_edge_hashes(
-            conn, dataset_id, recalled, validity
-        )
-        hits = temporal.adjust_hits(hits, validity, pq.original, cfg, closed)
+    validity: temporal.Validity | None = None
+    if recalled.replaced or as_of is not None or known_at is not None:
+        # temporal.load without its first statement: the recall answered it (replaced).
+        v = validity = temporal.Validity(as_of, known_at)
+        node_ids = [h.node_id for h in hits if h.node_id is not None]
+        yield lambda conn: v.load(conn, dataset_id, node_ids)
+        closed = yield lambda conn: temporal.closed_edge_hashes(conn, dataset_id, hits, v)
+        hits = temporal.adjust_hits(hits, v, pq.original, cfg, closed)
         timings["validity_sql"] = ms(t)
     t = time.perf_counter()
     scored = score_hits(hits, pq, cfg)
     timings["bonus"] = ms(t)
     t = time.perf_counter()
     seeds = hit_ids_for_projection(scored, cfg, pq, top_k=top_k)
+    times: sqlrecall.NodeTimes = {}  # every fetched node's times, read with it
     graph: Subgraph = yield lambda conn: sqlrecall.project(
         conn,
         dataset_id,
@@ -213,6 +215,7 @@ def retrieve_body(
         leaves=episode_hits(scored),
         with_sources=display == "highly_related",
         visible=visible,
+        times=times,
     )
     if validity is not None:
         projected = graph
@@ -227,14 +230,16 @@ def retrieve_body(
         t = time.perf_counter()
         best = rank_scored(scored, graph, pq, cfg, expand, trace=0)
         chosen = [b.episode_id for b in best]
+        timings["expand_rank"] = ms(t)  # the first ranking (pure), apart from the SQL
+        t = time.perf_counter()
         shown = graph
         if display == "detail":
             graph = yield lambda conn: sqlrecall.expand(
-                conn, dataset_id, chosen, shown, cfg, visible
+                conn, dataset_id, chosen, shown, cfg, visible, times
             )
         else:
             graph = yield lambda conn: sqlrecall.expand_points(
-                conn, dataset_id, qvec, chosen, shown, cfg, visible
+                conn, dataset_id, qvec, chosen, shown, cfg, visible, times
             )
         if validity is not None:
             expanded = graph
@@ -243,7 +248,6 @@ def retrieve_body(
             )
         timings["expand_sql"] = ms(t)
     t = time.perf_counter()
-    timed = graph
-    graph = yield lambda conn: temporal.node_times(conn, dataset_id, timed)
+    graph = sqlrecall.with_times(graph, times)
     timings["validity_sql"] = timings.get("validity_sql", 0.0) + ms(t)
     return hits, graph, scored

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from sqlalchemy import Connection
@@ -18,6 +18,7 @@ from memflow.db.queries import q
 from memflow.db.rows import column_index, columns
 from memflow.embed.base import Vector
 from memflow.recall.config import RecallConfig
+from memflow.recall.temporal import linked_ids
 from memflow.recall.types import GraphEdge, GraphNode, Hit, Subgraph
 from memflow.recall.visibility import Visible, params
 
@@ -37,24 +38,42 @@ def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
     conn.execute(q("bind_search"), {"dataset_id": str(dataset_id), "ef_search": str(ef_search)})
 
 
+@dataclass(frozen=True)
+class Recalled:
+    """The wide recall's hits, and whether the dataset holds any replaced node (``replaced``:
+    False lets a search without clocks skip validity, :mod:`memflow.recall.temporal`)."""
+
+    hits: list[Hit]
+    replaced: bool
+
+
 def recall(
     conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int, visible: Visible | None = None
-) -> list[Hit]:
+) -> Recalled:
     result = conn.execute(
         q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k, **params(visible)}
     )
-    hit = columns(list(result.keys()), "collection", "node_id", "text_hash", "text", "distance")
-    return [
-        Hit(
-            collection=collection,
-            node_id=node_id,
-            text=text,
-            distance=float(distance),
-            score=float(distance),
-            edge_text_hash=bytes(text_hash) if text_hash is not None else None,
+    hit = columns(
+        list(result.keys()),
+        "collection", "node_id", "text_hash", "text", "distance", "any_superseded",
+    )  # fmt: skip
+    hits: list[Hit] = []
+    replaced = False
+    for collection, node_id, text_hash, text, distance, any_superseded in map(hit, result.all()):
+        replaced = bool(any_superseded)
+        if collection is None:  # no hit: the row only carries any_superseded
+            continue
+        hits.append(
+            Hit(
+                collection=collection,
+                node_id=node_id,
+                text=text,
+                distance=float(distance),
+                score=float(distance),
+                edge_text_hash=bytes(text_hash) if text_hash is not None else None,
+            )
         )
-        for collection, node_id, text_hash, text, distance in map(hit, result)
-    ]
+    return Recalled(hits, replaced)
 
 
 def project(
@@ -66,10 +85,12 @@ def project(
     leaves: Collection[uuid.UUID] = (),
     with_sources: bool = True,
     visible: Visible | None = None,
+    times: NodeTimes | None = None,
 ) -> Subgraph:
     """The subgraph above the hit ``ids`` (see ``project`` in sql/recall.sql). ``leaves`` are
     hits known to be Episodes (nothing above them); ``with_sources=False`` skips the chunk keys,
-    which only evidence units (``highly_related``) use."""
+    which only evidence units (``highly_related``) use. ``times`` collects each node's times
+    (:func:`with_times`)."""
     if not ids:
         return Subgraph()
     result = conn.execute(
@@ -86,7 +107,8 @@ def project(
             **params(visible),
         },
     )
-    return _subgraph(list(result.keys()), result, config, Subgraph())
+    # (all rows in one fetch: iterating the result fetches them one at a time)
+    return _subgraph(list(result.keys()), result.all(), config, Subgraph(), times)
 
 
 def expand(
@@ -96,6 +118,7 @@ def expand(
     graph: Subgraph,
     config: RecallConfig,
     visible: Visible | None = None,
+    times: NodeTimes | None = None,
 ) -> Subgraph:
     """``graph`` plus the facets, points and entities of ``episode_ids`` (detail display)."""
     if not episode_ids:
@@ -112,27 +135,76 @@ def expand(
         or (r.row_type == "edge" and (r.src, r.relationship, r.dst) not in known)
     ]
     merged = Subgraph(nodes=dict(graph.nodes), edges=list(graph.edges), notes=list(graph.notes))
-    return _subgraph(keys, fresh, config, merged)
+    return _subgraph(keys, fresh, config, merged, times)
 
 
 # GraphNode's fields are the projection statements' column names (sql/recall.sql), but for its
 # last, replaced_at, which validity sets after the projection (memflow.recall.temporal).
 _NODE_COLUMNS = tuple(f.name for f in fields(GraphNode) if f.name != "replaced_at")
 _EDGE_COLUMNS = tuple(f.name for f in fields(GraphEdge))
+# What `node_times` (sql/temporal.sql) reads, on every node row of the statements above.
+_TIME_COLUMNS = (
+    "valid_at",
+    "recorded_at",
+    "invalid_at",
+    "superseded_by",
+    "restates",
+    "restated_by",
+)
+# Node id -> its _TIME_COLUMNS, collected over a search's statements.
+NodeTimes = dict[uuid.UUID, tuple[Any, ...]]
+
+
+def with_times(graph: Subgraph, times: NodeTimes) -> Subgraph:
+    """The subgraph with the times and validity of its nodes and their links to the other
+    nodes of it, from the rows its statements returned: what
+    :func:`memflow.recall.temporal.node_times` reads, without a statement."""
+    if not graph.nodes:
+        return graph
+    out: dict[uuid.UUID, dict[str, Any]] = {}
+    links: dict[uuid.UUID, tuple[tuple[uuid.UUID, str], ...]] = {}
+    for node in sorted(graph.nodes):
+        row = times.get(node)
+        if row is None:
+            continue
+        valid_at, recorded_at, invalid_at, superseded_by, restates, restated_by = row
+        out[node] = {
+            "valid_at": valid_at,
+            "recorded_at": recorded_at,
+            "invalid_at": invalid_at,
+            "superseded_by": superseded_by,
+        }
+        found = tuple(
+            (other, role)
+            for role, given in (("restates", restates), ("restated_by", restated_by))
+            for other in linked_ids(given)
+            if other in graph.nodes
+        )
+        if found:
+            links[node] = found
+    graph.times, graph.links = out, links
+    return graph
 
 
 def _subgraph(
-    keys: Sequence[str], rows: Iterable[Any], config: RecallConfig, graph: Subgraph
+    keys: Sequence[str],
+    rows: Iterable[Any],
+    config: RecallConfig,
+    graph: Subgraph,
+    times: NodeTimes | None = None,
 ) -> Subgraph:
     """Node and edge rows of the projection statements added to ``graph``. Columns are read by
     name, resolved once per result (:mod:`memflow.db.rows`: the hot path of a search builds
     ~600 nodes and ~700 edges)."""
     row_type, count = column_index(keys, "row_type"), column_index(keys, "episode_count")
     node, edge = columns(keys, *_NODE_COLUMNS), columns(keys, *_EDGE_COLUMNS)
+    timed = columns(keys, *_TIME_COLUMNS)
     for r in rows:
         if r[row_type] == "node":
             n = GraphNode(*node(r))
             graph.nodes[n.id] = n
+            if times is not None:
+                times[n.id] = timed(r)
             if r[count] is not None:
                 graph.episode_count = int(r[count])
             if n.degree is not None and n.degree > config.hub_fanout:
@@ -156,6 +228,7 @@ def expand_points(
     graph: Subgraph,
     config: RecallConfig,
     visible: Visible | None = None,
+    times: NodeTimes | None = None,
 ) -> Subgraph:
     """``graph`` plus the FacetPoints of ``episode_ids`` it lacks, with their exact distances in
     ``unit_distances`` (the highly_related context only; see ``expand_points`` in
@@ -176,11 +249,14 @@ def expand_points(
     )
     keys = list(result.keys())
     node, extra = columns(keys, *_NODE_COLUMNS), columns(keys, *_EXPAND_COLUMNS)
+    timed = columns(keys, *_TIME_COLUMNS)
     links = {(e.src, e.relationship, e.dst) for e in graph.edges}
-    for r in result:
+    for r in result.all():
         n = GraphNode(*node(r))
         episode, facet, facet_text, point_text, distance = extra(r)
         graph.nodes.setdefault(n.id, n)
+        if times is not None:
+            times.setdefault(n.id, timed(r))
         graph.unit_distances[n.id] = float(distance)
         for link in (
             GraphEdge(episode, "has_facet", facet, facet_text),

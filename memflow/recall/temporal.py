@@ -309,7 +309,7 @@ def node_times(conn: Connection, ds: uuid.UUID, graph: Subgraph) -> Subgraph:
         found = tuple(
             (other, role)
             for role, given in (("restates", r.restates), ("restated_by", r.restated_by))
-            for other in _linked(given)
+            for other in linked_ids(given)
             if other in graph.nodes
         )
         if found:
@@ -318,7 +318,7 @@ def node_times(conn: Connection, ds: uuid.UUID, graph: Subgraph) -> Subgraph:
     return graph
 
 
-def _linked(given: Any) -> list[uuid.UUID]:
+def linked_ids(given: Any) -> list[uuid.UUID]:
     """The node ids of a ``restates`` / ``restated_by`` list ([[id, score], ...])."""
     out = []
     for item in given or []:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memflow.text.revision import content_keys, substituted
+from memflow.text.sentences import split_sentences
 from memflow.text.values import Value, is_zh, values
 
 # Questions, hypotheticals, proposals and rejected changes state no value (plans and decisions
@@ -367,6 +368,7 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
         (r"\b(?:which|what) (?:tool|service|provider|vendor|platform|app|library|framework|"
          r"product|channel|system|stack|broker|queue|database engine)\b|哪个(?:工具|服务|平台|渠道|"
          r"供应商|系统)|用什么|通过什么", "name code version"),
+        (r"how (?:long|often)|多久|多长时间", "amount:duration count"),
         (r"how (?:many|much)|\bprice\b|\bcost|\bcharge|\bbudget|\bfee\b|多少|几台|几个|几人|"
          r"几位|价格|费用|预算", "amount:money amount:percent amount:duration amount:size "
          r"amount:length amount:mass amount:rate count"),
@@ -377,6 +379,11 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
 _ADDITIVE = re.compile(
     r"\b(?:also|too|as well|another|additionally|in addition)\b|另外|同时|还有|也", re.IGNORECASE
 )
+
+
+def any_kind() -> frozenset[str]:
+    """Every family of value a question may ask for (what a question naming none may get)."""
+    return frozenset().union(*(kinds for _, kinds in _ASKED))
 
 
 def asked_kinds(query: str) -> frozenset[str]:
@@ -403,13 +410,29 @@ class Answers:
     cued: bool
 
 
+@lru_cache(maxsize=4096)
+def asserted(text: str) -> str:
+    """The sentences of ``text`` that state something: a question or a hedge ("maybe", "if",
+    "?") holds back its own sentence, not the turn it is in ("Have you tried any lately? I've
+    tried four so far." states four); so does one after a dash or a semicolon."""
+    clauses = (c for s in split_sentences(text) for c in _CLAUSE_BREAK.split(s))
+    return " ".join(c.strip() for c in clauses if c.strip() and not unsure(c))
+
+
+# Where a sentence turns to another thought: "... for 6 months now - speaking of which, do you
+# have any tips?" (a dash or a semicolon between words).
+_CLAUSE_BREAK = re.compile(r"\s[-–—]\s|;\s|；")
+
+
 def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
     """Whether ``new`` and ``old``, two statements that answer one question (the search found
     both near it), give different values of the kinds it asks for: ``new`` states one that
     ``old`` does not, about the same thing (no other name, id or code of theirs disagrees, no
     word in front of a shared one swapped), and ``new`` neither adds to ``old`` ("also") nor
-    only wonders ("maybe", "?"); None when they do not differ so."""
-    if unsure(new) or is_zh(new) != is_zh(old):
+    only wonders ("maybe", "?": read per sentence, :func:`asserted`); None when they do not
+    differ so."""
+    new, old = asserted(new), asserted(old)
+    if not new or not old or is_zh(new) != is_zh(old):
         return None
     if _ADDITIVE.search(new) and not _CUE_ZH.search(new) and not _CUE_EN.search(new):
         return None
@@ -426,7 +449,11 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
     slotted = [
         v
         for v in came
-        if _in_slot(new, v, zh)
+        # where a value is stated, or where the older statement had its value of that kind
+        if (
+            _in_slot(new, v, zh)
+            or any(_in_slot(new, v, zh, old, o) for o in vo if o.family == v.family)
+        )
         # a new subject is another thing, unless the old statement opens with its value too
         and (
             zh or not _subject(new, v) or any(_subject(old, o) for o in vo if o.family == v.family)

@@ -10,9 +10,12 @@ import re
 
 _PAST = re.compile(
     r"\b(?:before|used to|previous(?:ly)?|formerly|originally|at first|in the past|"
-    r"no longer|any more|anymore|back then|old)\b|以前|之前|原来|过去|曾经|先前|当初|从前",
+    r"no longer|any more|anymore|back then)\b|以前|之前|原来|过去|曾经|先前|当初|从前",
     re.IGNORECASE,
 )
+# "old" names the past ("my old address?") unless the question names the present: "where do I
+# currently keep my old sneakers?" asks about now (the word describes the sneakers).
+_OLD = re.compile(r"\bold\b", re.IGNORECASE)
 _PRESENT = re.compile(
     r"\b(?:now|currently|these days|nowadays|at the moment|at present|presently)\b"
     r"|现在|目前|如今|眼下|这些天|此刻",
@@ -35,7 +38,7 @@ def asks_in_the_past(query: str) -> bool:
 
 
 def asks_about_the_past(query: str) -> bool:
-    return bool(_PAST.search(query))
+    return bool(_PAST.search(query)) or (bool(_OLD.search(query)) and not _PRESENT.search(query))
 
 
 def asks_about_the_present(query: str) -> bool:

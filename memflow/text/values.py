@@ -92,10 +92,13 @@ _STATUS_ZH = re.compile(
 )
 
 _NUM = r"\d+(?:[.,]\d+)*"
-_EN_NUMBER = r"(?:" + _NUM + r"|" + "|".join(_NUMBER_WORDS) + r")"
+# A number word is a whole word ("ones" is not "one" and a unit "s").
+_EN_NUMBER = r"(?:" + _NUM + r"|(?:" + "|".join(_NUMBER_WORDS) + r")\b)"
 _AMOUNT_EN = re.compile(
     r"(?P<pre>[$€£¥])\s?(?P<n>" + _NUM + r")(?P<k>\s?k\b)?"
-    r"|\b(?P<n2>" + _EN_NUMBER + r")\s?(?P<u>%|[a-zA-Z]+\b|[€$£])",
+    r"|\b(?P<n2>" + _EN_NUMBER + r")\s?(?P<u>%|[a-zA-Z]+\b|[€$£])"
+    # one describing word before a plural: "four different ones", "12 new users"
+    r"(?:\s(?P<u2>[a-zA-Z]{3,}s)\b)?",
     re.IGNORECASE,
 )
 _AMOUNT_ZH = re.compile(
@@ -341,12 +344,16 @@ def _amounts(f: _Found, text: str, zh: bool) -> None:
         if n is None:
             continue
         family = _UNIT_FAMILY.get(unit)
+        if family is None and m.group("u2") is not None:
+            family = _UNIT_FAMILY.get(m.group("u2").lower())  # "5 more minutes"
         if family is not None:
             n *= 1000 if unit == "k" else 1
             f.add(f"amount:{family}", f"{_fmt(n)} {family}", m.start(), m.end())
         elif (
-            unit.isalpha() and unit not in _NOT_NAMES and len(unit) > 2 and unit.endswith("s")
-        ) or (unit in ("people", "staff", "folks")):
+            (unit.isalpha() and unit not in _NOT_NAMES and len(unit) > 2 and unit.endswith("s"))
+            or (unit in ("people", "staff", "folks"))
+            or (m.group("u2") is not None and m.group("u2").lower() not in _NOT_NAMES)
+        ):
             # "nine engineers", "12 people": a count of something (the thing stays a word)
             f.add("count", _fmt(n), m.start("n2"), m.end("n2"))
 

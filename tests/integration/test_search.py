@@ -95,23 +95,29 @@ def test_search_counts_one_round_trip_each_for_recall_and_projection(
         statements: list[str] = []
 
         def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-            statements.append(statement.strip().split()[0:3][-1] if statement else "")
-            statements[-1] = statement
+            statements.append(statement)
 
         event.listen(m.engine, "before_cursor_execute", count)
         resp = ds.search("API 流式返回那个任务有哪些约束？")
+        summary = list(statements)
+        statements.clear()
+        related = ds.search("API 流式返回那个任务有哪些约束？", display="highly_related")
         event.remove(m.engine, "before_cursor_execute", count)
-    assert resp.results
-    # bind (dataset + HNSW settings) + recall + is anything replaced (revision 0004) + projection
-    # + the validity times of the shown nodes + the scope and metadata of the results' documents
-    # (revision 0006); no per-node queries.
-    assert len(statements) == 6, statements
-    assert "set_config" in statements[0]
-    assert "memflow.episode_summary" in statements[1] and "memflow.edge_text" in statements[1]
-    assert "superseded_by IS NOT NULL" in statements[2]
-    assert "WITH RECURSIVE" in statements[3]
-    assert "recorded_at" in statements[4]
-    assert "memflow.node_source" in statements[5] and "scope" in statements[5]
+    assert resp.results and related.results
+    # bind (dataset + HNSW settings) + recall (which also says whether anything was replaced,
+    # revision 0004) + projection (with the validity times of its nodes) + the scope and
+    # metadata of the results' documents (revision 0006); no per-node queries (issue 28).
+    assert len(summary) == 4, summary
+    assert "set_config" in summary[0]
+    assert "memflow.episode_summary" in summary[1] and "memflow.edge_text" in summary[1]
+    assert "superseded_by IS NOT NULL" in summary[1]
+    assert "WITH RECURSIVE" in summary[2] and "restated_by" in summary[2]
+    assert "memflow.node_source" in summary[3] and "scope" in summary[3]
+    # highly_related: one more, the points of the best episodes (with their times too).
+    assert len(statements) == 5, statements
+    assert "fp.embedding" in statements[3] and "restated_by" in statements[3]
+    assert resp.results[0].path and all(step.recorded_at for step in resp.results[0].path
+                                        if step.kind == "node")  # fmt: skip
 
 
 def test_fifty_datasets_search_stays_inside_its_dataset(db_url: str) -> None:

@@ -273,3 +273,65 @@ def test_a_question_about_now_puts_the_newer_of_two_unlinked_statements_first(me
         "Where does the band rehearse now?", config=RecallConfig(present_order=False)
     )
     assert "church" in first("Where did the band rehearse before?")
+
+
+def test_a_chatty_speakers_candidates_are_bounded_and_the_move_still_closes(mem: Memory) -> None:
+    # Mia says 80 other things before she moves: the rules read the nearest of her statements,
+    # not all of them (a two-speaker chat's same-speaker pool was the whole dataset).
+    hobbies = [
+        f"I spent hour {i} of the week fixing bicycle number {i} in the shed." for i in range(80)
+    ]
+    first = [("Mia", "I live in Boston."), *[("Mia", h) for h in hobbies], ("Leo", "Nice.")]
+    second = [("Mia", "Big news: we moved to Seattle last week!"), ("Leo", "Congratulations.")]
+    ds = mem.dataset("chatty")
+    ds.memorize(_session("2023-01-10T10:00:00+00:00", first))
+    ds.memorize(_session("2023-03-09T10:00:00+00:00", second))
+    hist = ds.search("Where do I live now?", display="highly_related").context
+    boston = [line for line in hist.splitlines() if "Boston" in line]
+    assert boston and all("superseded" in line for line in boston), hist
+    from memflow.db.queries import q
+    from memflow.store import temporal
+
+    with dbe.transaction(mem.engine, ds.id) as conn:
+        ids = [r[0] for r in conn.execute(
+            text("SELECT id FROM memflow.node WHERE dataset_id = :d AND kind = 'FacetPoint' "
+                 "AND search_text LIKE '%Seattle%'"), {"d": ds.id})]  # fmt: skip
+        rows = conn.execute(
+            q("supersede_candidates"),
+            {"dataset_id": ds.id, "ids": ids, "speakers": ["Mia"], "k": temporal.CANDIDATES_K,
+             "k_speaker": temporal.SPEAKER_CANDIDATES_K},
+        ).all()  # fmt: skip
+    assert ids and rows
+    per_point = max(sum(1 for r in rows if r.for_id == i) for i in ids)
+    assert per_point <= temporal.CANDIDATES_K + temporal.SPEAKER_CANDIDATES_K < len(hobbies)
+
+
+def test_a_past_tense_count_question_reads_the_newer_turn_first_past_its_questions(
+    mem: Memory,
+) -> None:
+    """Chat turns that ask something and state a count in passing: the later count comes first
+    and the earlier is marked possibly outdated, though the question is in the past tense and
+    nothing closed the older turn; an unrelated later turn with a number does not move."""
+    from memflow.recall.config import RecallConfig
+    from memflow.recall.present import OUTDATED_MARK
+
+    ds = mem.dataset("cafes")
+    ds.memorize(_session("2023-02-01T10:00:00+00:00", [(
+        "Mia", "Do you know any cosy cafes near the river? I've visited three different cafes "
+        "there this winter and each had good cake.")]))  # fmt: skip
+    ds.memorize(_session("2023-04-01T10:00:00+00:00", [(
+        "Mia", "Any tips for a rainy Sunday? By the way, I've visited five different cafes "
+        "there so far, and I keep a list.")]))  # fmt: skip
+    ds.memorize(_session("2023-05-01T10:00:00+00:00", [("Mia", "I ran 12 kilometres on Sunday.")]))
+
+    def lines(**kw: object) -> list[str]:
+        ctx = ds.search("How many cafes did I visit?", display="highly_related", **kw).context  # type: ignore[arg-type]
+        return [x for x in ctx.splitlines() if "cafes" in x or "kilometres" in x]
+
+    got = lines()
+    assert "five" in got[0], got
+    old = [x for x in got if "three" in x]
+    assert old and all(OUTDATED_MARK in x for x in old), got
+    assert not any(OUTDATED_MARK in x for x in got if "kilometres" in x), got
+    off = lines(config=RecallConfig(present_past_tense=False))
+    assert not any(OUTDATED_MARK in x for x in off), off

@@ -68,6 +68,27 @@ def test_a_large_first_document_refreshes_the_statistics_it_plans_with(
     assert before < 0.5 * nodes and _estimate(db_url) >= 0.9 * nodes
 
 
+def test_a_new_dataset_in_a_large_store_is_analysed_as_it_grows_by_small_writes(
+    mem: Memory, db_url: str
+) -> None:
+    # A store whose statistics know a large dataset: a new one is believed nearly empty, and
+    # its small writes (a session each) never reach a share of the store's size.
+    assert mem.dataset("big").memorize(notes(900), extractor="rules").ok
+    with psycopg.connect(libpq_url(db_url), autocommit=True) as conn:
+        conn.execute("ANALYZE")
+        conn.execute("ALTER TABLE memflow.node SET (autovacuum_enabled = false)")
+    before = _estimate(db_url)
+    grown = mem.dataset("grown")
+    for i in range(14):
+        text_ = notes(40).replace("Mira", f"Mira{i}")
+        assert grown.memorize(text_, extractor="rules").ok
+    held = int(
+        str(_one(db_url, f"SELECT count(*) FROM memflow.node WHERE dataset_id = '{grown.id}'"))
+    )
+    assert held >= 600  # written 50 nodes at a time: each write far below the old threshold
+    assert _estimate(db_url) > before  # analysed on the dataset's own growth
+
+
 def _estimate(db_url: str) -> float:
     """What the planner believes memflow.node holds."""
     return float(

@@ -34,7 +34,6 @@ LEGACY_SCRIPTS = {
     "locomo": "benchmarks/locomo.py",
     "longturns": "benchmarks/longturns.py",
     "reliability": "benchmarks/reliability.py",
-    "scale": "benchmarks/scale.py",
     "scale-1M-after": "benchmarks/scale.py",
     "scale-1M-before": "benchmarks/scale.py",
     "scale-1M-foundations": "benchmarks/scale.py",

@@ -132,3 +132,57 @@ def test_a_value_restated_without_a_change_word_is_an_uncued_change() -> None:
 )
 def test_the_tense_of_a_question(question: str, past: bool) -> None:
     assert asks_in_the_past(question) is past
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("We tried four different ones so far.", ["count"]),  # a describing word, then a plural
+        ("It takes 5 more minutes.", ["amount:duration"]),
+        ("The ones I like are blue.", []),  # "ones" is not "one" and a unit
+    ],
+)
+def test_counts_and_number_words(text: str, kinds: list[str]) -> None:
+    assert [v.kind for v in values(text)] == kinds
+
+
+def test_a_question_in_a_turn_holds_back_only_its_own_sentence() -> None:
+    from memflow.text.conflict import answers_differ, asked_kinds
+
+    kinds = asked_kinds("How many bakeries have I tried?")
+    old = "Have you tried any bakeries lately? I've tried three different ones this year."
+    new = "Any tips for sourdough? Also, have you tried bakeries near me? I've tried five different ones so far."
+    got = answers_differ(new, old, kinds)
+    assert got is not None and got.head > 0
+    # a statement that only asks still answers nothing
+    assert answers_differ("Have you tried five different ones?", old, kinds) is None
+
+
+def test_how_long_asks_for_a_duration_and_a_dash_ends_a_question_clause() -> None:
+    from memflow.text.conflict import answers_differ, asked_kinds
+
+    kinds = asked_kinds("How long have I had my bike?")
+    assert "amount:duration" in kinds
+    old = "I've had my bike for 6 months now - do you know a good shop to service it?"
+    new = "Funny, I've had my bike for 9 months now, time flies!"
+    assert answers_differ(new, old, kinds) is not None
+
+
+def test_a_past_tense_question_gets_the_present_unless_it_asks_when() -> None:
+    from memflow.recall.config import RecallConfig
+    from memflow.recall.present import applies
+
+    cfg = RecallConfig()
+    assert applies("How many films did I watch this year?", False, cfg)
+    assert applies("Did I finish reading the novel?", False, cfg)
+    assert not applies("When did I move to Lisbon?", False, cfg)
+    assert not applies("Where did I live before the move?", False, cfg)
+    assert not applies("How many films did I watch?", False, cfg.model_copy(
+        update={"present_past_tense": False}))  # fmt: skip
+
+
+def test_a_question_naming_no_kind_pairs_by_any_kind_both_state() -> None:
+    from memflow.text.conflict import any_kind, asked_kinds
+
+    assert asked_kinds("What type of model am I building?") == frozenset()
+    assert {"name", "count", "when", "amount:mass"} <= any_kind()

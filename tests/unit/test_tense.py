@@ -34,3 +34,15 @@ def test_past_wins(query: str) -> None:
 )  # fmt: skip
 def test_neither(query: str) -> None:
     assert not asks_about_the_present(query)
+
+
+@pytest.mark.parametrize(
+    "query", ["Where do I currently keep my old sneakers?", "Which old laptop do I use now?"]
+)
+def test_old_describes_a_thing_when_the_question_names_the_present(query: str) -> None:
+    assert asks_about_the_present(query)
+    assert not asks_about_the_past(query)
+
+
+def test_old_alone_still_names_the_past() -> None:
+    assert asks_about_the_past("What is my old address?")
