@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -189,6 +190,20 @@ def render_only(
     write_json(out / f"{stem}.json", saved)
     write_text(out / f"{stem}.md", markdown(saved))
     return saved
+
+
+def page_args(ap: argparse.ArgumentParser, name: str, out: Path | None = None) -> None:
+    """The options of a script that writes a page: ``--out`` (default ``out``: None prints the
+    page only), ``--name`` (the files' stem, default ``name``), ``--note`` and
+    ``--render-only`` (see :func:`render_only`)."""
+    ap.add_argument("--out", type=Path, default=out, help="write <name>.json and .md here")
+    ap.add_argument("--name", default=name, help="result file stem under --out")
+    ap.add_argument("--note", action="append", default=[], help="a note for the page")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite NAME.md from NAME.json under --out (with --note): nothing is run",
+    )
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -275,18 +275,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "--home", type=Path, help="embedded server home (default ~/.cache/memflow-bench)"
     )
     ap.add_argument("--quick", action="store_true", help="tiny smoke run (the test suite uses it)")
-    ap.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
     ap.add_argument("--embedder", help="end-to-end embedder spec (default local; quick: hash)")
     ap.add_argument("--documents", type=int, help="storage-side documents")
     ap.add_argument("--dialogs", type=int, help="end-to-end dialog documents")
     ap.add_argument("--turns", type=int, default=24, help="turns per dialog")
     ap.add_argument("--keep", action="store_true", help="keep the scratch database")
-    ap.add_argument("--note", action="append", default=[], help="a note for the Markdown")
-    ap.add_argument(
-        "--render-only",
-        action="store_true",
-        help="rewrite ingest.md from ingest.json (with --note)",
-    )
+    common.page_args(ap, "ingest", common.DEFAULT_OUT)
     ap.add_argument("--base-tree", type=Path, help="base commit's worktree: runs the long inputs")
     ap.add_argument("--long-only", action="store_true", help="only the long inputs section")
     ap.add_argument("--long-sessions", type=int, default=3, help="long-turn chat sessions")
@@ -302,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.long_only:
         return _long_only(args, argv)
     if args.render_only:
-        return common.render_only(args.out, "ingest", args.note, markdown)
+        return common.render_only(args.out, args.name, args.note, markdown)
     docs = args.documents or (3 if args.quick else 100)
     per_doc = 2 if args.quick else 10
     dialogs = args.dialogs or (2 if args.quick else 20)
@@ -337,8 +331,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     if args.base_tree:
         data["long_inputs"] = _long(args, admin)
-    common.write_json(args.out / "ingest.json", data)
-    common.write_text(args.out / "ingest.md", markdown(data))
+    common.write_json(args.out / f"{args.name}.json", data)
+    common.write_text(args.out / f"{args.name}.md", markdown(data))
     return data
 
 

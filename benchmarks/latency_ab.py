@@ -196,14 +196,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--rows", type=int, default=4000, help="embedding rows of the dataset")
     ap.add_argument("--rounds", type=int, default=6, help="alternating worker runs per tree")
-    ap.add_argument("--out", type=Path, default=None, help="write <name>.json and .md here")
-    ap.add_argument("--name", default="latency-ab", help="result file stem under --out")
-    ap.add_argument("--note", action="append", default=[], help="a note for the page")
-    ap.add_argument(
-        "--render-only",
-        action="store_true",
-        help="rewrite NAME.md from NAME.json under --out (with --note): nothing is run",
-    )
+    common.page_args(ap, "latency-ab")
     args = ap.parse_args(argv)
     if args.render_only:
         return common.render_only(args.out or common.DEFAULT_OUT, args.name, args.note, markdown)

@@ -43,6 +43,7 @@ from memflow.recall import multi
 from memflow.recall.options import MultiSearchKeywords, SearchKeywords, SearchOptions
 from memflow.recall.search import search_op
 from memflow.recall.types import SearchResponse
+from memflow.store import history as store_history
 from memflow.store import reads
 from memflow.store.datasets import (
     DatasetInfo,
@@ -58,14 +59,7 @@ from memflow.store.datasets import (
 from memflow.store.dump import DumpFile, DumpProgressFn, ExportReport, ImportReport
 from memflow.store.export import export_op
 from memflow.store.forget import ForgetReport, forget_op
-from memflow.store.history import (
-    DocumentVersion,
-    HistoryEntry,
-    correct_op,
-    document_versions,
-    history_op,
-    reopen_op,
-)
+from memflow.store.history import DocumentVersion, HistoryEntry
 from memflow.store.imports import import_op
 from memflow.store.opening import open_store, recorded_embedder, replica_engine, replica_settings
 from memflow.store.reads import as_uuid
@@ -337,7 +331,9 @@ class AsyncDataset:
     ) -> uuid.UUID:
         """As :meth:`memflow.Dataset.correct`."""
         await self.check_embedder()
-        return await self._run(lambda c: correct_op(c, as_uuid(point_id), text, actor=actor))
+        return await self._run(
+            lambda c: store_history.correct_op(c, as_uuid(point_id), text, actor=actor)
+        )
 
     async def history(
         self,
@@ -348,15 +344,19 @@ class AsyncDataset:
     ) -> list[HistoryEntry]:
         """As :meth:`memflow.Dataset.history`."""
         clocks = {"as_of": as_of, "known_at": known_at}
-        return await self._run(lambda c: history_op(c.dataset_id, as_uuid(node_id), **clocks))
+        return await self._run(
+            lambda c: store_history.history_op(c.dataset_id, as_uuid(node_id), **clocks)
+        )
 
     async def reopen(self, point_id: uuid.UUID | str, *, actor: str | None = None) -> HistoryEntry:
         """As :meth:`memflow.Dataset.reopen`."""
-        return await self._run(lambda c: reopen_op(c.dataset_id, as_uuid(point_id), actor=actor))
+        return await self._run(
+            lambda c: store_history.reopen_op(c.dataset_id, as_uuid(point_id), actor=actor)
+        )
 
     async def documents(self) -> list[DocumentVersion]:
         """As :meth:`memflow.Dataset.documents`."""
-        return await self._read(lambda c: document_versions(c, self.id))
+        return await self._read(lambda c: store_history.document_versions(c, self.id))
 
     async def export(
         self,

@@ -31,7 +31,6 @@ DOCS = REPO / "docs" / "benchmarks"
 LEGACY_SCRIPTS = {
     "doors": "benchmarks/doors.py",
     "dump": "benchmarks/dump.py",
-    "ingest": "benchmarks/ingest.py",
     "locomo": "benchmarks/locomo.py",
     "longturns": "benchmarks/longturns.py",
     "reliability": "benchmarks/reliability.py",
@@ -154,7 +153,8 @@ def render_argv(module: Any, stem: str, out: Path) -> list[str]:
     """The script's command line that rewrites ``stem``'s page from its json under ``out``."""
     if module.__name__ == "benchmarks.locomo_replay":
         return ["render", stem, "--out", str(out)]
-    named = '"--name"' in inspect.getsource(module.main)
+    source = inspect.getsource(module.main)
+    named = '"--name"' in source or "common.page_args(" in source  # page_args adds --name
     return ["--render-only", "--out", str(out), *(["--name", stem] if named else [])]
 
 
