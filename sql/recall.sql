@@ -67,9 +67,9 @@ LEFT JOIN hits h ON true;
 -- was reached from; the cap (:max_nodes) keeps whole chains of the best hits (rank, then depth).
 -- Rows: the kept nodes ('node'), then the walked edges between kept nodes ('edge'). Provenance
 -- (`sources`: [chunk key, document id, document source, chunk ts] per chunk, first chunk first)
--- is read in one lateral per node: for FacetPoints (up to :max_sources chunks; the first chunk's speaker,
--- for the unit rules, comes from the same lateral), an Episode's first chunk, and for Facets only
--- when :with_sources (evidence units). An Entity carries its degree, the episodes and facets
+-- is read for all kept nodes in one join: for FacetPoints (up to :max_sources chunks; the first
+-- chunk's speaker, for the unit rules, comes from the same rows), an Episode's first chunk, and for
+-- Facets only when :with_sources (evidence units). An Entity carries its degree, the episodes and facets
 -- linking to it (counted up to :degree_cap; above :fanout it is a hub), and every Entity row the
 -- dataset's episode count (computed once): entity specificity.
 -- Filtered (:filtered), seeds, parents, provenance, an entity's degree and the episode count
@@ -78,28 +78,55 @@ LEFT JOIN hits h ON true;
 -- Node columns are named after GraphNode's fields (memflow/recall/types.py), read by name; each
 -- node row also carries its times and validity and the write path's restates / restated_by links
 -- (what `node_times` in sql/temporal.sql reads), so a search needs no statement for them.
-WITH RECURSIVE
+WITH
 seed AS (
   SELECT id, ord, id = ANY(CAST(:leaves AS uuid[])) AS leaf
   FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS s(id, ord)
   WHERE NOT :filtered OR id = ANY(CAST(:visible_nodes AS uuid[]))
 ),
-walk(node_id, depth, ord, is_episode, src, relationship, dst, edge_text) AS (
-  SELECT id, 0, ord, leaf, NULL::uuid, NULL::text, NULL::uuid, NULL::text FROM seed
-  UNION
-  SELECT up.src, w.depth + 1, w.ord, up.relationship = 'has_facet',
-         up.src, up.relationship, up.dst, up.edge_text
-  FROM walk w
-  CROSS JOIN LATERAL (
-    SELECT e.src, e.relationship, e.dst, e.edge_text
-    FROM memflow.edge e
-    WHERE e.dataset_id = :dataset_id AND e.dst = w.node_id
-      AND e.relationship IN ('has_point', 'has_facet', 'involves_entity')
-      AND (NOT :filtered OR e.src = ANY(CAST(:visible_nodes AS uuid[])))
-    ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.text_hash, e.src
-    LIMIT :fanout
-  ) up
-  WHERE w.depth < 2 AND NOT w.is_episode
+-- The walk, one level per hop (2 hops: no recursion needed). Each node's parents are ranked once
+-- for all the walk rows that reach it (a window over the edges into the level, not a sorted
+-- index lookup per row).
+up1 AS (
+  SELECT e.src, e.relationship, e.dst, e.edge_text,
+         row_number() OVER (PARTITION BY e.dst
+                            ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.text_hash, e.src)
+           AS rn
+  FROM memflow.edge e
+  WHERE e.dataset_id = :dataset_id
+    AND e.dst IN (SELECT id FROM seed WHERE NOT leaf)
+    AND e.relationship IN ('has_point', 'has_facet', 'involves_entity')
+    AND (NOT :filtered OR e.src = ANY(CAST(:visible_nodes AS uuid[])))
+),
+lvl1 AS (
+  SELECT DISTINCT u.src AS node_id, 1 AS depth, s.ord, u.relationship = 'has_facet' AS is_episode,
+         u.src, u.relationship, u.dst, u.edge_text
+  FROM seed s JOIN up1 u ON u.dst = s.id AND u.rn <= :fanout
+  WHERE NOT s.leaf
+),
+up2 AS (
+  SELECT e.src, e.relationship, e.dst, e.edge_text,
+         row_number() OVER (PARTITION BY e.dst
+                            ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.text_hash, e.src)
+           AS rn
+  FROM memflow.edge e
+  WHERE e.dataset_id = :dataset_id
+    AND e.dst IN (SELECT node_id FROM lvl1 WHERE NOT is_episode)
+    AND e.relationship IN ('has_point', 'has_facet', 'involves_entity')
+    AND (NOT :filtered OR e.src = ANY(CAST(:visible_nodes AS uuid[])))
+),
+lvl2 AS (
+  SELECT DISTINCT u.src AS node_id, 2 AS depth, w.ord, u.relationship = 'has_facet' AS is_episode,
+         u.src, u.relationship, u.dst, u.edge_text
+  FROM lvl1 w JOIN up2 u ON u.dst = w.node_id AND u.rn <= :fanout
+  WHERE NOT w.is_episode
+),
+walk AS (
+  SELECT id AS node_id, 0 AS depth, ord, leaf AS is_episode, NULL::uuid AS src,
+         NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
+  FROM seed
+  UNION ALL SELECT * FROM lvl1
+  UNION ALL SELECT * FROM lvl2
 ),
 kept_ids AS (
   SELECT node_id FROM walk
@@ -116,22 +143,23 @@ kept AS (
 ),
 -- Provenance of every kept node at once (joins over the set, not a lookup per node): an
 -- Episode's first chunk, a FacetPoint's (and with :with_sources a Facet's) first :max_sources.
+-- The document is joined before the window, so the aggregate reads the window's order (one sort).
 cites AS (
-  SELECT k.id AS node_id, k.kind, c.key, c.idx, c.document_id, c.ts, c.speaker,
+  SELECT k.id AS node_id, k.kind, c.key, c.idx, c.document_id, d.source, c.ts, c.speaker,
          row_number() OVER (PARTITION BY k.id ORDER BY c.idx) AS rn
   FROM kept k
   JOIN memflow.node_chunk nc ON nc.dataset_id = :dataset_id AND nc.node_id = k.id
   JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+  JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
   WHERE (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
     AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
 ),
 prov AS (
   SELECT c.node_id,
-         jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts) ORDER BY c.idx)
+         jsonb_agg(jsonb_build_array(c.key, c.document_id, c.source, c.ts) ORDER BY c.idx)
            AS sources,
          (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
   FROM cites c
-  JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
   WHERE c.rn <= CASE WHEN c.kind = 'Episode' THEN 1 ELSE :max_sources END
   GROUP BY c.node_id
 )

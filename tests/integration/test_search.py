@@ -111,7 +111,8 @@ def test_search_counts_one_round_trip_each_for_recall_and_projection(
     assert "set_config" in summary[0]
     assert "memflow.episode_summary" in summary[1] and "memflow.edge_text" in summary[1]
     assert "superseded_by IS NOT NULL" in summary[1]
-    assert "WITH RECURSIVE" in summary[2] and "restated_by" in summary[2]
+    assert "memflow.edge" in summary[2] and "memflow.node_chunk" in summary[2]
+    assert "restated_by" in summary[2]
     assert "memflow.node_source" in summary[3] and "scope" in summary[3]
     # highly_related: one more, the points of the best episodes (with their times too).
     assert len(statements) == 5, statements
