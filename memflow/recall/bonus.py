@@ -135,7 +135,7 @@ def language_shifts(hits: Iterable[Hit], query: str, config: RecallConfig) -> di
 
 def _crossing_patterns(query: str) -> list[re.Pattern[str]]:
     """The query's words in Latin letters, stop words aside, as whole-token patterns: a word
-    with a capital ("ELK", "Loki", "App") keeps its case (names and acronyms keep it in any
+    with a capital ("VPN", "Zephyrix", "App") keeps its case (names and acronyms keep it in any
     language; the common word "app" in an English note is not the name "App")."""
     return [
         re.compile(

@@ -104,7 +104,7 @@ class RecallConfig(BaseModel):
     literal_bonus: float = knob(0.1, "bilingual-tune", ge=0, le=1)
     literal_value_share: float = knob(0.5, "reasoning", ge=0, le=1)  # not swept
     literal_bonus_max: float = knob(0.2, "bilingual-tune", ge=0, le=1)
-    # A word of the query in Latin letters (a name, a product, an acronym: "ELK", "CDN") found
+    # A word of the query in Latin letters (a name, a product, an acronym: "Kibana", "VPN") found
     # whole in a hit text of the other script: it crossed the language boundary with the fact,
     # unlike a generic word shared within one language ("root cause"); so does a currency the
     # query names, written in the hit another way ("欧元" / "€"). Per word, at most the max.
@@ -253,7 +253,7 @@ class RecallConfig(BaseModel):
     present_pool: int = knob(20, "updates-tune", ge=0, le=500)
     # ... or within ``present_reach`` of it when the words in front of their values agree (what
     # they are the value of) or the newer says it changed ("actually", "moved to"): a newer
-    # statement is often longer ("Offsite update: we're going to …").
+    # statement is often longer ("Quick update on the trip: we're now flying on …").
     present_reach: float = knob(0.15, "updates-tune", ge=0)
     # Asked "now" / "currently" / "现在": two near statements sharing this share of the smaller
     # one's content words are two answers to one question (the band rehearses in the hall / at

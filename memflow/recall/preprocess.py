@@ -229,7 +229,7 @@ def extract_numbers(text: str) -> list[NumberToken]:
 
 # Literals: what a question names exactly and a note writes the same way in any language (an
 # id, a version, an amount, a percentage). Each has its written form and a normalised value:
-# "OPS-4490" / "ops4490", "4.3.0" / "4.3", "40万" / "400000", "€420,000" / "420000", "4.5%".
+# "INC-7731" / "inc7731", "2.8.0" / "2.8", "40万" / "400000", "€615,000" / "615000", "3.5%".
 _AMOUNT = re.compile(
     r"(?<![A-Za-z0-9_.,\-:/])(?P<cur>[€$¥£])?\s?(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)"
     r"(?:\s?(?P<mult>万|亿|千|k|K|million|mln|bn)(?![A-Za-z])|\s?(?P<pct>%|％|percent))?"
@@ -280,9 +280,9 @@ def currencies(text: str) -> frozenset[str]:
 
 
 def extract_literals(text: str) -> frozenset[LiteralToken]:
-    """Ids ("OPS-4490"), versions ("4.3.0"), amounts and percentages ("40万", "€420,000",
-    "4.5%"), decimals and integers of three digits or more (not years) in ``text``, read in
-    its NFKC form (full-width "ＯＰＳ－４４９０" and "４０万" are "OPS-4490" and "40万")."""
+    """Ids ("INC-7731"), versions ("2.8.0"), amounts and percentages ("40万", "€615,000",
+    "3.5%"), decimals and integers of three digits or more (not years) in ``text``, read in
+    its NFKC form (full-width "ＩＮＣ－７７３１" and "４０万" are "INC-7731" and "40万")."""
     text = unicodedata.normalize("NFKC", text)
     out: set[LiteralToken] = set()
     for m in _ID.finditer(text):
@@ -306,7 +306,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 @lru_cache(maxsize=16384)
 def is_cjk_text(text: str) -> bool:
     """Whether a text is written in a CJK script: a CJK character for every three other
-    letters or more ("Loki 只索引标签" is Chinese, "the 35万 budget" is not)."""
+    letters or more ("Zephyrix 只跑夜间构建" is Chinese, "the 23万 grant" is not)."""
     if _CJK_SCRIPT.search(text) is None:
         return False
     cjk = len(_CJK_SCRIPT.findall(text))

@@ -290,7 +290,7 @@ _CLAUSE = re.compile(r"[.;!?。；！？\n]")
 
 def _before(text: str, v: Value, found: list[Value]) -> set[str]:
     """The content words of the clause in front of ``v`` and the ids, codes and names among its
-    other values (what ``v`` is the value of: "PAY-1893 retargeted to 3.4.2")."""
+    other values (what ``v`` is the value of: "BILL-204 moved to 7.1.3")."""
     cut = max((m.end() for m in _CLAUSE.finditer(text, 0, v.start)), default=0)
     inside = [w for w in found if cut <= w.start and w.end <= v.start]
     named = {f"={w.norm}" for w in inside if w.family in _SUBJECT_FAMILIES}
@@ -489,7 +489,7 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
         and _before(new, w, vn)
     )
     if named_apart:
-        return None  # "测试环境数据库：…" against "分析库迁到 …": another thing named in front
+        return None  # "预发布环境的缓存：…" against "报表库迁到 …": another thing named in front
     return Answers(head, any(_cued(new, v, zh) for v in slotted))
 
 

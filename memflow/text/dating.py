@@ -212,7 +212,7 @@ def _email(text: str) -> DocumentHead | None:
     )
 
 
-# A date field near the top of a ticket or a form ("Created: 2024-05-02   Reporter: …").
+# A date field near the top of a ticket or a form ("Opened: 2023-11-07   Assignee: …").
 _DATE_FIELD = re.compile(
     r"(?:^|\s)(?:created|opened|reported|filed|date|updated|创建时间|创建日期|日期|提交时间)\s*[:：]\s*"
     r"(?P<v>\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?(?:[ T]\d{1,2}:\d{2})?)",

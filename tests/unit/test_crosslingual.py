@@ -46,7 +46,7 @@ def test_literals_have_a_written_form_and_a_value() -> None:
     # full-width forms are the same literals
     assert forms("ＩＮＣ－７７３１ 预算 ６０万") == {("inc-7731", "inc7731"), ("60万", "600000")}
     # dates, years, times and small counts are not literals
-    assert forms("Date: 2031-03-12 · 47 minutes (09:58–10:45) in 2031, 3 people") == set()
+    assert forms("Date: 2031-06-04 · 38 minutes (14:02–14:40) in 2031, 3 people") == set()
 
 
 def test_a_text_is_cjk_when_its_ideographs_outweigh_its_latin_words() -> None:
@@ -107,9 +107,9 @@ def test_shared_terms_count_for_nothing_over_units_in_two_scripts() -> None:
 
 def test_a_currency_named_in_one_language_meets_its_symbol_in_the_other() -> None:
     cfg = CFG.model_copy(update={"language_shift": 0})
-    hits = [hit("后端薪资 30–45K", 0.10), hit("Backend salary band: €70–85k", 0.14),
-            hit("前端薪资 25–35K", 0.12)]  # fmt: skip
-    out = apply_bonuses(hits, query("后端岗位的薪资范围是多少欧元？"), cfg)
+    hits = [hit("运维薪资 28–40K", 0.10), hit("Ops salary band: €62–78k", 0.14),
+            hit("测试薪资 22–30K", 0.12)]  # fmt: skip
+    out = apply_bonuses(hits, query("运维岗位的薪资范围是多少欧元？"), cfg)
     assert [round(h.score, 6) for h in out] == [0.10, 0.08, 0.12]
 
 
