@@ -274,27 +274,32 @@ def with_database(url: str, name: str) -> str:
     return make_url(url).set(database=name).render_as_string(hide_password=False)
 
 
+def migrate_database(url: str) -> None:
+    """Bring the database at ``url`` to this tree's schema head (384-dimension vectors)."""
+    from memflow.db import engine as dbe
+    from memflow.db import migrate
+
+    eng = dbe.make_engine(url, pool_size=1)
+    try:
+        with eng.begin() as conn:
+            migrate.upgrade(conn, embedding_dim=384)
+    finally:
+        eng.dispose()
+
+
 @contextmanager
 def scratch_database(
     admin_url: str, prefix: str, *, keep: bool = False, migrated: bool = True
 ) -> Iterator[str]:
     """A new database on the server of ``admin_url``, migrated to head (unless ``migrated`` is
     false: another tree's code migrates it); dropped afterwards."""
-    from memflow.db import engine as dbe
-    from memflow.db import migrate
-
     name = f"{prefix}_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(libpq_url(admin_url), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     url = with_database(admin_url, name)
     try:
         if migrated:
-            eng = dbe.make_engine(url, pool_size=1)
-            try:
-                with eng.begin() as conn:
-                    migrate.upgrade(conn, embedding_dim=384)
-            finally:
-                eng.dispose()
+            migrate_database(url)
         yield url
     finally:
         if not keep:

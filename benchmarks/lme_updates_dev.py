@@ -84,19 +84,12 @@ def _database(admin: str, keep: str) -> Iterator[str]:
     import psycopg
 
     from memflow.config import libpq_url
-    from memflow.db import engine as dbe
-    from memflow.db import migrate
 
     with psycopg.connect(libpq_url(admin), autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (keep,)).fetchone() is None:
             conn.execute(f"CREATE DATABASE {keep}")
     url = common.with_database(admin, keep)
-    eng = dbe.make_engine(url, pool_size=1)
-    try:
-        with eng.begin() as conn:
-            migrate.upgrade(conn, embedding_dim=384)
-    finally:
-        eng.dispose()
+    common.migrate_database(url)
     yield url
 
 

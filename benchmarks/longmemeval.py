@@ -328,14 +328,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="let this tree migrate an existing store's schema",
     )
-    ap.add_argument("--out", type=Path, default=common.DEFAULT_OUT)
-    ap.add_argument("--name", default="longmemeval", help="result file stem under --out")
-    ap.add_argument("--note", action="append", default=[], help="a note for the page (repeatable)")
-    ap.add_argument(
-        "--render-only",
-        action="store_true",
-        help="rewrite <out>/<name>.md from <out>/<name>.json (with --note)",
-    )
+    common.page_args(ap, "longmemeval", common.DEFAULT_OUT)
     ap.add_argument(
         "--quick",
         action="store_true",

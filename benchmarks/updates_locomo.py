@@ -163,14 +163,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--database-url", default=None, help="use this PostgreSQL server instead")
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--systems", default=",".join(SYSTEMS), help="benchmarks.locomo systems")
-    ap.add_argument("--out", type=Path, default=None, help="write <name>.json and .md here")
-    ap.add_argument("--name", default="updates-locomo", help="result file stem under --out")
-    ap.add_argument("--note", action="append", default=[], help="a note for the page")
-    ap.add_argument(
-        "--render-only",
-        action="store_true",
-        help="rewrite NAME.md from NAME.json under --out (with --note): nothing is run",
-    )
+    common.page_args(ap, "updates-locomo")
     ap.add_argument("--quick", action="store_true", help="smoke: 1 conversation, 3 sessions, hash")
     args = ap.parse_args(argv)
     if args.render_only:
