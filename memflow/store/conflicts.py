@@ -83,11 +83,17 @@ def decide(
     """ "close", "link" or None for a pair whose values differ (see the module docstring)."""
     if diff.how == "departure":
         return "close" if similarity >= s.depart_similarity else None
-    if masked_similarity is None or diff.shared < s.shared_min or diff.head < s.head_min:
+    if masked_similarity is None or not needs_masked(diff, s):
         return None
     if diff.cued and masked_similarity >= (s.id_similarity if diff.same_id else s.close_similarity):
         return "close"
     return "link" if masked_similarity >= s.link_similarity else None
+
+
+def needs_masked(diff: Difference, s: ConflictSettings) -> bool:
+    """Whether :func:`decide` reads the masked similarity of the pair: a change with enough in
+    common besides its value (the others are decided without embedding anything)."""
+    return diff.how == "change" and diff.shared >= s.shared_min and diff.head >= s.head_min
 
 
 @dataclass(frozen=True)
@@ -215,7 +221,7 @@ class ConflictFinder:
             diff = difference(newer.text, older.text)
             if diff is not None:
                 candidates.append(Found(older, newer, diff, sim))
-        masks = sorted({masked(t) for f in candidates if f.diff.how == "change"
+        masks = sorted({masked(t) for f in candidates if needs_masked(f.diff, s)
                         for t in (f.older.text, f.newer.text)})  # fmt: skip
         vec: dict[str, Any] = {}
         if masks:
@@ -224,7 +230,7 @@ class ConflictFinder:
         judged: list[Found] = []
         for f in candidates:
             m = None
-            if f.diff.how == "change":
+            if needs_masked(f.diff, s):
                 m = _cosine(vec[masked(f.older.text)], vec[masked(f.newer.text)])
             action = decide(f.diff, f.similarity, m, s)
             if action is not None:

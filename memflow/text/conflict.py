@@ -163,9 +163,18 @@ def _compatible(a: Value, b: Value) -> bool:
 
 
 def _departed(new: str, old_value: Value) -> bool:
-    x = re.escape(old_value.text)
-    patterns = _DEPART_ZH if is_zh(new) else _DEPART_EN
-    return any(re.search(p.format(x=x), new, re.IGNORECASE) for p in patterns)
+    x = old_value.text
+    if new.isascii() and x.isascii() and x.lower() not in new.lower():
+        return False  # every pattern names the value: absent, none can match
+    return bool(_departure(x, is_zh(new)).search(new))
+
+
+@lru_cache(maxsize=4096)
+def _departure(value: str, zh: bool) -> re.Pattern[str]:
+    """The departure patterns naming ``value``, as one (compiled once per value)."""
+    x = re.escape(value)
+    either = "|".join(f"(?:{p.format(x=x)})" for p in (_DEPART_ZH if zh else _DEPART_EN))
+    return re.compile(either, re.IGNORECASE)
 
 
 def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = None) -> bool:
