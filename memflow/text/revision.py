@@ -330,7 +330,7 @@ def _first_key(text: str) -> str | None:
 
 
 @lru_cache(maxsize=16384)
-def _changed_value(new: str) -> tuple[Value, tuple[str, int]] | None:
+def changed_value(new: str) -> tuple[Value, tuple[str, int]] | None:
     """The one value ``new`` says changed and the clause saying so (:func:`_marked_value`), or
     None: what :func:`value_revision` reads of the new statement alone, once per statement."""
     if words(new) > TEXT_WORDS_MAX:
@@ -349,7 +349,7 @@ def _changed_value(new: str) -> tuple[Value, tuple[str, int]] | None:
 
 def value_revision(new: str, old: str) -> str | None:
     """``old value -> new value`` when ``new`` says that the value ``old`` gave changed."""
-    changed = _changed_value(new)
+    changed = changed_value(new)
     if changed is None or words(old) > TEXT_WORDS_MAX:
         return None
     nv, marked = changed
@@ -400,7 +400,7 @@ def _polarities(text: str) -> dict[str, bool]:
 
 
 @lru_cache(maxsize=16384)
-def _flip_clauses(new: str) -> tuple[dict[str, bool], ...]:
+def flip_clauses(new: str) -> tuple[dict[str, bool], ...]:
     """The polarities of each clause of ``new`` that says its speaker's state stopped or
     started, in order: what :func:`polarity_flip` reads of the new statement alone."""
     if words(new) > TEXT_WORDS_MAX:
@@ -419,7 +419,7 @@ def _flip_clauses(new: str) -> tuple[dict[str, bool], ...]:
 def polarity_flip(new: str, old: str) -> str | None:
     """``asserted -> denied`` (or back) of a content key, when ``new`` says that a state of
     its speaker stopped or started, in the clause that says so ("I won't stop" says neither)."""
-    flips = _flip_clauses(new)
+    flips = flip_clauses(new)
     if not flips or words(old) > TEXT_WORDS_MAX or _zh(new) != _zh(old):
         return None
     before = _polarities(old)
@@ -444,4 +444,13 @@ def strong_change(text: str) -> bool:
     )
 
 
-__all__ = ["Value", "content_keys", "polarity_flip", "strong_change", "value_revision", "values_of"]
+__all__ = [
+    "Value",
+    "changed_value",
+    "content_keys",
+    "flip_clauses",
+    "polarity_flip",
+    "strong_change",
+    "value_revision",
+    "values_of",
+]

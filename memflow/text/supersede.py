@@ -31,7 +31,9 @@ from uuid import UUID
 
 from memflow.text.revision import (
     RESCHEDULED,
+    changed_value,
     content_keys,
+    flip_clauses,
     polarity_flip,
     strong_change,
     value_revision,
@@ -330,7 +332,9 @@ def _segment_keys(tokens: Sequence[str]) -> set[str]:
     return content_keys(("" if cjk else " ").join(kept), [])
 
 
-def _frame_change(new: Frame, old: Frame, matcher: SequenceMatcher[str] | None = None) -> str | None:
+def _frame_change(
+    new: Frame, old: Frame, matcher: SequenceMatcher[str] | None = None
+) -> str | None:
     """The values or the negation ``new`` changed of ``old``'s frame. ``matcher``: one whose
     second sequence is ``new.tokens`` already (its index of them is built once per new point)."""
     if new.content < FRAME_TOKENS_MIN or old.content < FRAME_TOKENS_MIN:
@@ -411,6 +415,21 @@ def _revision(text: str, old_text: str) -> tuple[str, str] | None:
     return ("flip", flip) if flip is not None else None
 
 
+def may_supersede(new: PointFact) -> bool:
+    """Whether ``new`` could supersede any candidate at all: :func:`superseded_by_rules` finds
+    nothing, whatever the candidates, for a statement that is unsure or an addition, gives no
+    frame (or tells an event), states no relation and announces no change of a value or a
+    state. The write path reads no candidates for those."""
+    text = strip_speaker(new.text, new.speaker)
+    if _unsure(text) or (_ADDITIVE.search(text) and not strong_change(text)):
+        return False
+    if not _event(text) and frame_of(text).content >= FRAME_TOKENS_MIN:
+        return True
+    if relation_of(text) is not None or changed_value(text) is not None:
+        return True
+    return not _told(text) and bool(flip_clauses(text))
+
+
 def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list[Supersession]:
     """The candidates ``new`` supersedes (earlier points only; none if ``new`` is unsure)."""
     text = strip_speaker(new.text, new.speaker)
@@ -475,6 +494,7 @@ __all__ = [
     "PointFact",
     "Supersession",
     "frame_of",
+    "may_supersede",
     "relation_of",
     "strip_speaker",
     "superseded_by_rules",
