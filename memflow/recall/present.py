@@ -31,7 +31,13 @@ from uuid import UUID
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.types import GraphNode, Subgraph
-from memflow.text.conflict import answers_differ, any_kind, asked_kinds, said_by
+from memflow.text.conflict import (
+    aligned_change,
+    answers_differ,
+    any_kind,
+    asked_kinds,
+    said_by,
+)
 from memflow.text.revision import content_keys
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
@@ -168,6 +174,10 @@ def _answer_pairs(
                 if got is not None and (got.head > 0 or got.cued):
                     out.append((older, newer, "value"))
                     continue
+            # One statement but for a name no capital marks (Chinese): another answer to "who".
+            if "name" in kinds and aligned_change(text[newer], text[older]) is not None:
+                out.append((older, newer, "value"))
+                continue
             if loose and both_close and _wording(text[newer], text[older], config.present_overlap):
                 out.append((older, newer, "wording"))
     return out
