@@ -219,7 +219,7 @@ class ConflictFinder:
             ):
                 continue  # two people's "I …", or passages too long to read as one statement
             diff = difference(newer.text, older.text)
-            if diff is not None:
+            if diff is not None and not _own_dates(diff, older, newer):
                 candidates.append(Found(older, newer, diff, sim))
         masks = sorted({masked(t) for f in candidates if needs_masked(f.diff, s)
                         for t in (f.older.text, f.newer.text)})  # fmt: skip
@@ -324,6 +324,19 @@ def _same_subject(a: Said, b: Said) -> bool:
     if a.speaker and b.speaker and a.speaker.casefold() != b.speaker.casefold():
         return not (a.own or b.own)
     return True
+
+
+def _own_dates(diff: Difference, older: Said, newer: Said) -> bool:
+    """The two dates that differ are the days the two statements were said (a note's heading
+    "Budget revision (2025-03-18)" against "Budget 2025 (approved 2024-12-10)"): when each was
+    written, not a value of anything that changed. (A date's norm is its day and the next: a
+    source's date may sit in another time zone.)"""
+    if diff.how != "change" or diff.kind != "when" or diff.new is None:
+        return False
+    return all(
+        s.recorded_at is not None and f"{s.recorded_at:%m-%d}" in norm.split("/")
+        for s, norm in ((older, diff.old), (newer, diff.new))
+    )
 
 
 def _with(f: Found, **update: Any) -> Found:

@@ -149,3 +149,17 @@ def test_a_statement_that_may_not_supersede_supersedes_nothing() -> None:
         if not may_supersede(later):
             assert superseded_by_rules(later, [c for c in facts if c.id != f.id]) == [], f.text
     assert any(superseded_by_rules(PointFact(f.id, f.text, "Mia", T1), facts) for f in facts)
+
+
+def test_the_days_two_notes_were_written_are_no_change() -> None:
+    """A heading's own date against another note's own date says when each was written: no
+    pair, however alike the two statements; a date that is not its note's own still pairs."""
+    emb = _Counting()
+    finder = ConflictFinder(emb, ConflictSettings(link_similarity=-1.0, close_similarity=-1.0))
+    old_day, new_day = datetime(2024, 12, 10, tzinfo=UTC), datetime(2025, 3, 18, tzinfo=UTC)
+    older = _said("Plant sale budget (approved 2024-12-10): pots EUR 600.", old_day)
+    newer = _said("Plant sale budget revision (2025-03-18)", new_day)
+    assert finder._judge([(older, newer, 0.9)]) == []
+    due = _said("Plant sale budget due 2024-12-10.", old_day)  # the note's day, as a deadline
+    moved = _said("Plant sale budget now due 2025-03-25.", new_day)
+    assert [f.diff.kind for f in finder._judge([(due, moved, 0.9)])] == ["when"]
