@@ -183,4 +183,3 @@ def test_a_count_kept_later_comes_first(mem: Memory, tmp_path: Path) -> None:
     )  # fmt: skip
     lines = _lines(ds, "How many lab technicians is Chemistry hiring?")
     assert "keeps 3" in _first(lines, "5 lab", "keeps 3"), lines
-
