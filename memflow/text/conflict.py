@@ -312,10 +312,7 @@ _SUBJECT_FAMILIES = frozenset({"id", "code", "name", "version"})
 
 def _head(old: str, o: Value, vo: list[Value], new: str, w: Value, vn: list[Value]) -> float:
     ho, hn = _before(old, o, vo), _before(new, w, vn)
-    head = len(ho & hn) / min(len(ho), len(hn)) if ho and hn else 0.0
-    if o.family == w.family == "count" and _counted(old, o) & _counted(new, w):
-        return 1.0  # a count is the count of the thing after it: "4 trainees" -> "2 trainees"
-    return head
+    return len(ho & hn) / min(len(ho), len(hn)) if ho and hn else 0.0
 
 
 COUNTED_WORDS = 2  # words (English; 2 characters each in Chinese) after a count: what it counts
@@ -533,6 +530,8 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
     if substituted(new, old, [v.text for v in vn], [v.text for v in vo], modifier_only=True):
         return None
     head = max(_head(old, o, vo, new, w, vn) for o in olds)
+    if _same_count(new, w, old, vo):
+        head = 1.0  # a count is the count of the thing after it: "4 trainees" -> "2 trainees"
     named_apart = (  # a thing, not a time: times are restated without their subject
         zh
         and w.family != "when"
