@@ -15,7 +15,7 @@ from memflow.recall.config import RecallConfig
 pytestmark = pytest.mark.slow
 
 ENGLISH = {
-    "lisbon-desks.md": "# Lisbon office — desk booking\n\nDesks are booked in Deskly by 17:00 the "
+    "lisbon-desks.md": "# Tartu office — desk booking\n\nDesks are booked in Deskly by 17:00 the "
     "day before.\nEleven desks and two phone booths. Contact: Rui Matos.\n",
     "robot-pilot.md": "# Warehouse robots — pilot review\n\nThe picking robots ran for six weeks "
     "in Tilburg.\nPicks per hour rose from 90 to 140.\nNext step: a second aisle, starting "
@@ -26,7 +26,7 @@ ENGLISH = {
     "the left wall only.\nLost keys: ask reception.\n",
 }
 CHINESE = {
-    "成都-工位.md": "# 成都办公室工位预订\n\n工位通过飞书预订，前一天 18 点前。\n共 14 个工位，一间电话间。"
+    "洛阳-工位.md": "# 洛阳办公室工位预订\n\n工位通过飞书预订，前一天 18 点前。\n共 14 个工位，一间电话间。"
     "联系人：李雪。\n",
     "机器人-复盘.md": "# 仓库机器人试点复盘\n\n拣货机器人在嘉兴跑了八周。\n每小时拣货量从 80 提到 120。\n"
     "下一步：9月 再加一条巷道。\n",
@@ -73,7 +73,7 @@ def test_a_store_of_one_script_ranks_as_without_the_cross_language_rules(
     ds = _store(local_mem, "english-only", ENGLISH, tmp_path)
     for q in (
         "When does the second aisle start in November?",
-        "Who is the Lisbon contact for desks in Chengdu?",
+        "Who is the Tartu contact for desks in Chengdu?",
         "How many picks per hour in October?",
         "Where do e-bikes charge?",
     ):

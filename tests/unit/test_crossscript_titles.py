@@ -60,7 +60,7 @@ def test_the_share_of_subject_words_the_own_language_has_no_note_for() -> None:
 
 
 def test_other_script_titles_move_by_the_uncovered_share() -> None:
-    hits = [hit("Ferry timetable — winter", 0.10, TITLES), hit("Harbour fees 2031", 0.12, TITLES),
+    hits = [hit("Ferry timetable — winter", 0.10, TITLES), hit("Dock fees 2031", 0.12, TITLES),
             hit("奥克尼灯塔值守安排", 0.16, TITLES), hit("渡轮冬季时刻表", 0.18, TITLES)]  # fmt: skip
     q = "Who keeps watch at the Orkney lighthouse?"  # keeps, watch, orkne, light: none in English
     shift = language_shifts(hits, q, CFG)[TITLES]
@@ -85,7 +85,7 @@ def test_a_month_named_in_one_language_meets_a_date_in_the_other() -> None:
 
 def test_a_store_of_one_script_ranks_exactly_as_without_the_rules() -> None:
     hits = [hit("Pilot kick-off moved to 2031-11-05", 0.10), hit("Ferry timetable", 0.14, TITLES),
-            hit("Harbour fees", 0.12, TITLES), hit("The November pilot budget", 0.2)]  # fmt: skip
+            hit("Dock fees", 0.12, TITLES), hit("The November pilot budget", 0.2)]  # fmt: skip
     before = RecallConfig(cross_title_bonus=0, cross_term_bonus=0)
     for q in ("Who keeps the Orkney lighthouse in November?", "When does the pilot start?"):
         assert language_shifts(hits, q, CFG) == {}
