@@ -40,7 +40,7 @@ from memflow.recall.rows import (
 )
 from memflow.recall.tags import with_tags
 from memflow.recall.types import Hit, SearchResponse, Subgraph
-from memflow.recall.visibility import Visible, result_documents
+from memflow.recall.visibility import Documents, Visible, result_documents
 from memflow.store.datasets import DatasetRef, check_same_embedder
 
 
@@ -105,23 +105,21 @@ def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Fetched]:
     visible = (
         (yield from visible_body(dataset_id, plan)) if plan.options.mode == "episodic" else None
     )
-    rows = yield from _search_rows(dataset_id, plan, visible)
-    # Episodes written from drafts have no chunks, so no citations: their source documents
-    # (those the filter lets through) give their scope and metadata.
-    docs = cited(rows)
-    bare = rows.bare_episodes() if isinstance(rows, EpisodicRows) else []
-    if not docs and not bare:
-        return Fetched(rows)
-    allowed = None if visible is None else visible.documents
-    tags, by_node = yield lambda conn: result_documents(conn, dataset_id, docs, bare, allowed)
-    return Fetched(rows, tags, by_node)
+    found = Documents()  # an episodic search's, read with its graph
+    rows = yield from _search_rows(dataset_id, plan, visible, found)
+    # The documents of the rest (procedures, baseline units) in one statement more.
+    docs = cited(rows) - found.tags.keys()
+    if docs:
+        tags = yield lambda conn: result_documents(conn, dataset_id, docs)
+        found.tags.update(tags)
+    return Fetched(rows, found.tags, found.by_episode())
 
 
 def _search_rows(
-    dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None
+    dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None, docs: Documents
 ) -> Body[SearchRows]:
     if plan.options.mode == "episodic":
-        hits, graph, scored = yield from retrieve_body(dataset_id, plan, visible)
+        hits, graph, scored = yield from retrieve_body(dataset_id, plan, visible, docs)
         how_to = None
         if plan.cfg.how_to_procedure_max_score > 0 and procedural.asks_how(plan.query):
             t = time.perf_counter()
@@ -174,13 +172,17 @@ def _respond(plan: SearchPlan, rows: SearchRows) -> SearchResponse:
 
 
 def retrieve_body(
-    dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None = None
+    dataset_id: uuid.UUID,
+    plan: SearchPlan,
+    visible: Visible | None = None,
+    docs: Documents | None = None,
 ) -> Body[tuple[list[Hit], Subgraph, ScoredHits]]:
     """The SQL of an episodic search, as a transaction body: recall, bonuses, projection (and
     the detail expansion), with the scoring between them. Everything after it is pure
     (:func:`memflow.recall.pipeline.respond`), so recorded results can be re-ranked offline
     (benchmarks/locomo_replay.py). Validity (:mod:`memflow.recall.temporal`) adjusts the hits
-    and marks the graph."""
+    and marks the graph. ``docs`` collects the documents of the graph's nodes (their scope and
+    metadata, and the source documents of episodes without citations)."""
     qvec, pq, cfg, timings = plan.qvec, plan.pq, plan.cfg, plan.timings
     opts = plan.options
     top_k, display, include_history = opts.top_k, opts.display, opts.include_history
@@ -216,6 +218,7 @@ def retrieve_body(
         with_sources=display == "highly_related",
         visible=visible,
         times=times,
+        docs=docs,
     )
     if validity is not None:
         projected = graph
@@ -239,7 +242,7 @@ def retrieve_body(
             )
         else:
             graph = yield lambda conn: sqlrecall.expand_points(
-                conn, dataset_id, qvec, chosen, shown, cfg, visible, times
+                conn, dataset_id, qvec, chosen, shown, cfg, visible, times, docs
             )
         if validity is not None:
             expanded = graph
