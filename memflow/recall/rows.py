@@ -12,6 +12,7 @@ from typing import Literal
 
 from memflow.recall.baseline import BaselineUnit
 from memflow.recall.pipeline import ScoredHits
+from memflow.recall.scoring import RelationshipIndex
 from memflow.recall.types import Citation, Hit, SearchResult, Subgraph
 from memflow.recall.visibility import Tags
 
@@ -29,6 +30,9 @@ class EpisodicRows:
     graph: Subgraph
     scored: ScoredHits
     how_to: list[SearchResult] | None = None
+    # The relationship index of ``graph`` when the transaction built it (the expansion's
+    # ranking), so that the final ranking does not build it again.
+    index: RelationshipIndex | None = None
     kind: Literal["episodic"] = "episodic"
 
     def cited(self) -> set[uuid.UUID]:

@@ -105,16 +105,32 @@ class RelationshipIndex:
         )
         for edge in subgraph.edges:
             index._add(edge)
+        index._sort(key)
+        return index
+
+    def grow(self, subgraph: Subgraph, known_edges: int) -> RelationshipIndex:
+        """This index of ``subgraph`` as it was, with its first ``known_edges`` edges, made the
+        index :meth:`build` makes of it now: the edges added since (after those, as expansions
+        add them) and their new nodes, none an Episode (search: one build per search)."""
+        if self.nodes is not subgraph.nodes or any(
+            n.kind == "Episode" and n.id not in self.episodes for n in subgraph.nodes.values()
+        ):
+            return RelationshipIndex.build(subgraph)
+        for edge in subgraph.edges[known_edges:]:
+            self._add(edge)
+        self._sort({i: content_key(n) for i, n in subgraph.nodes.items()})
+        return self
+
+    def _sort(self, key: Mapping[UUID, str]) -> None:
         for table in (
-            index.facets_by_episode,
-            index.episodes_by_facet,
-            index.points_by_facet,
-            index.entities_by_episode,
-            index.entities_by_facet,
+            self.facets_by_episode,
+            self.episodes_by_facet,
+            self.points_by_facet,
+            self.entities_by_episode,
+            self.entities_by_facet,
         ):
             for k, ids in table.items():
                 table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
-        return index
 
     def kind(self, node: UUID, default: NodeKind | None = None) -> NodeKind | None:
         n = self.nodes.get(node)

@@ -38,6 +38,7 @@ from memflow.recall.rows import (
     SearchRows,
     cited,
 )
+from memflow.recall.scoring import RelationshipIndex
 from memflow.recall.tags import with_tags
 from memflow.recall.types import Hit, SearchResponse, Subgraph
 from memflow.recall.visibility import Documents, Visible, result_documents
@@ -119,7 +120,7 @@ def _search_rows(
     dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None, docs: Documents
 ) -> Body[SearchRows]:
     if plan.options.mode == "episodic":
-        hits, graph, scored = yield from retrieve_body(dataset_id, plan, visible, docs)
+        hits, graph, scored, index = yield from retrieve_body(dataset_id, plan, visible, docs)
         how_to = None
         if plan.cfg.how_to_procedure_max_score > 0 and procedural.asks_how(plan.query):
             t = time.perf_counter()
@@ -128,7 +129,7 @@ def _search_rows(
                 conn, dataset_id, qvec, cfg, visible
             )
             plan.timings["procedures_sql"] = ms(t)
-        return EpisodicRows(hits, graph, scored, how_to)
+        return EpisodicRows(hits, graph, scored, how_to, index)
     if plan.options.mode == "procedural":
         qvec, cfg, k, flt = plan.qvec, plan.cfg, plan.options.top_k, plan.filter
         found = yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k, flt)
@@ -157,7 +158,7 @@ def _respond(plan: SearchPlan, rows: SearchRows) -> SearchResponse:
         return baseline_response(plan, rows.units)
     response = respond(
         rows.hits, rows.graph, plan.pq, plan.cfg, plan.options, timings_ms=plan.timings,
-        scored=rows.scored,
+        scored=rows.scored, index=rows.index,
     )  # fmt: skip
     response = temporal.decorate(response, rows.graph.times)
     if rows.how_to is not None:
@@ -176,7 +177,7 @@ def retrieve_body(
     plan: SearchPlan,
     visible: Visible | None = None,
     docs: Documents | None = None,
-) -> Body[tuple[list[Hit], Subgraph, ScoredHits]]:
+) -> Body[tuple[list[Hit], Subgraph, ScoredHits, RelationshipIndex | None]]:
     """The SQL of an episodic search, as a transaction body: recall, bonuses, projection (and
     the detail expansion), with the scoring between them. Everything after it is pure
     (:func:`memflow.recall.pipeline.respond`), so recorded results can be re-ranked offline
@@ -229,13 +230,15 @@ def retrieve_body(
     # One more round trip for two displays, after scoring: detail shows the whole tree of
     # the chosen episodes; highly_related may use every point of the best episodes.
     expand = top_k if display == "detail" else cfg.expand_episodes
+    index: RelationshipIndex | None = None
     if display != "summary" and expand:
         t = time.perf_counter()
-        best = rank_scored(scored, graph, pq, cfg, expand, trace=0)
+        index = RelationshipIndex.build(graph)
+        best = rank_scored(scored, graph, pq, cfg, expand, index, trace=0)
         chosen = [b.episode_id for b in best]
         timings["expand_rank"] = ms(t)  # the first ranking (pure), apart from the SQL
         t = time.perf_counter()
-        shown = graph
+        shown, known_edges = graph, len(graph.edges)
         if display == "detail":
             graph = yield lambda conn: sqlrecall.expand(
                 conn, dataset_id, chosen, shown, cfg, visible, times
@@ -250,7 +253,12 @@ def retrieve_body(
                 conn, dataset_id, expanded, validity, include_history=include_history
             )
         timings["expand_sql"] = ms(t)
+        t = time.perf_counter()
+        # The final ranking's index: the first one grown by the points the expansion added (the
+        # detail display's expansion and validity make a new graph: a new index).
+        index = index.grow(graph, known_edges) if display == "highly_related" else None
+        timings["index_grow"] = ms(t)
     t = time.perf_counter()
     graph = sqlrecall.with_times(graph, times)
     timings["validity_sql"] = timings.get("validity_sql", 0.0) + ms(t)
-    return hits, graph, scored
+    return hits, graph, scored, index

@@ -117,6 +117,8 @@ def test_search_counts_one_round_trip_each_for_recall_and_projection(
     assert len(statements) == 4, statements
     assert "fp.embedding" in statements[3] and "restated_by" in statements[3]
     assert "d.metadata" in statements[3]
+    # and one relationship index: the expansion's ranking builds it, the final one grows it
+    assert "index_grow" in related.timings_ms and "index" not in related.timings_ms
     assert resp.results[0].path and all(step.recorded_at for step in resp.results[0].path
                                         if step.kind == "node")  # fmt: skip
 
