@@ -156,15 +156,13 @@ cites AS (
   WHERE (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
     AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
 ),
-cited AS (
-  SELECT * FROM cites c WHERE c.rn <= CASE WHEN c.kind = 'Episode' THEN 1 ELSE :max_sources END
-),
 prov AS (
   SELECT c.node_id,
          jsonb_agg(jsonb_build_array(c.key, c.document_id, c.source, c.ts) ORDER BY c.idx)
            AS sources,
          (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
-  FROM cited c
+  FROM cites c
+  WHERE c.rn <= CASE WHEN c.kind = 'Episode' THEN 1 ELSE :max_sources END
   GROUP BY c.node_id
 ),
 -- The documents of the results (what `result_documents` in sql/filters.sql returned in a
@@ -173,7 +171,7 @@ prov AS (
 sourced AS (
   SELECT s.node_id, s.document_id
   FROM kept k JOIN memflow.node_source s ON s.dataset_id = :dataset_id AND s.node_id = k.id
-  WHERE k.kind = 'Episode' AND k.id NOT IN (SELECT node_id FROM prov)
+  WHERE k.kind = 'Episode' AND NOT EXISTS (SELECT 1 FROM cites c WHERE c.node_id = k.id)
     AND (NOT :filtered OR s.document_id = ANY(CAST(:visible_documents AS uuid[])))
 ),
 docs AS (
@@ -181,7 +179,9 @@ docs AS (
   FROM memflow.document d
   LEFT JOIN sourced e ON e.document_id = d.id
   WHERE d.dataset_id = :dataset_id
-    AND (d.id IN (SELECT document_id FROM cited) OR d.id IN (SELECT document_id FROM sourced))
+    AND (d.id IN (SELECT c.document_id FROM cites c
+                  WHERE c.rn <= CASE WHEN c.kind = 'Episode' THEN 1 ELSE :max_sources END)
+         OR d.id IN (SELECT document_id FROM sourced))
 )
 SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary, k.search_text,
        k.anchor_text, k.description, k.facet_type, k.created_at, k.time_start, k.time_end,
