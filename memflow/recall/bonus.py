@@ -203,7 +203,10 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         for h in hits
     ]
     money = currencies(pq.original)
-    month = months(pq.original)
+    # A month shared across scripts counts only when the question names no day: a dated
+    # question is anchored by its day (recall.temporal), and its month would favour every
+    # other-script note that mentions any day of that month.
+    month = months(pq.original) if pq.time is None or pq.time.kind != "date" else frozenset()
     crossing = _crossing_patterns(pq.original)
     bounds = _score_bounds(hits)
     numbers = extract_numbers(pq.original)
