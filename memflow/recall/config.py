@@ -126,6 +126,11 @@ class RecallConfig(BaseModel):
     # 13 -> 11: 0.1, the start of the plateau. Adding the share to the whole language shift as
     # well changed no tune figure at 0.04 and cost the check 13 -> 9 at 0.06-0.08: not done.
     cross_title_bonus: float = knob(0.1, "bilingual-tune", ge=0, le=1)
+    # --- bilingual (lingo3, issue 29). A capitalised Latin word of the query that is the
+    # pinyin of 2-4 Chinese characters in a hit of the other script ("Shenzhen" / "深圳"), or
+    # the reverse, counts as a word that crossed scripts (cross_term_bonus above): the embedder
+    # does not pair a single name across scripts. Only where the hits hold both scripts.
+    cross_name_pinyin: bool = knob(True, "bilingual-tune")
 
     # --- 5. graph projection
     max_relevant_ids: int = knob(300, "upstream", ge=1, le=5000)
