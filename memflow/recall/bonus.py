@@ -187,7 +187,7 @@ def _names_across(
     letters and the other in Chinese characters (:func:`memflow.recall.preprocess.pinyin_names`:
     "Shenzhen" / "深圳"); None, and pinyin never loaded, unless the hits hold both scripts (a
     store of one script is left as it is) and the query may name one."""
-    if not config.cross_name_pinyin:
+    if not config.cross_name_words:
         return None
     scripts = {is_cjk_text(h.text) for h in hits if h.collection != EDGE_COLLECTION}
     if len(scripts) < 2:
@@ -255,7 +255,7 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
                 sum(1 for p in crossing if p.search(h.text))
                 + bool(money & currencies(h.text))
                 + bool(month & months(h.text))
-                + (names(h.text) if names else 0)
+                + (names(h.text) * config.cross_name_words if names else 0)
             )
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
         out.append(h.rescored(score))

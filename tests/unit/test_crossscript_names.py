@@ -17,8 +17,8 @@ from ..conftest import REPO
 from .test_cli_startup import CONSOLE_SCRIPT, loaded
 
 # The name rule alone on distances: no language shift, no title share.
-CFG = RecallConfig(language_shift=0, cross_title_bonus=0)
-OFF = CFG.model_copy(update={"cross_name_pinyin": False})
+CFG = RecallConfig(language_shift=0, cross_title_bonus=0, cross_name_words=1)
+OFF = CFG.model_copy(update={"cross_name_words": 0})
 POINTS = "FacetPoint_search_text"
 
 
@@ -71,6 +71,11 @@ def test_a_latin_name_reaches_its_chinese_spelling_and_back() -> None:
     back = [hit("洛阳团队每周轮换", 0.10), hit("The Guilin team rotates weekly.", 0.15),
             hit("The Oslo team rotates weekly.", 0.15)]  # fmt: skip
     assert scores(back, "桂林团队多久轮换一次？") == [0.10, 0.09, 0.15]
+    # a name weighs cross_name_words crossed words, within cross_term_max
+    heavy = CFG.model_copy(update={"cross_name_words": 1.5})
+    assert scores(hits, "How often does the Guilin team rotate?", heavy) == [0.10, 0.06, 0.15]
+    capped = CFG.model_copy(update={"cross_name_words": 4})
+    assert scores(hits, "How often does the Guilin team rotate?", capped) == [0.10, 0.03, 0.15]
 
 
 def test_a_store_of_one_script_is_left_as_it_is() -> None:
