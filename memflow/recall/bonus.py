@@ -185,7 +185,7 @@ def _names_across(
 ) -> Callable[[str], int] | None:
     """How many names a hit of the other script shares with the query, one written in Latin
     letters and the other in Chinese characters (:func:`memflow.recall.preprocess.pinyin_names`:
-    "Shenzhen" / "深圳"); None, and pinyin never loaded, unless the hits hold both scripts (a
+    "Guilin" / "桂林"); None, and pinyin never loaded, unless the hits hold both scripts (a
     store of one script is left as it is) and the query may name one."""
     if not config.cross_name_words:
         return None

@@ -338,8 +338,8 @@ def months(text: str) -> frozenset[int]:
     return frozenset(found)
 
 
-# Names across scripts: a Latin word with a capital ("Shenzhen", "Xi'an") is the pinyin of a
-# span of 2-4 Chinese characters in a text of the other script ("深圳"): tone-less syllables,
+# Names across scripts: a Latin word with a capital ("Guilin", "Xi'an") is the pinyin of a
+# span of 2-4 Chinese characters in a text of the other script ("桂林"): tone-less syllables,
 # joined, case-insensitive, every reading of a character with several. A span never holds a
 # function character ("我们" is not the word "Women"). pypinyin is imported on first use only:
 # callers ask only when a store holds both scripts.
@@ -386,7 +386,7 @@ def _spelled_from(word: str, chars: str, at: int, depth: int) -> bool:
 @lru_cache(maxsize=16384)
 def pinyin_names(names: frozenset[str], text: str) -> int:
     """How many of ``names`` (:func:`latin_names`) ``text`` writes in Chinese characters: each
-    the pinyin of a span of 2-4 characters ("shenzhen" and "深圳团队")."""
+    the pinyin of a span of 2-4 characters ("guilin" and "桂林团队")."""
     if not names:
         return 0
     runs = _HAN_RUN.findall(text)
