@@ -70,3 +70,11 @@ def test_a_chinese_deadline_extended_to_another_day_is_a_change() -> None:
     new = "主办方来信，报名时间延至5月16日18:00，名额不变。"
     got = answers_differ(new, old, asked_kinds("夏令营报名什么时候截止？"))
     assert got is not None and got.cued
+
+
+def test_a_chinese_person_who_takes_a_role_or_leads_is_a_name() -> None:
+    old = "通知:仓储组组长由邱雨桐担任,下月生效"
+    new = "下周一起仓储组这边由葛一鸣带,雨桐去做采购了"
+    assert [v.norm for v in values(old) if v.kind == "name:person"] == ["邱雨桐"]
+    assert [v.norm for v in values(new) if v.kind == "name:person"] == ["葛一鸣"]
+    assert answers_differ(new, old, asked_kinds("仓储组组长是谁？")) is not None
