@@ -166,7 +166,7 @@ def _answer_pairs(
     # Only statements that give a value of a kind asked for can answer differently.
     answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
     asked = _keys(query) if loose else frozenset()
-    out: list[tuple[UUID, UUID, str]] = []
+    out = _apart_pair(query, ranked, nodes, times, kinds, config)
     for i, a in enumerate(near):
         for b in near[i + 1 :]:
             ta, tb = _when(nodes[a], times), _when(nodes[b], times)
@@ -196,6 +196,38 @@ def _answer_pairs(
             ):
                 out.append((older, newer, "wording"))
     return out
+
+
+def _apart_pair(
+    query: str,
+    ranked: list[tuple[float, UUID]],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+    kinds: frozenset[str],
+    config: RecallConfig,
+) -> list[tuple[UUID, UUID, str]]:
+    """The best two recalled points as (older, newer, "apart") when every other recalled point
+    is ``present_apart`` further from the question (the two answer it, and only they) and the
+    newer gives another value of the kind asked, though nothing in front of the values agrees
+    ("new hires get X" / "they get Y"). A question naming no kind ("What laptop …?") asks for a
+    name when its best answer gives one (a product, a tool)."""
+    if config.present_apart <= 0 or len(ranked) < 2:
+        return []
+    if len(ranked) > 2 and ranked[2][0] - ranked[1][0] < config.present_apart:
+        return []
+    a, b = ranked[0][1], ranked[1][1]
+    ta, tb = _when(nodes[a], times), _when(nodes[b], times)
+    if ta is None or tb is None or ta.date() == tb.date():
+        return []
+    older, newer = (a, b) if ta < tb else (b, a)
+    if not kinds:
+        kinds = frozenset({v.family for v in values(_text(nodes[a]))} & {"name"})
+    if not kinds:
+        return []
+    got = answers_differ(
+        _text(nodes[newer], "name" in kinds), _text(nodes[older], "name" in kinds), kinds
+    )
+    return [] if got is None else [(older, newer, "apart")]
 
 
 __all__ = ["OUTDATED_MARK", "Outdated", "applies", "outdated_points"]

@@ -65,7 +65,7 @@ _CUE_EN = re.compile(
     re.IGNORECASE,
 )
 _CUE_ZH = re.compile(
-    r"改为|改成|改到|改在|改用|换成|换到|换了|搬到|搬去|迁到|迁移到|切到|切换到|推迟|延期|延后|提前到?|"
+    r"改为|改成|改到|改在|改用|换成|换到|换了|搬到|搬去|迁到|迁移到|切到|切换到|推迟|延期|延后|延至|延到|顺延|提前到?|"
     r"调整[为到成]?|涨到|涨价|涨了|降到|降价|降了|变成|变为|变了|不再|现在|如今|目前|取代|代替|"
     r"接手|转给|交给|升级到?|降级到?|更新为|更改为|调到|挪到|改走|改由|改为|换了|更正|纠正|其实|起|开始|"
     r"新的?(?:日期|时间|计划|安排|负责人|地址|价格)"
@@ -109,7 +109,7 @@ _SLOT_EN = frozenset(
 _DETERMINER = frozenset("the a an our my your their his her its this that these those".split())
 _SLOT_ZH = re.compile(
     r"(?:是|为|到|在|用|改为|改成|换成|变成|变为|定在|定于|约|共|有|要|由|交给|接手|调到|涨到|降到|"
-    r"推迟到|提前到|延期到|改到|搬到|迁到|切到|向|归|：|:)\s*$"
+    r"推迟到|提前到|延期到|改到|搬到|迁到|切到|向|归|至|：|:)\s*$"
 )
 _NOW_THAT = re.compile(r"now\s+that\b", re.IGNORECASE)
 _ACTS_ZH = re.compile(r"(?:来)?(?:负责|维护|接手|牵头|主导|跟进|对接|管理?)")
@@ -199,6 +199,7 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
             bool(_SLOT_ZH.search(before) or _ACTS_ZH.match(text, v.end))
             or v.start == 0
             or before[-1:] in "，,。；;|"
+            or v.text[:1] in "$€£¥￥"  # an amount with its sign is stated ("账单 ¥3,900/月")
         )
     if before.rstrip()[-1:] in ("|", "(", "—", "–"):
         return True

@@ -107,6 +107,7 @@ _AMOUNT_ZH = re.compile(
     + r"|[零一二两三四五六七八九十百千万]+)\s*(?P<u>万元|万美元|个月|个人|块钱|美元|欧元|英镑|人民币|毫秒|"
     r"分钟|小时|公里|千米|公斤|千克|[元块万秒天周年月米克斤次%％]|个|位|名|人|台|家|条|款)"
 )
+_MONEY_SIGN = re.compile(r"[$€£¥￥]\s?(?P<n>" + _NUM + r")(?P<u>\s*[元块万])?")
 _VERSION = re.compile(
     r"\b(?P<name>[A-Z][\w.+#-]*(?:\s[A-Z][\w+#-]*)?)\s(?:[vV](?:ersion)?\s?)?(?P<v>\d+(?:\.\d+)*)\b"
     r"|\b(?:[vV]|[vV]ersion\s)(?P<v2>\d+(?:\.\d+)+|\d+)\b"
@@ -320,6 +321,10 @@ def _followed_by_unit(text: str, at: int) -> bool:
 
 def _amounts(f: _Found, text: str, zh: bool) -> None:
     if zh:
+        for m in _MONEY_SIGN.finditer(text):  # "¥3,900/月": a sign in front, no unit after
+            n = number(m.group("n"))
+            if n is not None and not m.group("u"):  # "¥300 元": the unit says it (below)
+                f.add("amount:money", _fmt(n), m.start(), m.end())
         for m in _AMOUNT_ZH.finditer(text):
             n = number(m.group("n"))
             unit = m.group("u")
