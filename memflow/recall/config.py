@@ -27,6 +27,7 @@ ChosenOn = Literal[
     "unit-example",
     "upstream",
     "reasoning",
+    "locomo+lme-tune",
 ]
 # Where a constant's value came from.
 CHOSEN_ON: dict[ChosenOn, str] = {
@@ -40,6 +41,8 @@ CHOSEN_ON: dict[ChosenOn, str] = {
     "unit-example": "sized so that the seed examples and the unit tests behave (not measured)",
     "upstream": "m_flow v0.3.x's default, kept as it was",
     "reasoning": "set by argument (a cap, a unit, a neutral value), not measured",
+    "locomo+lme-tune": "measured on the tune halves of LoCoMo and LongMemEval_S together "
+    "(benchmarks/locomo_replay.py, benchmarks/longmemeval.py)",
 }
 
 
@@ -192,6 +195,13 @@ class RecallConfig(BaseModel):
     # none .6554/.7816/.8379, 0.05 .6152/.6840/.6979, 0.1 .6659/.7754/.8238,
     # 0.15 .6574/.7822/.8381, 0.2-0.3 as none. Test half at 0.15: .6234/.7410/.7944.
     relevance_cutoff: float | None = knob(0.15, "locomo-tune", ge=0)
+    # --- issue 29 (lmerank): chosen on the tune halves of LoCoMo and LongMemEval_S together.
+    # A person's chat with an assistant (memflow.recall.roles): a question about the asker
+    # pushes the assistant's turns back, one about what the assistant said the person's.
+    role_penalty: float = knob(0.0, "locomo+lme-tune", ge=0)
+    # highly_related: a unit citing only turns that a unit ranked ahead of it already cites
+    # (another piece of one long turn) moves back by this much: the budget goes to other turns.
+    repeat_turn_penalty: float = knob(0.0, "locomo+lme-tune", ge=0)
     # Apply the same rules to the ``vector`` baseline's turns (benchmarks: what the graph adds).
     vector_unit_rules: bool = knob(False, "reasoning")
     highly_related_facets: bool = knob(False, "reasoning")
