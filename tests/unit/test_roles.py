@@ -67,20 +67,14 @@ def _chat_units(config: RecallConfig, query: str) -> list[str]:
         "u0": ("user: I bought the blue tunnel tent last week.", "user", "S1:0"),
     }
     dist = {"a1": 0.20, "a2": 0.21, "u0": 0.23}
-    hits = []
     for name, (text, speaker, key) in turns.items():
-        g.node(
-            name, "FacetPoint", search_text=text, speaker=speaker, sources=[[key, None, None, None]]
-        )
+        row = [key, None, None, None]
+        g.node(name, "FacetPoint", search_text=text, speaker=speaker, sources=[row])
         g.edge("f", "has_point", name)
-        hits.append(
-            Hit(
-                collection="FacetPoint_search_text",
-                node_id=nid(name),
-                text=text,
-                distance=dist[name],
-            )
-        )
+    col = "FacetPoint_search_text"
+    hits = [
+        Hit(collection=col, node_id=nid(n), text=t[0], distance=dist[n]) for n, t in turns.items()
+    ]
     scored = score_hits(hits, None, config)
     index = RelationshipIndex.build(g.sub())
     bundles = [Bundle(episode_id=nid("Ep"), score=0.0, best_path="point")]
