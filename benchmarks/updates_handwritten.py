@@ -1,6 +1,8 @@
-"""Facts that change, on the frozen hand-written set (issue 26): ``benchmarks/data/
-updates_handwritten.json`` (format and provenance: ``benchmarks/data/README.md``), written by an
-author who had not read the rules, committed before any tuning (71a6ef0), never edited.
+"""Facts that change, on the frozen hand-written sets (issue 26): ``benchmarks/data/
+updates_handwritten.json`` (set 1, committed before any tuning in 71a6ef0) and
+``updates_handwritten2.json`` (set 2, by another author, committed before any tuning in 0e2c2e4);
+format and provenance: ``benchmarks/data/README.md``. Both were written by authors who had not
+read the rules, and neither is ever edited.
 
 Each case is a small world: its documents are written to a folder under their own names (a
 conversation as ``.json``) and that folder is memorised into a fresh dataset today, with no
@@ -21,7 +23,8 @@ default agent context (``display="highly_related"``, 500 tokens):
 Halves: within each (language, kind), cases are ordered by the SHA-256 of their id; the first
 half (rounded up) is ``tune``, the rest ``test``. Constants are chosen on ``tune`` only.
 
-    python -m benchmarks.updates_handwritten            # both halves, local e5 embedder
+    python -m benchmarks.updates_handwritten            # set 1, both halves, local e5 embedder
+    python -m benchmarks.updates_handwritten --set 2    # the second set
     python -m benchmarks.updates_handwritten --half tune --show   # every tune miss, with context
 """
 
@@ -47,14 +50,78 @@ from memflow.memory import Dataset, Memory
 from memflow.recall.present import OUTDATED_MARK
 from memflow.recall.types import SUPERSEDED_MARK
 
-DATA = common.REPO / "benchmarks" / "data" / "updates_handwritten.json"
+SETS = {
+    "1": common.REPO / "benchmarks" / "data" / "updates_handwritten.json",
+    "2": common.REPO / "benchmarks" / "data" / "updates_handwritten2.json",
+}
+DATA = SETS["1"]
 HALVES = ("tune", "test")
 MARKS = (SUPERSEDED_MARK, OUTDATED_MARK)
+FORMATS = ("markdown", "text", "email", "conversation")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def load(path: Path = DATA) -> list[dict[str, Any]]:
     cases: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["cases"]
     return cases
+
+
+def validate(cases: Sequence[dict[str, Any]]) -> list[str]:
+    """Every way ``cases`` break the format and the properties ``benchmarks/data/README.md``
+    promises (empty when none): unique ids and file names, known languages, kinds and formats,
+    a question, ``current`` substrings, ``stale`` ones for a change and none for a control,
+    ``as_of`` days as ``YYYY-MM-DD``, no ``current`` substring inside a ``stale`` one or the
+    reverse, a document (a session, for conversations) that names the current value names it
+    before any old one, and at least one document that names neither."""
+    problems: list[str] = []
+    say = problems.append
+    seen: set[str] = set()
+    for c in cases:
+        cid = str(c.get("id"))
+        if cid in seen:
+            say(f"{cid}: duplicate id")
+        seen.add(cid)
+        if c.get("lang") not in ("en", "zh") or c.get("kind") not in ("change", "control"):
+            say(f"{cid}: lang must be en|zh and kind change|control")
+        if not str(c.get("question", "")).strip() or not c.get("current"):
+            say(f"{cid}: needs a question and current substrings")
+        cur, old = list(c.get("current", [])), list(c.get("stale", []))
+        if (c.get("kind") == "change") != bool(old):
+            say(f"{cid}: a change needs stale substrings, a control none")
+        if any(a.lower() in b.lower() or b.lower() in a.lower() for a in cur for b in old):
+            say(f"{cid}: a current substring and a stale one contain each other")
+        days = [str(q.get("date", "")) for q in c.get("as_of", []) if q.get("expect")]
+        if len(days) != len(c.get("as_of", [])) or not all(map(_DAY.fullmatch, days)):
+            say(f"{cid}: each as_of needs a YYYY-MM-DD date and expect substrings")
+        problems += [f"{cid}: {p}" for p in _document_problems(c, cur, old)]
+    return problems
+
+
+def _document_problems(case: dict[str, Any], cur: list[str], old: list[str]) -> list[str]:
+    out, names, neither = [], set(), False
+    for doc in case.get("documents", []):
+        if doc.get("format") not in FORMATS:
+            out.append(f"{doc.get('name')}: format must be one of {', '.join(FORMATS)}")
+            continue
+        name = Path(_file_name(doc)).name
+        if name in names:
+            out.append(f"{name}: two documents with this file name")
+        names.add(name)
+        content = doc["content"]
+        flat = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        neither |= _has(flat, cur) < 0 and (not old or _has(flat, old) < 0)
+        units = (
+            [json.dumps(s, ensure_ascii=False) for s in content.get("sessions", [])]
+            if isinstance(content, dict)
+            else [flat]
+        )
+        for unit in units if old else []:
+            first_cur, first_old = _has(unit, cur), _has(unit, old)
+            if 0 <= first_old < first_cur:
+                out.append(f"{name}: names the old value before the new one")
+    if not neither:
+        out.append("no distractor document (one naming neither value)")
+    return out
 
 
 def _digest(case_id: str) -> str:
@@ -236,10 +303,17 @@ def _rate(num: int, den: int) -> float | None:
 
 
 def evaluate(
-    mem: Memory, half: str = "all", show: bool = False, limit: int | None = None
+    mem: Memory,
+    half: str = "all",
+    show: bool = False,
+    limit: int | None = None,
+    data: Path = DATA,
 ) -> dict[str, Any]:
-    """Every case of ``half`` (``limit``: the first that many, a smoke run)."""
-    cases = load()
+    """Every case of ``half`` of the set in ``data`` (``limit``: the first that many, a smoke
+    run)."""
+    cases = load(data)
+    if problems := validate(cases):
+        raise ValueError(f"{data}: not a valid hand-written set: " + "; ".join(problems[:5]))
     half_of = halves(cases)
     chosen = [c for c in cases if half in ("all", half_of[c["id"]])][:limit]
     results = []
@@ -249,6 +323,7 @@ def evaluate(
         print(f"  {i}/{len(chosen)} {case['id']} ({half_of[case['id']]}) "
               f"{time.perf_counter() - t0:.0f} s", flush=True)  # fmt: skip
     return {
+        "data": str(data),
         "cases": len(chosen),
         "split": "within (lang, kind), by sha256(id); first half (rounded up) tune",
         "halves": {c["id"]: half_of[c["id"]] for c in chosen},
@@ -277,6 +352,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--database-url", default=None, help="use this PostgreSQL server instead")
     ap.add_argument("--embedder", default="local", help="embedder spec (local, hash, ...)")
     ap.add_argument("--half", choices=(*HALVES, "all"), default="all")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--set", choices=tuple(SETS), default="1",
+                       help="which frozen hand-written set (benchmarks/data/README.md); default 1")  # fmt: skip
+    which.add_argument("--data", type=Path, default=None, help="a set in the same format at PATH")
     ap.add_argument("--show", action="store_true", help="print every context and each miss")
     ap.add_argument("--out", type=Path, default=None, help="write the result JSON here")
     args = ap.parse_args(argv)
@@ -288,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         common.scratch_database(admin, "updates_hw") as url,
         Memory.open(url, embedder=embedder) as mem,
     ):
-        res = evaluate(mem, args.half, args.show)
+        res = evaluate(mem, args.half, args.show, data=args.data or SETS[args.set])
     print(common.md_table(HEADER, markdown_rows(res["summary"])))
     if args.out:
         common.write_json(args.out, res)
