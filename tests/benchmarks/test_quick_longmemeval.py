@@ -131,6 +131,16 @@ def test_quick_run_writes_results_and_refuses_other_code(
     other = longmemeval.main([*args, "--systems", "vector", "--search-only"])
     assert other["store"]["written_by"][0]["code"] != "0" * 16
     assert not other["store"]["same_code_as_this_tree"]
+    # --keep-other ingests only what is missing and keeps what other code wrote beside it.
+    gone = saved["slice"]["test"][1]["question_id"]
+    with Memory.open(db_url, embedder="hash") as mem:
+        mem.drop_dataset(f"lme-{gone}")
+    kept = longmemeval.main([*args, "--systems", "vector", "--split", "test", "--keep-other"])
+    assert [r["question_id"] for r in kept["store"]["ingested_this_run"]] == [gone]
+    writers = {w["code"] for w in kept["store"]["written_by"]}
+    assert writers == {"0" * 16, other["store"]["written_by"][0]["code"]}
+    with Memory.open(db_url, embedder="hash") as mem:
+        mem.drop_dataset(f"lme-{gone}")
     # --fresh re-ingests what other code wrote (the cache serves every text: nothing embedded).
     fresh = longmemeval.main([*args, "--systems", "vector", "--split", "tune", "--fresh"])
     redone = fresh["store"]["ingested_this_run"]
