@@ -198,9 +198,10 @@ def prepare(
         )
     # Missing items, items an interrupted run left incomplete (memorize skips the sessions
     # already stored) and, with --fresh, items written by other code (dropped first); with
-    # keep_other those stay as they are (the results name every writer).
+    # keep_other those stay as they are (the results name every writer), except an incomplete
+    # one: it is re-ingested whole, never topped up by other code.
     if keep_other and not fresh:
-        other = set()
+        other &= short
     todo = (
         []
         if search_only
