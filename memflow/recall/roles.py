@@ -6,9 +6,10 @@ person. When it speaks of the asker ("my setup", "what did I buy", "我的") and
 assistant said, the person's own turns state what it asks about, while the assistant's long
 answers share its words without saying anything about the person: the assistant's turns are
 pushed back (+``role_penalty``). A question about what the assistant said ("the book you
-recommended", "your list", "你推荐的") pushes the person's turns back instead. A conversation
-without an assistant speaker (people talking to each other) gets nothing from this rule: its
-speakers are matched by name (:mod:`memflow.recall.unitrules`).
+recommended", "your list", "你推荐的") pushes the person's turns back instead; one about the
+conversation itself ("what we discussed") pushes neither. A conversation without an assistant
+speaker (people talking to each other) gets nothing from this rule: its speakers are matched by
+name (:mod:`memflow.recall.unitrules`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ _ASSISTANT_SAID = re.compile(
 )
 
 
+# The conversation itself, named in the question ("our last conversation", "we discussed",
+# "我们之前聊过"): the answer may be either side's turn, so neither is pushed back.
+_CONVERSATION = re.compile(
+    r"\bour\s+(?:\w+\s+)?(?:conversations?|chats?|discussions?|talks?)\b"
+    r"|\bwe\s+(?:\w+\s+)?(?:discussed|talked|chatted|spoke)\b"
+    r"|我们(?:之前|上次|刚才|曾经?)?(?:聊|讨论|谈|说)",
+    re.IGNORECASE,
+)
+
+
 def is_assistant(speaker: str | None) -> bool:
     return speaker is not None and speaker.strip().lower() in ASSISTANT_ROLES
 
@@ -64,6 +75,8 @@ class RoleRule:
             return cls(None)
         if _ASSISTANT_SAID.search(query):
             return cls("person")
+        if _CONVERSATION.search(query):
+            return cls(None)
         if _FIRST_PERSON.search(query):
             return cls("assistant")
         return cls(None)

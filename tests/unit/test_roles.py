@@ -30,6 +30,9 @@ CHAT = ("user", "assistant")
         ("你能给我推荐一顶帐篷吗？我下周去海边。", "assistant"),
         ("Can you recommend a tent for my trip?", "assistant"),
         ("Which tent is the lightest?", None),
+        ("In our last chat about tents, which one did I like?", None),
+        ("Can you remind me of the tent we discussed for my trip?", None),
+        ("我们之前聊过的那顶帐篷叫什么？", None),
     ],
 )
 def test_the_question_says_whose_turns_answer_it(query: str, behind: str | None) -> None:
