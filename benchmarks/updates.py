@@ -208,18 +208,21 @@ def markdown(res: dict[str, Any]) -> str:
     ]
     if "accuracy" in res:
         lines += _generator_markdown(res)
-    hw = res.get("handwritten")
-    if hw:
-        lines += ["", "## The frozen hand-written set (`benchmarks/data/updates_handwritten.json`)",
+    for key, title, flag in HANDWRITTEN_SETS:
+        hw = res.get(key)
+        if not hw:
+            continue
+        lines += ["", f"## {title} (`benchmarks/data/{updates_handwritten.SETS[flag].name}`)",
                   "", f"{hw['cases']} cases, memorised as folders today (no reference time); "
                   f"halves: {hw['split']}. Constants chosen on `tune` only "
-                  "(`python -m benchmarks.updates_handwritten --half tune --show`).", ""]  # fmt: skip
+                  f"(`python -m benchmarks.updates_handwritten --set {flag} --half tune --show`).",
+                  ""]  # fmt: skip
         lines.append(
             common.md_table(
                 updates_handwritten.HEADER, updates_handwritten.markdown_rows(hw["summary"])
             )
         )
-        lines += ["", f"- targets (issue 26): current first >= "
+        lines += ["", "- targets (issue 26): current first >= "
                   f"{HANDWRITTEN_TARGETS['current_first']} in each language, "
                   f"{HANDWRITTEN_TARGETS['false_closures']} false closures on the controls; "
                   f"missed here: {_handwritten_misses(hw['summary']) or 'none'}"]  # fmt: skip
@@ -227,6 +230,14 @@ def markdown(res: dict[str, Any]) -> str:
         lines.append("")
     lines += [f"- {note}" for note in res.get("notes", [])]
     return "\n".join(lines) + "\n"
+
+
+# The frozen hand-written sets this page measures: result key, heading, --set of
+# benchmarks.updates_handwritten.
+HANDWRITTEN_SETS = (
+    ("handwritten", "The frozen hand-written set", "1"),
+    ("handwritten2", "The second frozen hand-written set", "2"),
+)
 
 
 def _handwritten_misses(summary: dict[str, Any]) -> str:
@@ -310,7 +321,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--before", type=Path, help="a saved result of another build to compare with")
     ap.add_argument("--before-label", default="", help="what --before was run on")
     ap.add_argument("--note", action="append", default=[], help="a note for the Markdown")
-    ap.add_argument("--sets", default="generator,handwritten", help="generator, handwritten")
+    ap.add_argument(
+        "--sets",
+        default="generator,handwritten,handwritten2",
+        help="generator, handwritten (set 1), handwritten2 (set 2)",
+    )
     ap.add_argument(
         "--render-only",
         action="store_true",
@@ -336,8 +351,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         Memory.open(url, embedder=embedder) as mem,
     ):
         res = evaluate(mem, convs) if "generator" in sets else {}
-        if "handwritten" in sets:
-            res["handwritten"] = updates_handwritten.evaluate(mem, limit=4 if args.quick else None)
+        for key, _, flag in HANDWRITTEN_SETS:
+            if key in sets:
+                res[key] = updates_handwritten.evaluate(
+                    mem, limit=4 if args.quick else None, data=updates_handwritten.SETS[flag]
+                )
     settings = {
         "embedder": getattr(embedder, "name", args.embedder),
         "conversations": len(convs),

@@ -22,18 +22,9 @@ SELECT ARRAY(SELECT id FROM docs) AS documents,
          AS edge_texts;
 
 -- name: result_documents
--- A search's last statement: the scope and metadata of the documents its results cite (:ids),
--- and of the source documents of its episodes without citations (:episodes, written from drafts:
--- no chunks), those listed in :allowed only when it is given (a filtered search). One row per
--- document and episode it supports (episode_id NULL: cited only), each episode's oldest first.
-WITH sourced AS (
-  SELECT s.node_id, s.document_id FROM memflow.node_source s
-  WHERE s.dataset_id = :dataset_id AND s.node_id = ANY(CAST(:episodes AS uuid[]))
-    AND (CAST(:allowed AS uuid[]) IS NULL OR s.document_id = ANY(CAST(:allowed AS uuid[])))
-)
-SELECT d.id, d.scope, d.metadata, e.node_id AS episode_id
+-- The scope and metadata of the documents (:ids) that rows fetched without their documents cite
+-- (procedures, baseline units). An episodic search reads its documents with its graph
+-- (sql/recall.sql: the `document` rows of `project` and `expand_points`).
+SELECT d.id, d.scope, d.metadata
 FROM memflow.document d
-LEFT JOIN sourced e ON e.document_id = d.id
-WHERE d.dataset_id = :dataset_id
-  AND (d.id = ANY(CAST(:ids AS uuid[])) OR d.id IN (SELECT document_id FROM sourced))
-ORDER BY e.node_id, d.created_at, d.id;
+WHERE d.dataset_id = :dataset_id AND d.id = ANY(CAST(:ids AS uuid[]));

@@ -65,7 +65,9 @@ LEFT JOIN hits h ON true;
 -- parents, hits first, then by edge text (content: the same store gives the same subgraph in any
 -- dataset; the id only orders edges with identical texts). Every reached node carries the rank of the best hit it
 -- was reached from; the cap (:max_nodes) keeps whole chains of the best hits (rank, then depth).
--- Rows: the kept nodes ('node'), then the walked edges between kept nodes ('edge'). Provenance
+-- Rows: the kept nodes ('node'), the walked edges between kept nodes ('edge'), and the documents
+-- of the results ('document': scope, metadata, created_at; `sourced_episode` when it is a source
+-- of a kept Episode without provenance), so a search reads them in no statement of its own. Provenance
 -- (`sources`: [chunk key, document id, document source, chunk ts] per chunk, first chunk first)
 -- is read for all kept nodes in one join: for FacetPoints (up to :max_sources chunks; the first
 -- chunk's speaker, for the unit rules, comes from the same rows), an Episode's first chunk, and for
@@ -162,6 +164,24 @@ prov AS (
   FROM cites c
   WHERE c.rn <= CASE WHEN c.kind = 'Episode' THEN 1 ELSE :max_sources END
   GROUP BY c.node_id
+),
+-- The documents of the results (what `result_documents` in sql/filters.sql returned in a
+-- statement of its own): those the provenance cites, and the source documents of the kept
+-- Episodes without provenance (written from drafts: no chunks), visible ones only when filtered.
+sourced AS (
+  SELECT s.node_id, s.document_id
+  FROM kept k JOIN memflow.node_source s ON s.dataset_id = :dataset_id AND s.node_id = k.id
+  WHERE k.kind = 'Episode' AND NOT EXISTS (SELECT 1 FROM cites c WHERE c.node_id = k.id)
+    AND (NOT :filtered OR s.document_id = ANY(CAST(:visible_documents AS uuid[])))
+),
+docs AS (
+  SELECT d.id, d.scope, d.metadata, d.created_at, e.node_id AS sourced_episode
+  FROM memflow.document d
+  LEFT JOIN sourced e ON e.document_id = d.id
+  WHERE d.dataset_id = :dataset_id
+    AND (d.id IN (SELECT c.document_id FROM cites c
+                  WHERE c.rn <= CASE WHEN c.kind = 'Episode' THEN 1 ELSE :max_sources END)
+         OR d.id IN (SELECT document_id FROM sourced))
 )
 SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary, k.search_text,
        k.anchor_text, k.description, k.facet_type, k.created_at, k.time_start, k.time_end,
@@ -181,7 +201,8 @@ SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary
              AND (NOT :filtered OR n.id = ANY(CAST(:visible_nodes AS uuid[]))))
        END AS episode_count,
        k.valid_at, k.recorded_at, k.invalid_at, k.superseded_by, k.restates, k.restated_by,
-       NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text
+       NULL::uuid AS src, NULL::text AS relationship, NULL::uuid AS dst, NULL::text AS edge_text,
+       NULL::jsonb AS scope, NULL::jsonb AS metadata, NULL::uuid AS sourced_episode
 FROM kept k
 LEFT JOIN prov src ON src.node_id = k.id
 UNION ALL
@@ -189,10 +210,17 @@ SELECT DISTINCT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NU
        NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::jsonb,
        NULL::text, NULL::bigint, NULL::bigint,
        NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::uuid, NULL::jsonb, NULL::jsonb,
-       w.src, w.relationship, w.dst, w.edge_text
+       w.src, w.relationship, w.dst, w.edge_text, NULL::jsonb, NULL::jsonb, NULL::uuid
 FROM walk w
 WHERE w.depth > 0
-  AND w.src IN (SELECT node_id FROM kept_ids) AND w.dst IN (SELECT node_id FROM kept_ids);
+  AND w.src IN (SELECT node_id FROM kept_ids) AND w.dst IN (SELECT node_id FROM kept_ids)
+UNION ALL
+SELECT 'document', d.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, d.created_at,
+       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::jsonb,
+       NULL::text, NULL::bigint, NULL::bigint,
+       NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::uuid, NULL::jsonb, NULL::jsonb,
+       NULL::uuid, NULL::text, NULL::uuid, NULL::text, d.scope, d.metadata, d.sourced_episode
+FROM docs d;
 
 -- name: expand
 -- Detail display only: the children of the chosen episodes (facets, their points, entities) with
@@ -233,11 +261,13 @@ FROM links l;
 -- name: expand_points
 -- highly_related only, after scoring: the FacetPoints of the best episodes (:episode_ids) that the
 -- wide recall did not return (:known), each with its exact distance to the query, its two links
--- (episode -> facet, facet -> point) and its provenance (as in `project`), so the context can draw on the whole of
--- the episodes the evidence chose.
+-- (episode -> facet, facet -> point) and its provenance (as in `project`), so the context can draw
+-- on the whole of the episodes the evidence chose; then ('document' rows, as in `project`) the
+-- documents their provenance cites.
+WITH pts AS (
 SELECT p.id, p.kind, coalesce(p.name, '') AS name, p.summary, p.search_text, p.anchor_text,
        p.description, p.facet_type, p.created_at, p.time_start, p.time_end, p.display_only,
-       coalesce(src.sources, '[]'::jsonb) AS sources, src.speaker, NULL::bigint AS degree,
+       coalesce(src.sources, '[]'::jsonb) AS sources, src.speaker, src.documents,
        p.valid_at, p.recorded_at, p.invalid_at, p.superseded_by,
        p.props -> 'restates' AS restates, p.props -> 'restated_by' AS restated_by,
        hf.src AS episode_id, hf.dst AS facet_id, hf.edge_text AS facet_edge_text,
@@ -251,7 +281,8 @@ JOIN memflow.facetpoint_search_text fp ON fp.dataset_id = p.dataset_id AND fp.no
 LEFT JOIN LATERAL (
   SELECT jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts) ORDER BY c.idx)
            AS sources,
-         (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
+         (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker,
+         array_agg(c.document_id) AS documents
   FROM (SELECT c.key, c.idx, c.document_id, c.ts, c.speaker
           FROM memflow.node_chunk nc
           JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
@@ -264,7 +295,21 @@ WHERE hf.dataset_id = :dataset_id AND hf.relationship = 'has_facet'
   AND hf.src = ANY(CAST(:episode_ids AS uuid[]))
   AND NOT (hp.dst = ANY(CAST(:known AS uuid[])))
   AND (NOT :filtered OR (hp.dst = ANY(CAST(:visible_nodes AS uuid[]))
-                         AND hf.dst = ANY(CAST(:visible_nodes AS uuid[]))));
+                         AND hf.dst = ANY(CAST(:visible_nodes AS uuid[]))))
+)
+SELECT 'node' AS row_type, id, kind, name, summary, search_text, anchor_text, description,
+       facet_type, created_at, time_start, time_end, display_only, sources, speaker,
+       NULL::bigint AS degree, valid_at, recorded_at, invalid_at, superseded_by, restates,
+       restated_by, episode_id, facet_id, facet_edge_text, point_edge_text, distance,
+       NULL::jsonb AS scope, NULL::jsonb AS metadata, NULL::uuid AS sourced_episode
+FROM pts
+UNION ALL
+SELECT 'document', d.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, d.created_at, NULL, NULL,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       d.scope, d.metadata, NULL
+FROM memflow.document d
+WHERE d.dataset_id = :dataset_id
+  AND d.id IN (SELECT unnest(documents) FROM pts);
 
 -- name: vector_units
 -- Baseline: plain ANN over FacetPoint and Facet texts, each unit with its episode and its

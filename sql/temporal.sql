@@ -2,10 +2,11 @@
 -- what a search needs to know of validity. Every statement is scoped by :dataset_id.
 
 -- name: supersede_candidates
--- Current FacetPoints each new point (:ids) may replace, bounded: its :k nearest by embedding and
--- the :k_speaker nearest of those its own speaker said (:speakers, by the first chunk of each
--- point), each row with the new point it is a candidate for (for_id), its speaker and times. A
--- two-speaker chat's same-speaker pool is half the dataset: it is ranked, never read whole.
+-- Current FacetPoints each probed new point (:probe, of the document's new points :ids) may
+-- replace, bounded: its :k nearest by embedding and the :k_speaker nearest of those its own
+-- speaker said (:speakers, by the first chunk of each point), each row with the new point it is
+-- a candidate for (for_id), its speaker and times; never one of :ids. A two-speaker chat's
+-- same-speaker pool is half the dataset: it is ranked, never read whole.
 WITH first_speaker AS (
   SELECT DISTINCT ON (nc.node_id) nc.node_id, c.speaker
   FROM memflow.chunk c
@@ -15,7 +16,7 @@ WITH first_speaker AS (
 ), new AS (
   SELECT p.node_id, p.embedding, s.speaker FROM memflow.facetpoint_search_text p
   LEFT JOIN first_speaker s ON s.node_id = p.node_id
-  WHERE p.dataset_id = :dataset_id AND p.node_id = ANY(CAST(:ids AS uuid[]))
+  WHERE p.dataset_id = :dataset_id AND p.node_id = ANY(CAST(:probe AS uuid[]))
 ), own AS MATERIALIZED (
   SELECT o.node_id, o.embedding, s.speaker FROM first_speaker s
   JOIN memflow.facetpoint_search_text o ON o.dataset_id = :dataset_id AND o.node_id = s.node_id

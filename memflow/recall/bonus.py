@@ -22,11 +22,14 @@ from memflow.recall.preprocess import (
     has_cjk,
     is_cjk_text,
     latin_terms,
+    months,
+    subject_terms,
 )
 from memflow.recall.types import COLLECTIONS, EDGE_COLLECTION, Hit
-from memflow.text.terms import STOP_WORDS
+from memflow.text.terms import STOP_WORDS, content_terms
 
 _MATCH_DROP = re.compile(r"[\s，,。.；;：:！!？?、]")
+TITLE_COLLECTION = "Facet_search_text"
 _COLLECTION_ORDER = {name: i for i, name in enumerate(COLLECTIONS)}
 
 
@@ -133,6 +136,34 @@ def language_shifts(hits: Iterable[Hit], query: str, config: RecallConfig) -> di
     return shifts
 
 
+@lru_cache(maxsize=16384)
+def _terms(text: str) -> frozenset[str]:
+    return content_terms(text)
+
+
+def uncovered_share(hits: Iterable[Hit], query: str) -> float:
+    """The share of the question's subject terms (:func:`memflow.recall.preprocess.subject_terms`)
+    that no recalled text in the query's own script contains (a word's stem also counts when
+    one is the start of the other: "fail" / "faile"): words its own language has no note for,
+    so the answer is more likely written in the other one."""
+    terms = subject_terms(query)
+    if not terms:
+        return 0.0
+    own = is_cjk_text(query)
+    seen: set[str] = set()
+    for h in hits:
+        if is_cjk_text(h.text) == own:
+            seen |= _terms(h.text)
+    words = [u for u in seen if not has_cjk(u)]
+
+    def covered(t: str) -> bool:
+        return t in seen or (
+            not has_cjk(t) and any(u.startswith(t) or t.startswith(u) for u in words)
+        )
+
+    return sum(1 for t in terms if not covered(t)) / len(terms)
+
+
 def _crossing_patterns(query: str) -> list[re.Pattern[str]]:
     """The query's words in Latin letters, stop words aside, as whole-token patterns: a word
     with a capital ("VPN", "Zephyrix", "App") keeps its case (names and acronyms keep it in any
@@ -159,6 +190,11 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
     between the collection's best and worst hit (the scale m_flow's min-max scores give them),
     and no bonus takes a score below the collection's best distance."""
     shifts = language_shifts(hits, pq.original, config)
+    if shifts and config.cross_title_bonus:
+        share = uncovered_share(hits, pq.original)
+        shifts[TITLE_COLLECTION] = (
+            shifts.get(TITLE_COLLECTION, 0.0) + config.cross_title_bonus * share
+        )
     own = is_cjk_text(pq.original)
     hits = [
         h.rescored(h.distance - shifts[h.collection])
@@ -167,6 +203,7 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         for h in hits
     ]
     money = currencies(pq.original)
+    month = months(pq.original)
     crossing = _crossing_patterns(pq.original)
     bounds = _score_bounds(hits)
     numbers = extract_numbers(pq.original)
@@ -190,8 +227,12 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
             rel = max(0.0, rel - bonus)
         score = lo + rel * spread if spread > 0 else h.score
         score -= literal_bonus(literals, h.text, config)
-        if (crossing or money) and is_cjk_text(h.text) != own:
-            found = sum(1 for p in crossing if p.search(h.text)) + bool(money & currencies(h.text))
+        if (crossing or money or month) and is_cjk_text(h.text) != own:
+            found = (
+                sum(1 for p in crossing if p.search(h.text))
+                + bool(money & currencies(h.text))
+                + bool(month & months(h.text))
+            )
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
         out.append(h.rescored(score))
     return out

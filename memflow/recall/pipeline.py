@@ -278,6 +278,7 @@ def respond(
     *,
     timings_ms: dict[str, float] | None = None,
     scored: ScoredHits | None = None,
+    index: RelationshipIndex | None = None,
 ) -> SearchResponse:
     """All pure stages after the SQL, timed: ``bonus``, ``index``, ``score``, ``render``, as
     ``options`` ask (display, top_k, budget, token counter). Timings the caller already measured
@@ -288,9 +289,10 @@ def respond(
         t = time.perf_counter()
         scored = score_hits(hits, pq, config)
         timings["bonus"] = _ms(t)
-    t = time.perf_counter()
-    index = RelationshipIndex.build(subgraph)
-    timings["index"] = _ms(t)
+    if index is None:  # (given: the search's transaction built it, timed there)
+        t = time.perf_counter()
+        index = RelationshipIndex.build(subgraph)
+        timings["index"] = _ms(t)
     t = time.perf_counter()
     evidence = scored.evidence(subgraph, pq.original, config, dated=dated(pq, config))
     shown, k = opts.display, opts.top_k

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memflow.errors import InvalidInput
 from memflow.recall.config import RecallConfig
+from memflow.text.terms import content_terms
 from memflow.text.timeparse import TimeMatch, parse_time, resolve_tz
 
 HybridReason = Literal["mixed_lang", "number", "short_query"]
@@ -299,6 +300,44 @@ def extract_literals(text: str) -> frozenset[LiteralToken]:
     return frozenset(out)
 
 
+# Months, however a language writes them: "October", "Oct 3", "2024-10-24", "10月17日", "十月".
+# A question in one language names the month that a note in the other writes in a date.
+_MONTH_NUMBER = {
+    name: i + 1
+    for i, full in enumerate(
+        "January February March April May June July August September October November "
+        "December".split()
+    )
+    for name in (full, full[:3], "Sept" if i == 8 else full)
+}
+_MONTH_WORD = re.compile(
+    r"(?<![A-Za-z])(" + "|".join(sorted(_MONTH_NUMBER, key=len, reverse=True)) + r")\.?(?![A-Za-z])"
+)
+_MONTH_ISO = re.compile(r"(?<![\d.\-])(?:19|20)\d{2}-(0?[1-9]|1[0-2])(?:-\d{1,2})?(?![\d.\-])")
+_CN_DIGIT = {c: i + 1 for i, c in enumerate("一二三四五六七八九")}
+# "10月", "十月", "十二月"; not a duration ("3个月") nor "每月" / "上月".
+_MONTH_CJK = re.compile(
+    r"(?<![\d个几每上下本这那])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s?月"
+)
+
+
+def _cn_month(text: str) -> int:
+    if text.isdigit():
+        return int(text)
+    return 10 + _CN_DIGIT.get(text[1:], 0) if text.startswith("十") else _CN_DIGIT[text]
+
+
+@lru_cache(maxsize=16384)
+def months(text: str) -> frozenset[int]:
+    """The months (1-12) ``text`` names or writes a date in: an English month name or its
+    abbreviation (capitalised: the verb "may" is not May), an ISO date, or "10月" / "十月"."""
+    text = unicodedata.normalize("NFKC", text)
+    found = {_MONTH_NUMBER[m[1]] for m in _MONTH_WORD.finditer(text)}
+    found |= {int(m[1]) for m in _MONTH_ISO.finditer(text)}
+    found |= {_cn_month(m[1]) for m in _MONTH_CJK.finditer(text)}
+    return frozenset(found)
+
+
 _CJK_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -373,6 +412,21 @@ def query_core(query: str) -> str:
     """The query without question words (Chinese and English) and surrounding punctuation."""
     words = [_strip_edge_punct(w) for w in strip_cn_question_words(query).split()]
     return " ".join(w for w in words if w and w.lower() not in EN_QUESTION_WORDS)
+
+
+# Chinese question words query_core keeps ("多少", "哪些", "谁"), and the function characters that
+# mark a CJK bigram as straddling two words ("的负", "人是"): neither names a question's subject.
+_CN_ASKING = re.compile(r"多少|几[个位天次]?|哪[些个类里儿]?|谁|为什么|什么|怎么|如何")
+_CJK_JOINERS = frozenset("的了是在和与也就都而及吗呢吧啊么")
+
+
+@lru_cache(maxsize=4096)
+def subject_terms(query: str) -> frozenset[str]:
+    """The content terms (:func:`memflow.text.terms.content_terms`) of what the question is
+    about: its core (:func:`query_core`) without Chinese question words, and no CJK bigram
+    holding a function character."""
+    terms = content_terms(_CN_ASKING.sub(" ", query_core(query)))
+    return frozenset(t for t in terms if not (has_cjk(t) and set(t) & _CJK_JOINERS))
 
 
 def hybrid_reason(
@@ -479,7 +533,9 @@ __all__ = [
     "hybrid_reason",
     "is_cjk_text",
     "latin_terms",
+    "months",
     "preprocess",
     "query_core",
     "strip_cn_question_words",
+    "subject_terms",
 ]

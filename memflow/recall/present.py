@@ -31,7 +31,13 @@ from uuid import UUID
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.types import GraphNode, Subgraph
-from memflow.text.conflict import answers_differ, any_kind, asked_kinds, said_by
+from memflow.text.conflict import (
+    aligned_change,
+    answers_differ,
+    any_kind,
+    asked_kinds,
+    said_by,
+)
 from memflow.text.revision import content_keys
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
@@ -82,9 +88,13 @@ def _text(node: GraphNode, name_speaker: bool = False) -> str:
     return said_by(bare, node.speaker) if name_speaker else bare
 
 
+def _keys(text: str) -> frozenset[str]:
+    return frozenset(content_keys(text, []))
+
+
 def _wording(a: str, b: str, overlap: float) -> bool:
-    ka = content_keys(a, [])
-    kb = content_keys(b, [])
+    ka = _keys(a)
+    kb = _keys(b)
     small = min(len(ka), len(kb))
     return a != b and small >= 2 and len(ka & kb) >= overlap * small
 
@@ -155,6 +165,7 @@ def _answer_pairs(
     text = {p: _text(nodes[p], "name" in kinds) for p in near}
     # Only statements that give a value of a kind asked for can answer differently.
     answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
+    asked = _keys(query) if loose else frozenset()
     out: list[tuple[UUID, UUID, str]] = []
     for i, a in enumerate(near):
         for b in near[i + 1 :]:
@@ -168,7 +179,21 @@ def _answer_pairs(
                 if got is not None and (got.head > 0 or got.cued):
                     out.append((older, newer, "value"))
                     continue
-            if loose and both_close and _wording(text[newer], text[older], config.present_overlap):
+            # One statement but for a name no capital marks (Chinese): another answer to "who".
+            if "name" in kinds and aligned_change(text[newer], text[older]) is not None:
+                out.append((older, newer, "value"))
+                continue
+            if (
+                loose
+                and both_close
+                and (
+                    _wording(text[newer], text[older], config.present_overlap)
+                    or (
+                        config.present_subject
+                        and bool(asked & _keys(text[newer]) & _keys(text[older]))
+                    )
+                )
+            ):
                 out.append((older, newer, "wording"))
     return out
 

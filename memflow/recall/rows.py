@@ -12,6 +12,7 @@ from typing import Literal
 
 from memflow.recall.baseline import BaselineUnit
 from memflow.recall.pipeline import ScoredHits
+from memflow.recall.scoring import RelationshipIndex
 from memflow.recall.types import Citation, Hit, SearchResult, Subgraph
 from memflow.recall.visibility import Tags
 
@@ -29,18 +30,15 @@ class EpisodicRows:
     graph: Subgraph
     scored: ScoredHits
     how_to: list[SearchResult] | None = None
+    # The relationship index of ``graph`` when the transaction built it (the expansion's
+    # ranking), so that the final ranking does not build it again.
+    index: RelationshipIndex | None = None
     kind: Literal["episodic"] = "episodic"
 
     def cited(self) -> set[uuid.UUID]:
-        # Provenance rows are [chunk key, document id, source, ts], as the SQL returns them.
-        docs = {uuid.UUID(str(row[1])) for n in self.graph.nodes.values() for row in n.sources}
-        return docs | _cited(c for r in self.how_to or [] for c in r.citations)
-
-    def bare_episodes(self) -> list[uuid.UUID]:
-        """Projected Episodes without chunk provenance (written from drafts)."""
-        return sorted(
-            n.id for n in self.graph.nodes.values() if n.kind == "Episode" and not n.sources
-        )
+        """The documents the how-to procedure cites: the graph's come with its statements
+        (:class:`memflow.recall.visibility.Documents`)."""
+        return _cited(c for r in self.how_to or [] for c in r.citations)
 
 
 @dataclass(frozen=True)
@@ -63,8 +61,8 @@ SearchRows = EpisodicRows | ProceduralRows | BaselineRows
 
 
 def cited(rows: SearchRows) -> set[uuid.UUID]:
-    """The documents ``rows`` cite: the provenance of the projected graph (episodic), or the
-    citations of the procedures or units."""
+    """The documents ``rows`` cite that their statements did not read: the citations of the
+    procedures or units (an episodic search's how-to procedure)."""
     if isinstance(rows, EpisodicRows):
         return rows.cited()
     items = rows.procedures if isinstance(rows, ProceduralRows) else rows.units

@@ -95,26 +95,52 @@ class RelationshipIndex:
     edges: dict[tuple[UUID, UUID], list[GraphEdge]] = field(default_factory=dict)
     edges_by_text: dict[str, list[GraphEdge]] = field(default_factory=dict)
     episode_count: int = 0
+    # content_key of each node, the tables' order (kept for :meth:`grow`)
+    keys: dict[UUID, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, subgraph: Subgraph) -> RelationshipIndex:
         index = cls(nodes=subgraph.nodes, episode_count=subgraph.episode_count)
-        key = {i: content_key(n) for i, n in subgraph.nodes.items()}
+        key = index.keys = {i: content_key(n) for i, n in subgraph.nodes.items()}
         index.episodes = sorted(
             (n.id for n in subgraph.nodes.values() if n.kind == "Episode"), key=key.__getitem__
         )
         for edge in subgraph.edges:
             index._add(edge)
-        for table in (
-            index.facets_by_episode,
-            index.episodes_by_facet,
-            index.points_by_facet,
-            index.entities_by_episode,
-            index.entities_by_facet,
-        ):
+        for table in index._tables():
             for k, ids in table.items():
                 table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
         return index
+
+    def grow(self, subgraph: Subgraph, known_edges: int) -> RelationshipIndex:
+        """This index of ``subgraph`` as it was, with its first ``known_edges`` edges, made the
+        index :meth:`build` makes of it now: the edges added since (after those, as expansions
+        add them) and their new nodes, none an Episode (search: one build per search)."""
+        if self.nodes is not subgraph.nodes or any(
+            n.kind == "Episode" and n.id not in self.keys for n in subgraph.nodes.values()
+        ):
+            return RelationshipIndex.build(subgraph)
+        key = self.keys
+        for i, n in subgraph.nodes.items():
+            if i not in key:
+                key[i] = content_key(n)
+        sizes = [{k: len(ids) for k, ids in table.items()} for table in self._tables()]
+        for edge in subgraph.edges[known_edges:]:
+            self._add(edge)
+        for table, before in zip(self._tables(), sizes, strict=True):
+            for k, ids in table.items():
+                if len(ids) != before.get(k):
+                    table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
+        return self
+
+    def _tables(self) -> tuple[dict[UUID, list[UUID]], ...]:
+        return (
+            self.facets_by_episode,
+            self.episodes_by_facet,
+            self.points_by_facet,
+            self.entities_by_episode,
+            self.entities_by_facet,
+        )
 
     def kind(self, node: UUID, default: NodeKind | None = None) -> NodeKind | None:
         n = self.nodes.get(node)

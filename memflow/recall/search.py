@@ -38,9 +38,10 @@ from memflow.recall.rows import (
     SearchRows,
     cited,
 )
+from memflow.recall.scoring import RelationshipIndex
 from memflow.recall.tags import with_tags
 from memflow.recall.types import Hit, SearchResponse, Subgraph
-from memflow.recall.visibility import Visible, result_documents
+from memflow.recall.visibility import Documents, Visible, result_documents
 from memflow.store.datasets import DatasetRef, check_same_embedder
 
 
@@ -105,23 +106,21 @@ def search_body(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[Fetched]:
     visible = (
         (yield from visible_body(dataset_id, plan)) if plan.options.mode == "episodic" else None
     )
-    rows = yield from _search_rows(dataset_id, plan, visible)
-    # Episodes written from drafts have no chunks, so no citations: their source documents
-    # (those the filter lets through) give their scope and metadata.
-    docs = cited(rows)
-    bare = rows.bare_episodes() if isinstance(rows, EpisodicRows) else []
-    if not docs and not bare:
-        return Fetched(rows)
-    allowed = None if visible is None else visible.documents
-    tags, by_node = yield lambda conn: result_documents(conn, dataset_id, docs, bare, allowed)
-    return Fetched(rows, tags, by_node)
+    found = Documents()  # an episodic search's, read with its graph
+    rows = yield from _search_rows(dataset_id, plan, visible, found)
+    # The documents of the rest (procedures, baseline units) in one statement more.
+    docs = cited(rows) - found.tags.keys()
+    if docs:
+        tags = yield lambda conn: result_documents(conn, dataset_id, docs)
+        found.tags.update(tags)
+    return Fetched(rows, found.tags, found.by_episode())
 
 
 def _search_rows(
-    dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None
+    dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None, docs: Documents
 ) -> Body[SearchRows]:
     if plan.options.mode == "episodic":
-        hits, graph, scored = yield from retrieve_body(dataset_id, plan, visible)
+        hits, graph, scored, index = yield from retrieve_body(dataset_id, plan, visible, docs)
         how_to = None
         if plan.cfg.how_to_procedure_max_score > 0 and procedural.asks_how(plan.query):
             t = time.perf_counter()
@@ -130,7 +129,7 @@ def _search_rows(
                 conn, dataset_id, qvec, cfg, visible
             )
             plan.timings["procedures_sql"] = ms(t)
-        return EpisodicRows(hits, graph, scored, how_to)
+        return EpisodicRows(hits, graph, scored, how_to, index)
     if plan.options.mode == "procedural":
         qvec, cfg, k, flt = plan.qvec, plan.cfg, plan.options.top_k, plan.filter
         found = yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k, flt)
@@ -159,7 +158,7 @@ def _respond(plan: SearchPlan, rows: SearchRows) -> SearchResponse:
         return baseline_response(plan, rows.units)
     response = respond(
         rows.hits, rows.graph, plan.pq, plan.cfg, plan.options, timings_ms=plan.timings,
-        scored=rows.scored,
+        scored=rows.scored, index=rows.index,
     )  # fmt: skip
     response = temporal.decorate(response, rows.graph.times)
     if rows.how_to is not None:
@@ -174,13 +173,17 @@ def _respond(plan: SearchPlan, rows: SearchRows) -> SearchResponse:
 
 
 def retrieve_body(
-    dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None = None
-) -> Body[tuple[list[Hit], Subgraph, ScoredHits]]:
+    dataset_id: uuid.UUID,
+    plan: SearchPlan,
+    visible: Visible | None = None,
+    docs: Documents | None = None,
+) -> Body[tuple[list[Hit], Subgraph, ScoredHits, RelationshipIndex | None]]:
     """The SQL of an episodic search, as a transaction body: recall, bonuses, projection (and
     the detail expansion), with the scoring between them. Everything after it is pure
     (:func:`memflow.recall.pipeline.respond`), so recorded results can be re-ranked offline
     (benchmarks/locomo_replay.py). Validity (:mod:`memflow.recall.temporal`) adjusts the hits
-    and marks the graph."""
+    and marks the graph. ``docs`` collects the documents of the graph's nodes (their scope and
+    metadata, and the source documents of episodes without citations)."""
     qvec, pq, cfg, timings = plan.qvec, plan.pq, plan.cfg, plan.timings
     opts = plan.options
     top_k, display, include_history = opts.top_k, opts.display, opts.include_history
@@ -216,6 +219,7 @@ def retrieve_body(
         with_sources=display == "highly_related",
         visible=visible,
         times=times,
+        docs=docs,
     )
     if validity is not None:
         projected = graph
@@ -226,20 +230,22 @@ def retrieve_body(
     # One more round trip for two displays, after scoring: detail shows the whole tree of
     # the chosen episodes; highly_related may use every point of the best episodes.
     expand = top_k if display == "detail" else cfg.expand_episodes
+    index: RelationshipIndex | None = None
     if display != "summary" and expand:
         t = time.perf_counter()
-        best = rank_scored(scored, graph, pq, cfg, expand, trace=0)
+        index = RelationshipIndex.build(graph)
+        best = rank_scored(scored, graph, pq, cfg, expand, index, trace=0)
         chosen = [b.episode_id for b in best]
         timings["expand_rank"] = ms(t)  # the first ranking (pure), apart from the SQL
         t = time.perf_counter()
-        shown = graph
+        shown, known_edges = graph, len(graph.edges)
         if display == "detail":
             graph = yield lambda conn: sqlrecall.expand(
                 conn, dataset_id, chosen, shown, cfg, visible, times
             )
         else:
             graph = yield lambda conn: sqlrecall.expand_points(
-                conn, dataset_id, qvec, chosen, shown, cfg, visible, times
+                conn, dataset_id, qvec, chosen, shown, cfg, visible, times, docs
             )
         if validity is not None:
             expanded = graph
@@ -247,7 +253,12 @@ def retrieve_body(
                 conn, dataset_id, expanded, validity, include_history=include_history
             )
         timings["expand_sql"] = ms(t)
+        t = time.perf_counter()
+        # The final ranking's index: the first one grown by the points the expansion added (the
+        # detail display's expansion and validity make a new graph: a new index).
+        index = index.grow(graph, known_edges) if display == "highly_related" else None
+        timings["index_grow"] = ms(t)
     t = time.perf_counter()
     graph = sqlrecall.with_times(graph, times)
     timings["validity_sql"] = timings.get("validity_sql", 0.0) + ms(t)
-    return hits, graph, scored
+    return hits, graph, scored, index

@@ -20,7 +20,7 @@ from memflow.embed.base import Vector
 from memflow.recall.config import RecallConfig
 from memflow.recall.temporal import linked_ids
 from memflow.recall.types import GraphEdge, GraphNode, Hit, Subgraph
-from memflow.recall.visibility import Visible, params
+from memflow.recall.visibility import Documents, Visible, params
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
@@ -86,11 +86,12 @@ def project(
     with_sources: bool = True,
     visible: Visible | None = None,
     times: NodeTimes | None = None,
+    docs: Documents | None = None,
 ) -> Subgraph:
     """The subgraph above the hit ``ids`` (see ``project`` in sql/recall.sql). ``leaves`` are
     hits known to be Episodes (nothing above them); ``with_sources=False`` skips the chunk keys,
     which only evidence units (``highly_related``) use. ``times`` collects each node's times
-    (:func:`with_times`)."""
+    (:func:`with_times`), ``docs`` the documents of the results."""
     if not ids:
         return Subgraph()
     result = conn.execute(
@@ -108,7 +109,7 @@ def project(
         },
     )
     # (all rows in one fetch: iterating the result fetches them one at a time)
-    return _subgraph(list(result.keys()), result.all(), config, Subgraph(), times)
+    return _subgraph(list(result.keys()), result.all(), config, Subgraph(), times, docs)
 
 
 def expand(
@@ -192,15 +193,23 @@ def _subgraph(
     config: RecallConfig,
     graph: Subgraph,
     times: NodeTimes | None = None,
+    docs: Documents | None = None,
 ) -> Subgraph:
-    """Node and edge rows of the projection statements added to ``graph``. Columns are read by
-    name, resolved once per result (:mod:`memflow.db.rows`: the hot path of a search builds
-    ~600 nodes and ~700 edges)."""
+    """Node, edge and document rows of the projection statements added to ``graph`` (the
+    documents to ``docs``). Columns are read by name, resolved once per result
+    (:mod:`memflow.db.rows`: the hot path of a search builds ~600 nodes and ~700 edges)."""
     row_type, count = column_index(keys, "row_type"), column_index(keys, "episode_count")
     node, edge = columns(keys, *_NODE_COLUMNS), columns(keys, *_EDGE_COLUMNS)
     timed = columns(keys, *_TIME_COLUMNS)
+    # (`expand`, of the detail display, returns no documents: its nodes cite none)
+    document = _documents(keys) if "sourced_episode" in keys else None
     for r in rows:
-        if r[row_type] == "node":
+        kind = r[row_type]
+        if kind == "document":
+            if docs is not None and document is not None:
+                docs.add(*document(r))
+            continue
+        if kind == "node":
             n = GraphNode(*node(r))
             graph.nodes[n.id] = n
             if times is not None:
@@ -220,6 +229,11 @@ def _subgraph(
 _EXPAND_COLUMNS = ("episode_id", "facet_id", "facet_edge_text", "point_edge_text", "distance")
 
 
+def _documents(keys: Sequence[str]) -> Any:
+    """The ``document`` rows' columns, as :meth:`Documents.add` takes them."""
+    return columns(keys, "id", "scope", "metadata", "created_at", "sourced_episode")
+
+
 def expand_points(
     conn: Connection,
     dataset_id: uuid.UUID,
@@ -229,10 +243,11 @@ def expand_points(
     config: RecallConfig,
     visible: Visible | None = None,
     times: NodeTimes | None = None,
+    docs: Documents | None = None,
 ) -> Subgraph:
     """``graph`` plus the FacetPoints of ``episode_ids`` it lacks, with their exact distances in
     ``unit_distances`` (the highly_related context only; see ``expand_points`` in
-    sql/recall.sql)."""
+    sql/recall.sql), and the documents they cite to ``docs``."""
     if not episode_ids:
         return graph
     known = [n.id for n in graph.nodes.values() if n.kind == "FacetPoint"]
@@ -249,9 +264,14 @@ def expand_points(
     )
     keys = list(result.keys())
     node, extra = columns(keys, *_NODE_COLUMNS), columns(keys, *_EXPAND_COLUMNS)
-    timed = columns(keys, *_TIME_COLUMNS)
+    timed, document = columns(keys, *_TIME_COLUMNS), _documents(keys)
+    row_type = column_index(keys, "row_type")
     links = {(e.src, e.relationship, e.dst) for e in graph.edges}
     for r in result.all():
+        if r[row_type] == "document":
+            if docs is not None:
+                docs.add(*document(r))
+            continue
         n = GraphNode(*node(r))
         episode, facet, facet_text, point_text, distance = extra(r)
         graph.nodes.setdefault(n.id, n)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -69,26 +70,37 @@ def resolve(conn: Connection, dataset_id: uuid.UUID, flt: SearchFilter | None) -
 Tags = dict[uuid.UUID, tuple[dict[str, str], dict[str, Any]]]
 
 
-def result_documents(
-    conn: Connection,
-    dataset_id: uuid.UUID,
-    cited: Iterable[uuid.UUID],
-    episodes: Sequence[uuid.UUID],
-    allowed: Sequence[uuid.UUID] | None,
-) -> tuple[Tags, dict[uuid.UUID, list[uuid.UUID]]]:
-    """Each document's (scope, metadata) for the ``cited`` documents and the source documents
-    of ``episodes`` (only ``allowed`` ones when given), and each episode's source documents,
-    oldest first."""
-    params = {
-        "dataset_id": dataset_id,
-        "ids": sorted(set(cited)),
-        "episodes": list(episodes),
-        "allowed": allowed,
+@dataclass
+class Documents:
+    """The scope and metadata of the documents a search's rows cite (``tags``) and the source
+    documents of its episodes without citations, collected from the rows of the statements that
+    fetched them (``document`` rows of ``project`` and ``expand_points`` in sql/recall.sql)."""
+
+    tags: Tags = field(default_factory=dict)
+    sourced: dict[uuid.UUID, list[tuple[datetime, uuid.UUID]]] = field(default_factory=dict)
+
+    def add(
+        self,
+        doc: uuid.UUID,
+        scope: dict[str, str],
+        metadata: dict[str, Any],
+        created_at: datetime,
+        episode: uuid.UUID | None,
+    ) -> None:
+        """One ``document`` row: ``episode`` is the episode it is a source of (None: cited)."""
+        self.tags[doc] = (dict(scope), dict(metadata))
+        if episode is not None:
+            self.sourced.setdefault(episode, []).append((created_at, doc))
+
+    def by_episode(self) -> dict[uuid.UUID, list[uuid.UUID]]:
+        """Each episode's source documents, oldest first."""
+        return {e: [d for _, d in sorted(docs)] for e, docs in sorted(self.sourced.items())}
+
+
+def result_documents(conn: Connection, dataset_id: uuid.UUID, cited: Iterable[uuid.UUID]) -> Tags:
+    """Each ``cited`` document's (scope, metadata): for the citations of rows fetched without
+    their documents (procedures, baseline units)."""
+    params = {"dataset_id": dataset_id, "ids": sorted(set(cited))}
+    return {
+        r.id: (dict(r.scope), dict(r.metadata)) for r in conn.execute(q("result_documents"), params)
     }
-    tags: Tags = {}
-    by_episode: dict[uuid.UUID, list[uuid.UUID]] = {}
-    for r in conn.execute(q("result_documents"), params):
-        tags[r.id] = (dict(r.scope), dict(r.metadata))
-        if r.episode_id is not None:
-            by_episode.setdefault(r.episode_id, []).append(r.id)
-    return tags, by_episode

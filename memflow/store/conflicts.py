@@ -83,11 +83,17 @@ def decide(
     """ "close", "link" or None for a pair whose values differ (see the module docstring)."""
     if diff.how == "departure":
         return "close" if similarity >= s.depart_similarity else None
-    if masked_similarity is None or diff.shared < s.shared_min or diff.head < s.head_min:
+    if masked_similarity is None or not needs_masked(diff, s):
         return None
     if diff.cued and masked_similarity >= (s.id_similarity if diff.same_id else s.close_similarity):
         return "close"
     return "link" if masked_similarity >= s.link_similarity else None
+
+
+def needs_masked(diff: Difference, s: ConflictSettings) -> bool:
+    """Whether :func:`decide` reads the masked similarity of the pair: a change with enough in
+    common besides its value (the others are decided without embedding anything)."""
+    return diff.how == "change" and diff.shared >= s.shared_min and diff.head >= s.head_min
 
 
 @dataclass(frozen=True)
@@ -213,9 +219,9 @@ class ConflictFinder:
             ):
                 continue  # two people's "I …", or passages too long to read as one statement
             diff = difference(newer.text, older.text)
-            if diff is not None:
+            if diff is not None and not _own_dates(diff, older, newer):
                 candidates.append(Found(older, newer, diff, sim))
-        masks = sorted({masked(t) for f in candidates if f.diff.how == "change"
+        masks = sorted({masked(t) for f in candidates if needs_masked(f.diff, s)
                         for t in (f.older.text, f.newer.text)})  # fmt: skip
         vec: dict[str, Any] = {}
         if masks:
@@ -224,7 +230,7 @@ class ConflictFinder:
         judged: list[Found] = []
         for f in candidates:
             m = None
-            if f.diff.how == "change":
+            if needs_masked(f.diff, s):
                 m = _cosine(vec[masked(f.older.text)], vec[masked(f.newer.text)])
             action = decide(f.diff, f.similarity, m, s)
             if action is not None:
@@ -318,6 +324,19 @@ def _same_subject(a: Said, b: Said) -> bool:
     if a.speaker and b.speaker and a.speaker.casefold() != b.speaker.casefold():
         return not (a.own or b.own)
     return True
+
+
+def _own_dates(diff: Difference, older: Said, newer: Said) -> bool:
+    """The two dates that differ are the days the two statements were said (a note's heading
+    "Budget revision (2025-03-18)" against "Budget 2025 (approved 2024-12-10)"): when each was
+    written, not a value of anything that changed. (A date's norm is its day and the next: a
+    source's date may sit in another time zone.)"""
+    if diff.how != "change" or diff.kind != "when" or diff.new is None:
+        return False
+    return all(
+        s.recorded_at is not None and f"{s.recorded_at:%m-%d}" in norm.split("/")
+        for s, norm in ((older, diff.old), (newer, diff.new))
+    )
 
 
 def _with(f: Found, **update: Any) -> Found:

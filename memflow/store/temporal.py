@@ -34,7 +34,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from sqlalchemy import Connection
 
 from memflow.db.queries import q
-from memflow.text.supersede import PointFact, Supersession, frame_of, superseded_by_rules
+from memflow.text.supersede import (
+    PointFact,
+    Supersession,
+    frame_of,
+    may_supersede,
+    superseded_by_rules,
+)
 
 if TYPE_CHECKING:
     from memflow.store.plan import WritePlan
@@ -243,13 +249,19 @@ def _facts(rows: Iterable[Any]) -> list[PointFact]:
 def rule_supersessions(
     conn: Connection, ds: uuid.UUID, new_ids: list[uuid.UUID]
 ) -> list[Supersession]:
-    """What the rules close among current stored points when ``new_ids`` were just written."""
-    new = _facts(conn.execute(q("node_speakers"), {"dataset_id": ds, "ids": new_ids}))
+    """What the rules close among current stored points when ``new_ids`` were just written.
+    Candidates are read only for the new points that may close something (most chat turns and
+    note lines state no change: :func:`memflow.text.supersede.may_supersede`)."""
+    said = _facts(conn.execute(q("node_speakers"), {"dataset_id": ds, "ids": new_ids}))
+    new = [p for p in said if may_supersede(p)]
+    if not new:
+        return []
     speakers = sorted({p.speaker for p in new if p.speaker})
     rows = conn.execute(
         q("supersede_candidates"),
         {
             "dataset_id": ds,
+            "probe": [p.id for p in new],
             "ids": new_ids,
             "speakers": speakers,
             "k": CANDIDATES_K,

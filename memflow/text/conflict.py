@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 from memflow.text.revision import content_keys, substituted
@@ -163,9 +164,18 @@ def _compatible(a: Value, b: Value) -> bool:
 
 
 def _departed(new: str, old_value: Value) -> bool:
-    x = re.escape(old_value.text)
-    patterns = _DEPART_ZH if is_zh(new) else _DEPART_EN
-    return any(re.search(p.format(x=x), new, re.IGNORECASE) for p in patterns)
+    x = old_value.text
+    if new.isascii() and x.isascii() and x.lower() not in new.lower():
+        return False  # every pattern names the value: absent, none can match
+    return bool(_departure(x, is_zh(new)).search(new))
+
+
+@lru_cache(maxsize=4096)
+def _departure(value: str, zh: bool) -> re.Pattern[str]:
+    """The departure patterns naming ``value``, as one (compiled once per value)."""
+    x = re.escape(value)
+    either = "|".join(f"(?:{p.format(x=x)})" for p in (_DEPART_ZH if zh else _DEPART_EN))
+    return re.compile(either, re.IGNORECASE)
 
 
 def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = None) -> bool:
@@ -303,6 +313,46 @@ _SUBJECT_FAMILIES = frozenset({"id", "code", "name", "version"})
 def _head(old: str, o: Value, vo: list[Value], new: str, w: Value, vn: list[Value]) -> float:
     ho, hn = _before(old, o, vo), _before(new, w, vn)
     return len(ho & hn) / min(len(ho), len(hn)) if ho and hn else 0.0
+
+
+COUNTED_WORDS = 2  # words (English; 2 characters each in Chinese) after a count: what it counts
+
+
+def _counted(text: str, v: Value) -> set[str]:
+    """The content words right after a count, in its clause: what it counts ("3 lab
+    technicians", "3 名学徒")."""
+    after = _CLAUSE.split(text[v.end :], maxsplit=1)[0]
+    if is_zh(text):
+        run = re.match(r"\s*[\u3400-\u9fff]*", after)
+        return content_keys(run.group(0)[: 2 * COUNTED_WORDS + 1] if run else "", [])
+    return content_keys(" ".join(re.findall(r"[A-Za-z][\w'’-]*", after)[:COUNTED_WORDS]), [])
+
+
+def aligned_change(new: str, old: str) -> tuple[str, str] | None:
+    """``(old span, new span)`` when two Chinese statements are one statement but for one short
+    span of characters (a value nobody capitalises: a person's or a product's name, "负责人 X"
+    -> "负责人 Y"), the rest the same and long enough to say what it is the value of; None
+    otherwise. English names are values already (:func:`memflow.text.values.values`)."""
+    if not (is_zh(new) and is_zh(old)) or new == old:
+        return None
+    a, b = old.strip(), new.strip()
+    ops = [
+        op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    was, now = a[i1:i2].strip(), b[j1:j2].strip()
+    same = len(a) - (i2 - i1)
+    if not (0 < len(was) <= ALIGNED_SPAN_MAX and 0 < len(now) <= ALIGNED_SPAN_MAX):
+        return None
+    if any(ch.isdigit() for ch in was + now) or same < ALIGNED_SHARED_MIN:
+        return None  # numbers are values already; a short statement says too little
+    return was, now
+
+
+ALIGNED_SPAN_MAX = 4  # characters of the span that differs (a Chinese name: 2 to 4)
+ALIGNED_SHARED_MIN = 6  # characters the two statements share besides it
 
 
 def _shared(new: str, old: str, vn: list[Value], vo: list[Value]) -> int:
@@ -453,6 +503,7 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
         if (
             _in_slot(new, v, zh)
             or any(_in_slot(new, v, zh, old, o) for o in vo if o.family == v.family)
+            or _same_count(new, v, old, vo)
         )
         # a new subject is another thing, unless the old statement opens with its value too
         and (
@@ -479,6 +530,8 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
     if substituted(new, old, [v.text for v in vn], [v.text for v in vo], modifier_only=True):
         return None
     head = max(_head(old, o, vo, new, w, vn) for o in olds)
+    if _same_count(new, w, old, vo):
+        head = 1.0  # a count is the count of the thing after it: "4 trainees" -> "2 trainees"
     named_apart = (  # a thing, not a time: times are restated without their subject
         zh
         and w.family != "when"
@@ -496,6 +549,13 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
 _PRONOUN_ZH = re.compile(r"[他她它]们?|这个|那个|这边|那边")
 
 
+def _same_count(new: str, v: Value, old: str, vo: list[Value]) -> bool:
+    """``v`` counts what a count of ``old`` counts ("keeps 2 trainees" against "4 trainees")."""
+    return v.family == "count" and any(
+        _counted(new, v) & _counted(old, o) for o in vo if o.family == "count"
+    )
+
+
 def _same_product(a: Value, b: Value) -> bool:
     """Two versions of one named product ("Node 18", "Node 20.14")."""
     pa, pb = a.norm.rsplit(" ", 1), b.norm.rsplit(" ", 1)
@@ -506,6 +566,7 @@ __all__ = [
     "CUE_REACH",
     "Answers",
     "Difference",
+    "aligned_change",
     "answers_differ",
     "asked_kinds",
     "difference",

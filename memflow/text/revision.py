@@ -164,7 +164,7 @@ def values_of(text: str) -> list[Value]:
     return list(_values_of(text))
 
 
-@lru_cache(maxsize=4096)  # each stored statement is read against every new one of its speaker
+@lru_cache(maxsize=16384)  # each stored statement is read against every new one of its speaker
 def _values_of(text: str) -> tuple[Value, ...]:
     out: list[Value] = []
     taken: list[tuple[int, int]] = []
@@ -205,7 +205,7 @@ def content_keys(text: str, skip: list[Value]) -> set[str]:
     return set(_content_keys(text, tuple(skip)))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
 def _content_keys(text: str, skip: tuple[Value, ...]) -> frozenset[str]:
     low = text.lower()
     for v in skip:
@@ -329,13 +329,14 @@ def _first_key(text: str) -> str | None:
     return min(keys, key=lambda k: (low.find(k) if low.find(k) >= 0 else len(low), k), default=None)
 
 
-def value_revision(new: str, old: str) -> str | None:
-    """``old value -> new value`` when ``new`` says that the value ``old`` gave changed."""
-    if words(new) > TEXT_WORDS_MAX or words(old) > TEXT_WORDS_MAX:
+@lru_cache(maxsize=16384)
+def changed_value(new: str) -> tuple[Value, tuple[str, int]] | None:
+    """The one value ``new`` says changed and the clause saying so (:func:`_marked_value`), or
+    None: what :func:`value_revision` reads of the new statement alone, once per statement."""
+    if words(new) > TEXT_WORDS_MAX:
         return None
-    new_values, old_values = values_of(new), values_of(old)
-    kinds = {v.kind for v in new_values}
-    if len(new_values) != 1 or len(kinds) != 1:
+    new_values = values_of(new)
+    if len(new_values) != 1:
         return None
     nv = new_values[0]
     marked = _marked_value(new, nv)
@@ -343,6 +344,16 @@ def value_revision(new: str, old: str) -> str | None:
         return None  # no change word next to the value
     if nv.kind == "date" and not RESCHEDULED.search(new):
         return None  # another date of a plan is another occurrence unless it says it moved
+    return nv, marked
+
+
+def value_revision(new: str, old: str) -> str | None:
+    """``old value -> new value`` when ``new`` says that the value ``old`` gave changed."""
+    changed = changed_value(new)
+    if changed is None or words(old) > TEXT_WORDS_MAX:
+        return None
+    nv, marked = changed
+    new_values, old_values = values_of(new), values_of(old)
     if nv.text in old.lower():
         return None  # the new value was already said: a restatement, not a change
     same_kind = [v for v in old_values if v.kind == nv.kind]
@@ -361,7 +372,7 @@ def value_revision(new: str, old: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
 def _polarities(text: str) -> dict[str, bool]:
     """Content key -> asserted (True) or denied (False); a key said both ways is left out."""
     seen: dict[str, set[bool]] = {}
@@ -388,19 +399,31 @@ def _polarities(text: str) -> dict[str, bool]:
     return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1}
 
 
-def polarity_flip(new: str, old: str) -> str | None:
-    """``asserted -> denied`` (or back) of a content key, when ``new`` says that a state of
-    its speaker stopped or started, in the clause that says so ("I won't stop" says neither)."""
-    if words(new) > TEXT_WORDS_MAX or words(old) > TEXT_WORDS_MAX or _zh(new) != _zh(old):
-        return None
+@lru_cache(maxsize=16384)
+def flip_clauses(new: str) -> tuple[dict[str, bool], ...]:
+    """The polarities of each clause of ``new`` that says its speaker's state stopped or
+    started, in order: what :func:`polarity_flip` reads of the new statement alone."""
+    if words(new) > TEXT_WORDS_MAX:
+        return ()
     if _OTHER_PERSON_ZH.search(new) if _zh(new) else not _FIRST_PERSON.search(new):
-        return None  # about someone else, or said to the listener ("don't give up!")
-    before = _polarities(old)
+        return ()  # about someone else, or said to the listener ("don't give up!")
+    out = []
     for m in (_FLIP_ZH if _zh(new) else _FLIP_EN).finditer(new):
         if _NEGATED_MARKER.search(new[max(0, m.start() - 12) : m.start()]):
             continue
         start, end = _clause_of(new, m.start())
-        now = _polarities(new[start:end])
+        out.append(_polarities(new[start:end]))
+    return tuple(out)
+
+
+def polarity_flip(new: str, old: str) -> str | None:
+    """``asserted -> denied`` (or back) of a content key, when ``new`` says that a state of
+    its speaker stopped or started, in the clause that says so ("I won't stop" says neither)."""
+    flips = flip_clauses(new)
+    if not flips or words(old) > TEXT_WORDS_MAX or _zh(new) != _zh(old):
+        return None
+    before = _polarities(old)
+    for now in flips:
         for key in sorted(now.keys() & before.keys()):
             if now[key] != before[key]:
                 said = {True: "yes", False: "no"}
@@ -421,4 +444,13 @@ def strong_change(text: str) -> bool:
     )
 
 
-__all__ = ["Value", "content_keys", "polarity_flip", "strong_change", "value_revision", "values_of"]
+__all__ = [
+    "Value",
+    "changed_value",
+    "content_keys",
+    "flip_clauses",
+    "polarity_flip",
+    "strong_change",
+    "value_revision",
+    "values_of",
+]

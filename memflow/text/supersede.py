@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -30,7 +31,9 @@ from uuid import UUID
 
 from memflow.text.revision import (
     RESCHEDULED,
+    changed_value,
     content_keys,
+    flip_clauses,
     polarity_flip,
     strong_change,
     value_revision,
@@ -180,6 +183,19 @@ class Frame:
     def content(self) -> int:
         return sum(1 for t in self.tokens if t != VALUE and t.isalnum())
 
+    @cached_property
+    def bag(self) -> Counter[str]:
+        """The tokens as a multiset: :func:`_frame_change`'s bound on the alignment."""
+        return Counter(self.tokens)
+
+    def ratio_bound(self, other: Frame) -> float:
+        """An upper bound of the two frames' ``SequenceMatcher`` ratio, computed as difflib
+        does (2 * matches / both lengths) with the tokens they share, counted with repeats,
+        for the matches: an alignment matches no more tokens than the two have in common."""
+        small, large = sorted((self.bag, other.bag), key=len)
+        shared = sum(min(n, large[t]) for t, n in small.items() if t in large)
+        return 2.0 * shared / (len(self.tokens) + len(other.tokens))
+
 
 @lru_cache(maxsize=_CACHED)  # each stored statement is read against every new one of its speaker
 def frame_of(text: str) -> Frame:
@@ -316,12 +332,21 @@ def _segment_keys(tokens: Sequence[str]) -> set[str]:
     return content_keys(("" if cjk else " ").join(kept), [])
 
 
-def _frame_change(new: Frame, old: Frame) -> str | None:
+def _frame_change(
+    new: Frame, old: Frame, matcher: SequenceMatcher[str] | None = None
+) -> str | None:
+    """The values or the negation ``new`` changed of ``old``'s frame. ``matcher``: one whose
+    second sequence is ``new.tokens`` already (its index of them is built once per new point)."""
     if new.content < FRAME_TOKENS_MIN or old.content < FRAME_TOKENS_MIN:
         return None
     if len(new.tokens) != len(old.tokens) and abs(len(new.tokens) - len(old.tokens)) > 2:
         return None
-    matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
+    if new.ratio_bound(old) < FRAME_SIMILARITY_MIN:
+        return None  # cheap: most candidates share too few tokens to be aligned at all
+    if matcher is None:
+        matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
+    else:
+        matcher.set_seq1(old.tokens)
     if matcher.ratio() < FRAME_SIMILARITY_MIN:
         return None
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -371,17 +396,38 @@ def _event(text: str) -> bool:
     return bool(_EVENT.search(text))
 
 
-def _revision(new: PointFact, old: PointFact, text: str, old_text: str) -> tuple[str, str] | None:
-    """(rule, detail) of a value revision or a polarity flip of ``old`` by ``new``."""
+@lru_cache(maxsize=_CACHED)
+def _told(text: str) -> bool:
+    """An episode told ("yesterday I cycled again"), not a state that changed: no flip."""
+    return _event(text) and not _SINCE.search(text)
+
+
+def _revision(text: str, old_text: str) -> tuple[str, str] | None:
+    """(rule, detail) of a value revision or a polarity flip of ``old_text`` by ``text``."""
     if _event(old_text):
         return None  # an event is not restated, it happened
     change = value_revision(text, old_text)
     if change is not None:
         return "revision", change
-    if _EVENT.search(text) and not _SINCE.search(text):
-        return None  # "yesterday I cycled again": an episode told, not a state that changed
+    if _told(text):
+        return None
     flip = polarity_flip(text, old_text)
     return ("flip", flip) if flip is not None else None
+
+
+def may_supersede(new: PointFact) -> bool:
+    """Whether ``new`` could supersede any candidate at all: :func:`superseded_by_rules` finds
+    nothing, whatever the candidates, for a statement that is unsure or an addition, gives no
+    frame (or tells an event), states no relation and announces no change of a value or a
+    state. The write path reads no candidates for those."""
+    text = strip_speaker(new.text, new.speaker)
+    if _unsure(text) or (_ADDITIVE.search(text) and not strong_change(text)):
+        return False
+    if not _event(text) and frame_of(text).content >= FRAME_TOKENS_MIN:
+        return True
+    if relation_of(text) is not None or changed_value(text) is not None:
+        return True
+    return not _told(text) and bool(flip_clauses(text))
 
 
 def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list[Supersession]:
@@ -392,6 +438,8 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
     frame = frame_of(text)
     relation = relation_of(text)
     new_event = _event(text)
+    # Built on the new frame once, aligned against each candidate's (the costly part of a write).
+    matcher = SequenceMatcher(None, (), frame.tokens, autojunk=False)
     out: list[Supersession] = []
     for old in candidates:
         if old.id == new.id or not _same_subject(new, old):
@@ -401,21 +449,23 @@ def superseded_by_rules(new: PointFact, candidates: Sequence[PointFact]) -> list
         old_text = strip_speaker(old.text, old.speaker)
         if _unsure(old_text):
             continue
-        change = None if new_event or _event(old_text) else _frame_change(frame, frame_of(old_text))
+        change = (
+            None
+            if new_event or _event(old_text)
+            else _frame_change(frame, frame_of(old_text), matcher)
+        )
         if change is not None and _date_moved(change, new, old, text, old_text):
             out.append(Supersession(old.id, new.id, "frame", change))
             continue
-        old_rel = relation_of(old_text) if words(old_text) <= RELATION_TEXT_MAX else None
-        if relation is not None and old_rel is not None and old_rel[0] == relation[0]:
-            if old_rel[1] != relation[1] and (new.speaker or old.speaker):
-                # Both said by someone about themselves (a speaker), or naming no one else.
-                out.append(
-                    Supersession(
-                        old.id, new.id, f"relation:{relation[0]}", f"{old_rel[1]} -> {relation[1]}"
-                    )
-                )
-            continue
-        revised = _revision(new, old, text, old_text)
+        if relation is not None and words(old_text) <= RELATION_TEXT_MAX:
+            old_rel = relation_of(old_text)
+            if old_rel is not None and old_rel[0] == relation[0]:
+                if old_rel[1] != relation[1] and (new.speaker or old.speaker):
+                    # Both said by someone about themselves (a speaker), or naming no one else.
+                    rule, detail = f"relation:{relation[0]}", f"{old_rel[1]} -> {relation[1]}"
+                    out.append(Supersession(old.id, new.id, rule, detail))
+                continue
+        revised = _revision(text, old_text)
         if revised is not None:
             out.append(Supersession(old.id, new.id, revised[0], revised[1]))
     return _latest_plan(out, {c.id: c for c in candidates})
@@ -444,6 +494,7 @@ __all__ = [
     "PointFact",
     "Supersession",
     "frame_of",
+    "may_supersede",
     "relation_of",
     "strip_speaker",
     "superseded_by_rules",

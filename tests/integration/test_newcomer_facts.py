@@ -151,3 +151,35 @@ def test_a_later_note_with_another_date_comes_first_marked_not_closed(
     assert not any(OUTDATED_MARK in line for line in milos if "12 November" in line), milos
     past = _lines(ds, "When was the budget review planned before?")
     assert not any(OUTDATED_MARK in line for line in past), past  # the past is left alone
+
+
+def test_a_later_chinese_note_naming_another_lead_comes_first(mem: Memory, tmp_path: Path) -> None:
+    """No change word, a name no capital marks: the later note's lead comes first for "who",
+    the earlier marked possibly outdated; a note about another project is left alone."""
+    ds = mem.dataset("tea")
+    ds.memorize(
+        _folder(tmp_path, "tea", {
+            "2024-03-04 周会.md": "# 周会 3月4日\n\n- 茶饮新品项目：负责人 周明远\n"
+            "- 门店海报：负责人 何乐\n",
+            "2024-04-08 周会.md": "# 周会 4月8日\n\n- 茶饮新品项目：负责人 吴瑾\n",
+        }),
+    )  # fmt: skip
+    lines = _lines(ds, "茶饮新品项目的负责人是谁？")
+    assert "吴瑾" in _first(lines, "周明远", "吴瑾"), lines
+    assert all(OUTDATED_MARK in line for line in lines if "周明远" in line), lines
+    assert not any(OUTDATED_MARK in line for line in lines if "何乐" in line), lines
+
+
+def test_a_count_kept_later_comes_first(mem: Memory, tmp_path: Path) -> None:
+    """ "keeps 3 lab technicians" in a later note answers "how many" before the approved 5."""
+    ds = mem.dataset("lab")
+    ds.memorize(
+        _folder(tmp_path, "lab", {
+            "2025-01-13 hiring.md": "# Hiring 2025 — Chemistry\n\nSigned off: 5 lab technicians, "
+            "1 safety officer.\n",
+            "2025-03-24 budget.md": "# Budget cut — 24 Mar 2025\n\nChemistry keeps 3 lab "
+            "technicians and the safety officer; two posts are frozen.\n",
+        }),
+    )  # fmt: skip
+    lines = _lines(ds, "How many lab technicians is Chemistry hiring?")
+    assert "keeps 3" in _first(lines, "5 lab", "keeps 3"), lines

@@ -298,7 +298,8 @@ def test_a_chatty_speakers_candidates_are_bounded_and_the_move_still_closes(mem:
                  "AND search_text LIKE '%Seattle%'"), {"d": ds.id})]  # fmt: skip
         rows = conn.execute(
             q("supersede_candidates"),
-            {"dataset_id": ds.id, "ids": ids, "speakers": ["Mia"], "k": temporal.CANDIDATES_K,
+            {"dataset_id": ds.id, "ids": ids, "probe": ids, "speakers": ["Mia"],
+             "k": temporal.CANDIDATES_K,
              "k_speaker": temporal.SPEAKER_CANDIDATES_K},
         ).all()  # fmt: skip
     assert ids and rows
@@ -335,3 +336,34 @@ def test_a_past_tense_count_question_reads_the_newer_turn_first_past_its_questio
     assert not any(OUTDATED_MARK in x for x in got if "kilometres" in x), got
     off = lines(config=RecallConfig(present_past_tense=False))
     assert not any(OUTDATED_MARK in x for x in off), off
+
+
+def test_turns_that_state_no_change_read_no_supersession_candidates(mem: Memory) -> None:
+    """Questions, small talk and events cannot close anything: the write reads no candidates
+    for them (one nearest-neighbour probe per new point was the cost of every write); a later
+    move still closes the earlier home."""
+    from sqlalchemy import event
+
+    ds = mem.dataset("no-probe")
+    ds.memorize(_session("2023-01-10T10:00:00+00:00", [("Mia", "I live in Antwerp.")]))
+    probes: list[int] = []
+
+    def seen(conn, cursor, statement, params, context, many) -> None:  # type: ignore[no-untyped-def]
+        if "first_speaker" in statement:
+            probes.append(len(params.get("probe", [])) if isinstance(params, dict) else -1)
+
+    event.listen(mem.engine, "before_cursor_execute", seen)
+    try:
+        ds.memorize(_session("2023-02-10T10:00:00+00:00", [
+            ("Mia", "Shall we go to the pottery fair?"), ("Leo", "Nice."),
+            ("Mia", "Yesterday I fixed the kiln."),
+        ]))  # fmt: skip
+        assert probes == []
+        ds.memorize(_session("2023-03-10T10:00:00+00:00", [
+            ("Mia", "Is the fair open on Sunday?"), ("Mia", "We moved to Leuven!"),
+        ]))  # fmt: skip
+    finally:
+        event.remove(mem.engine, "before_cursor_execute", seen)
+    assert probes == [1], probes  # the move, not the question
+    ctx = ds.search("Where does Mia live?", display="highly_related").context
+    assert all("superseded" in line for line in ctx.splitlines() if "Antwerp" in line), ctx

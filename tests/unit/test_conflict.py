@@ -186,3 +186,26 @@ def test_a_question_naming_no_kind_pairs_by_any_kind_both_state() -> None:
 
     assert asked_kinds("What type of model am I building?") == frozenset()
     assert {"name", "count", "when", "amount:mass"} <= any_kind()
+
+
+def test_a_count_is_the_count_of_what_follows_it() -> None:
+    """ "keeps 3 lab technicians" answers "how many lab technicians" as "5 lab technicians" did,
+    wherever the count stands; a count of another thing does not."""
+    from memflow.text.conflict import answers_differ, asked_kinds
+
+    kinds = asked_kinds("How many lab technicians is Chemistry hiring?")
+    old = "Signed off: 5 lab technicians, 2 glassware assistants."
+    got = answers_differ("Chemistry keeps 3 lab technicians plus the assistant.", old, kinds)
+    assert got is not None and got.head == 1.0
+    assert answers_differ("Chemistry keeps 3 glass cabinets in the store room.", old, kinds) is None
+
+
+def test_one_chinese_statement_but_for_a_name_is_another_answer() -> None:
+    from memflow.text.conflict import aligned_change
+
+    assert aligned_change("茶饮项目：负责人 吴瑾", "茶饮项目：负责人 周明远") == ("周明远", "吴瑾")
+    assert aligned_change("茶饮项目：负责人 吴瑾", "茶饮项目：负责人 吴瑾") is None
+    assert aligned_change("茶饮项目：预算 5 万", "茶饮项目：预算 8 万") is None  # a number
+    assert aligned_change("负责人 吴瑾", "负责人 周明远") is None  # too short to say of what
+    assert aligned_change("Tea project lead: Wu", "Tea project lead: Zhou") is None  # a value
+    assert aligned_change("茶饮项目：负责人 吴瑾", "包装设计：外包给 松果工作室") is None
