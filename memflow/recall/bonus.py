@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from uuid import UUID
 
@@ -21,8 +21,10 @@ from memflow.recall.preprocess import (
     extract_numbers,
     has_cjk,
     is_cjk_text,
+    latin_names,
     latin_terms,
     months,
+    pinyin_names,
     subject_terms,
 )
 from memflow.recall.types import COLLECTIONS, EDGE_COLLECTION, Hit
@@ -178,6 +180,26 @@ def _crossing_patterns(query: str) -> list[re.Pattern[str]]:
     ]
 
 
+def _names_across(
+    hits: Sequence[Hit], query: str, config: RecallConfig
+) -> Callable[[str], int] | None:
+    """How many names a hit of the other script shares with the query, one written in Latin
+    letters and the other in Chinese characters (:func:`memflow.recall.preprocess.pinyin_names`:
+    "Guilin" / "桂林"); None, and pinyin never loaded, unless the hits hold both scripts (a
+    store of one script is left as it is) and the query may name one."""
+    if not config.cross_name_words:
+        return None
+    scripts = {is_cjk_text(h.text) for h in hits if h.collection != EDGE_COLLECTION}
+    if len(scripts) < 2:
+        return None
+    if not is_cjk_text(query):
+        asked = latin_names(query)
+        return (lambda text: pinyin_names(asked, text)) if asked else None
+    if not has_cjk(query):
+        return None
+    return lambda text: pinyin_names(latin_names(text), query)
+
+
 def _top_mean(values: list[float], n: int) -> float:
     best = sorted(values)[:n]
     return sum(best) / len(best)
@@ -203,8 +225,12 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         for h in hits
     ]
     money = currencies(pq.original)
-    month = months(pq.original)
+    # A month shared across scripts counts only when the question names no day: a dated
+    # question is anchored by its day (recall.temporal), and its month would favour every
+    # other-script note that mentions any day of that month.
+    month = months(pq.original) if pq.time is None or pq.time.kind != "date" else frozenset()
     crossing = _crossing_patterns(pq.original)
+    names = _names_across(hits, pq.original, config)
     bounds = _score_bounds(hits)
     numbers = extract_numbers(pq.original)
     literals = extract_literals(pq.original)
@@ -227,11 +253,12 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
             rel = max(0.0, rel - bonus)
         score = lo + rel * spread if spread > 0 else h.score
         score -= literal_bonus(literals, h.text, config)
-        if (crossing or money or month) and is_cjk_text(h.text) != own:
+        if (crossing or money or month or names) and is_cjk_text(h.text) != own:
             found = (
                 sum(1 for p in crossing if p.search(h.text))
                 + bool(money & currencies(h.text))
                 + bool(month & months(h.text))
+                + (names(h.text) * config.cross_name_words if names else 0)
             )
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
         out.append(h.rescored(score))

@@ -129,6 +129,15 @@ class RecallConfig(BaseModel):
     # 13 -> 11: 0.1, the start of the plateau. Adding the share to the whole language shift as
     # well changed no tune figure at 0.04 and cost the check 13 -> 9 at 0.06-0.08: not done.
     cross_title_bonus: float = knob(0.1, "bilingual-tune", ge=0, le=1)
+    # --- bilingual (lingo3, issue 29). A capitalised Latin word of the query that is the
+    # pinyin of 2-4 Chinese characters in a hit of the other script ("Guilin" / "桂林"), or
+    # the reverse, counts as cross_name_words words that crossed scripts (cross_term_bonus
+    # each, within cross_term_max): the embedder does not pair a single name across scripts.
+    # Only where the hits hold both scripts; 0: off. Bilingual tune half, episodic top-1 (28):
+    # 0 and 1: 22 (two questions naming a city the notes write in Chinese rise from 5, 4 to 3);
+    # 1.25: 23; 1.5 to 3: 24: 1.5, the start of the plateau. Over the set's 103 capitalised Latin
+    # words and its Chinese texts the rule pairs only the names it should (2 names, 4 texts).
+    cross_name_words: float = knob(1.5, "bilingual-tune", ge=0, le=4)
 
     # --- 5. graph projection
     max_relevant_ids: int = knob(300, "upstream", ge=1, le=5000)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memflow.errors import InvalidInput
 from memflow.recall.config import RecallConfig
-from memflow.text.terms import content_terms
+from memflow.text.terms import STOP_WORDS, content_terms
 from memflow.text.timeparse import TimeMatch, parse_time, resolve_tz
 
 HybridReason = Literal["mixed_lang", "number", "short_query"]
@@ -338,6 +338,67 @@ def months(text: str) -> frozenset[int]:
     return frozenset(found)
 
 
+# Names across scripts: a Latin word with a capital ("Guilin", "Xi'an") is the pinyin of a
+# span of 2-4 Chinese characters in a text of the other script ("桂林"): tone-less syllables,
+# joined, case-insensitive, every reading of a character with several. A span never holds a
+# function character ("我们" is not the word "Women"). pypinyin is imported on first use only:
+# callers ask only when a store holds both scripts.
+_NAME_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Z][a-z]+(?:['’][a-z]+)?(?![A-Za-z0-9])")
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_NAME_BREAKS = frozenset("的了是在我你他她它们这那有和与也就都而及吗呢吧啊么什怎哪个一不把被每")
+NAME_SPAN = (2, 4)
+
+
+def latin_names(text: str) -> frozenset[str]:
+    """The capitalised Latin words of ``text``, lower-cased without apostrophes ("Xi'an" ->
+    "xian"), stop words and English question words aside: the words that may be a name."""
+    out = set()
+    for m in _NAME_WORD.finditer(text):
+        word = m[0].lower().replace("'", "").replace("’", "")
+        if word not in EN_QUESTION_WORDS and word not in STOP_WORDS:
+            out.add(word)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=8192)
+def _readings(char: str) -> tuple[str, ...]:
+    """The tone-less pinyin readings of a Chinese character ("绿" -> "lv", "lu")."""
+    from pypinyin import Style, pinyin  # a store of two scripts only (CLI start)
+
+    found = pinyin(char, style=Style.NORMAL, heteronym=True, errors="ignore")
+    out = dict.fromkeys(r for r in (found[0] if found else []) if r.isascii() and r.isalpha())
+    out.update(dict.fromkeys(r.replace("v", "u") for r in list(out)))
+    return tuple(out)
+
+
+def _spelled_from(word: str, chars: str, at: int, depth: int) -> bool:
+    """Whether ``word`` is the joined readings of ``chars[at:]``'s first 2-4 characters."""
+    if not word:
+        return depth >= NAME_SPAN[0]
+    if depth == NAME_SPAN[1] or at >= len(chars) or chars[at] in _NAME_BREAKS:
+        return False
+    return any(
+        word.startswith(r) and _spelled_from(word[len(r) :], chars, at + 1, depth + 1)
+        for r in _readings(chars[at])
+    )
+
+
+@lru_cache(maxsize=16384)
+def pinyin_names(names: frozenset[str], text: str) -> int:
+    """How many of ``names`` (:func:`latin_names`) ``text`` writes in Chinese characters: each
+    the pinyin of a span of 2-4 characters ("guilin" and "桂林团队")."""
+    if not names:
+        return 0
+    runs = _HAN_RUN.findall(text)
+    if not runs:
+        return 0
+    return sum(
+        1
+        for name in names
+        if any(_spelled_from(name, run, i, 0) for run in runs for i in range(len(run)))
+    )
+
+
 _CJK_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -532,8 +593,10 @@ __all__ = [
     "has_cjk",
     "hybrid_reason",
     "is_cjk_text",
+    "latin_names",
     "latin_terms",
     "months",
+    "pinyin_names",
     "preprocess",
     "query_core",
     "strip_cn_question_words",

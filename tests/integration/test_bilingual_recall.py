@@ -67,6 +67,17 @@ def test_a_month_named_in_english_finds_the_chinese_note_that_dates_it(
         assert _notes(ds.search(question, top_k=3))[0] == note
 
 
+def test_a_city_named_in_latin_letters_finds_the_chinese_note_that_writes_it(
+    local_mem: Any, tmp_path: Path
+) -> None:
+    """The name's pinyin ("Luoyang" / "洛阳") counts as a word that crossed scripts (lingo3)."""
+    ds = _store(local_mem, "bilingual-name", {**ENGLISH, **CHINESE}, tmp_path)
+    q = "How many desks can be booked in the Luoyang office?"
+    assert _notes(ds.search(q, top_k=3))[0] == "洛阳-工位.md"
+    no_names = RecallConfig(cross_name_words=0)
+    assert _notes(ds.search(q, top_k=3, config=no_names))[0] == "lisbon-desks.md"
+
+
 def test_a_store_of_one_script_ranks_as_without_the_cross_language_rules(
     local_mem: Any, tmp_path: Path
 ) -> None:
