@@ -4,8 +4,8 @@ Every session document an ingest writes carries ``metadata = {"lme_ingest": {"co
 the commit of the tree that wrote it and a hash of that tree's library code (``memflow/``,
 ``sql/``, ``alembic/``, uncommitted changes included). Before an ingest the store's records are
 compared with the running tree; a dataset written by other code is never topped up silently:
-``--fresh`` re-ingests it, ``--search-only`` searches the store as it is and the results say
-which code wrote it. Ingest times go to ``<home>/ingest-log.jsonl`` (one line per item).
+``--fresh`` re-ingests it, ``--keep-other`` ingests only the missing items beside it,
+``--search-only`` searches the store as it is; the results say which code wrote it. Ingest times go to ``<home>/ingest-log.jsonl`` (one line per item).
 """
 
 from __future__ import annotations
@@ -167,6 +167,7 @@ def prepare(
     log: Path,
     fresh: bool,
     search_only: bool,
+    keep_other: bool = False,
 ) -> dict[str, Any]:
     """Make every item's dataset present, written by one code; returns the store's provenance
     (which code wrote it) and this run's ingest records."""
@@ -187,7 +188,7 @@ def prepare(
                 f"--search-only: {len(missing)} item(s) missing or incomplete in the store, e.g. "
                 f"{missing[0]}: run without --search-only to ingest them"
             )
-    elif other and not fresh:
+    elif other and not fresh and not keep_other:
         q = sorted(other)[0]
         raise SystemExit(
             f"{len(other)} item(s) of the store were written by other code than this tree "
@@ -196,7 +197,11 @@ def prepare(
             "search the store as it is."
         )
     # Missing items, items an interrupted run left incomplete (memorize skips the sessions
-    # already stored) and, with --fresh, items written by other code (dropped first).
+    # already stored) and, with --fresh, items written by other code (dropped first); with
+    # keep_other those stay as they are (the results name every writer), except an incomplete
+    # one: it is re-ingested whole, never topped up by other code.
+    if keep_other and not fresh:
+        other &= short
     todo = (
         []
         if search_only

@@ -321,6 +321,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--fresh", action="store_true", help="re-ingest the items written by other code"
     )
+    ap.add_argument(
+        "--keep-other",
+        action="store_true",
+        help="ingest only the missing items; keep those written by other code as they are",
+    )
     ap.add_argument("--search-only", action="store_true", help="never ingest; search the store")
     ap.add_argument("--ingest-only", action="store_true", help="ingest, do not search")
     ap.add_argument(
@@ -388,6 +393,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             log=args.home / "ingest-log.jsonl",
             fresh=args.fresh,
             search_only=args.search_only,
+            keep_other=args.keep_other,
         )
         if args.ingest_only:
             return provenance

@@ -16,6 +16,7 @@ from memflow.recall.config import DisplayMode
 from memflow.recall.options import HIGHLY_RELATED_BUDGET
 from memflow.recall.plan import SearchPlan, ms, visible_body
 from memflow.recall.render import pack_indexes
+from memflow.recall.roles import RoleRule
 from memflow.recall.types import (
     Citation,
     ContextUnit,
@@ -161,7 +162,14 @@ def baseline_units(dataset_id: uuid.UUID, plan: SearchPlan) -> Body[list[Baselin
         )
         if cfg.vector_unit_rules:  # the episodic mode's query-aware unit rules, for comparison
             rules = QueryRules.build(query, (u.speaker for u in units))
-            units.sort(key=lambda u: u.score + rules.adjustment(u.text, u.speaker, cfg))
+            role = RoleRule.build(query, (u.speaker for u in units))
+            units.sort(
+                key=lambda u: (
+                    u.score
+                    + rules.adjustment(u.text, u.speaker, cfg)
+                    + role.adjustment(u.speaker, cfg)
+                )
+            )
     else:
         units = yield lambda conn: _lexical_units(conn, dataset_id, query, k, visible)
     opts = plan.options

@@ -20,6 +20,7 @@ from memflow.recall.options import DEFAULTS, SearchOptions
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.present import outdated_points
 from memflow.recall.render import render
+from memflow.recall.roles import RoleRule
 from memflow.recall.scoring import (
     Evidence,
     RelationshipIndex,
@@ -69,7 +70,7 @@ class ScoredHits:
             n for n in subgraph.nodes.values() if n.kind == "FacetPoint" and n.id in self.node_hits
         ]
         key = (query, config.speaker_penalty, config.term_overlap_bonus,
-               config.term_overlap_cap, config.question_turn_penalty,
+               config.term_overlap_cap, config.question_turn_penalty, config.role_penalty,
                frozenset(n.id for n in points))  # fmt: skip
         cached = self._adjust.get(key)
         adjust: dict[UUID, float] = {} if cached is None else cached
@@ -77,8 +78,10 @@ class ScoredHits:
             rules = QueryRules.build(
                 query, (n.speaker for n in points), (n.search_text or n.name for n in points)
             )
+            role = RoleRule.build(query, (n.speaker for n in points))
             for n in points:
                 a = rules.adjustment(n.search_text or n.name, n.speaker, config)
+                a += role.adjustment(n.speaker, config)
                 if a:
                     adjust[n.id] = a
         self._adjust[key] = adjust

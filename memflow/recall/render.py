@@ -170,10 +170,9 @@ def evidence_units(
         if cur is None or unit.rank_score < cur.rank_score:
             best[unit.node_id] = unit
     _present_first(best, evidence, config.present_ahead)
-    ordered = sorted(
-        best.values(),
-        key=lambda u: (u.small_talk, round(u.rank_score, 9), not u.is_point, u.text),
-    )
+    ordered = sorted(best.values(), key=_unit_order)
+    if config.repeat_turn_penalty:
+        ordered = _repeats_back(ordered, index, config.repeat_turn_penalty)
     seen: set[str] = set()
     out: list[EvidenceUnit] = []
     cutoff = config.relevance_cutoff
@@ -188,6 +187,28 @@ def evidence_units(
             seen.add(u.text)
             out.append(u)
     return out
+
+
+def _unit_order(u: EvidenceUnit) -> tuple[bool, float, bool, str]:
+    return (u.small_talk, round(u.rank_score, 9), not u.is_point, u.text)
+
+
+def _repeats_back(
+    ordered: Sequence[EvidenceUnit], index: RelationshipIndex, penalty: float
+) -> list[EvidenceUnit]:
+    """``ordered`` with every point that cites only turns a unit ahead of it already cites
+    (another piece of one long turn) moved back by ``penalty``: a budget then holds more turns.
+    Units without provenance keep their place."""
+    cited: set[str] = set()
+    out: list[EvidenceUnit] = []
+    for u in ordered:
+        node = index.nodes.get(u.node_id)
+        keys = set(source_keys(node.sources)) if node is not None else set()
+        if u.is_point and keys and keys <= cited:
+            u = replace(u, rank_score=u.rank_score + penalty)
+        cited |= keys
+        out.append(u)
+    return sorted(out, key=_unit_order)
 
 
 def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence, step: float) -> None:

@@ -131,6 +131,22 @@ def test_quick_run_writes_results_and_refuses_other_code(
     other = longmemeval.main([*args, "--systems", "vector", "--search-only"])
     assert other["store"]["written_by"][0]["code"] != "0" * 16
     assert not other["store"]["same_code_as_this_tree"]
+    # --keep-other ingests only what is missing and keeps what other code wrote beside it; an
+    # item other code left incomplete is re-ingested whole (never topped up).
+    gone, cut = (saved["slice"]["test"][i]["question_id"] for i in (1, 2))
+    with Memory.open(db_url, embedder="hash") as mem:
+        mem.drop_dataset(f"lme-{gone}")
+        ds = mem.dataset(f"lme-{cut}", create=False)
+        ds.forget(document_id=ds.documents()[-1].id)
+    kept = longmemeval.main([*args, "--systems", "vector", "--split", "test", "--keep-other"])
+    redone_ids = [(r["question_id"], r["resumed"]) for r in kept["store"]["ingested_this_run"]]
+    assert sorted(redone_ids) == sorted([(gone, False), (cut, False)])
+    with Memory.open(db_url, embedder="hash") as mem:
+        assert [w["code"] for w in lme_store.writers(mem, f"lme-{cut}")] == ["0" * 16]
+    writers = {w["code"] for w in kept["store"]["written_by"]}
+    assert writers == {"0" * 16, other["store"]["written_by"][0]["code"]}
+    with Memory.open(db_url, embedder="hash") as mem:
+        mem.drop_dataset(f"lme-{gone}")
     # --fresh re-ingests what other code wrote (the cache serves every text: nothing embedded).
     fresh = longmemeval.main([*args, "--systems", "vector", "--split", "tune", "--fresh"])
     redone = fresh["store"]["ingested_this_run"]
