@@ -100,3 +100,10 @@ def test_roles_and_repeated_turns_reorder_the_units() -> None:
     assert _chat_units(ON, query) == ["u0", "a1", "a2"]
     # A question about what the assistant said keeps the assistant's turns ahead.
     assert _chat_units(ON, "Which tent did you recommend?")[0] == "a1"
+
+
+def test_a_repeated_turn_moves_back_but_is_never_cut_for_it() -> None:
+    # The second piece of turn S1:1 is within the relevance cutoff of the best unit by its own
+    # score; moved back past the cutoff, it is still shown (after the other turn).
+    tight = RecallConfig(role_penalty=0.0, repeat_turn_penalty=0.2, relevance_cutoff=0.05)
+    assert _chat_units(tight, "Which tent did I buy?") == ["a1", "u0", "a2"]
