@@ -95,12 +95,13 @@ def project(
     (:func:`with_times`), ``docs`` the documents of the results."""
     if not ids:
         return Subgraph()
+    leaf_set = set(leaves)
     result = conn.execute(
         q("project"),
         {
             "dataset_id": dataset_id,
             "ids": ids,
-            "leaves": [i for i in ids if i in set(leaves)],
+            "leaves": [i for i in ids if i in leaf_set],
             "fanout": config.hub_fanout,
             "max_nodes": config.max_projection_nodes,
             "with_sources": with_sources,
@@ -203,6 +204,7 @@ def _subgraph(
     row_type, count = column_index(keys, "row_type"), column_index(keys, "episode_count")
     node, edge = columns(keys, *_NODE_COLUMNS), columns(keys, *_EDGE_COLUMNS)
     timed = columns(keys, *_TIME_COLUMNS)
+    same = {i: i for i in graph.nodes}
     # (`expand`, of the detail display, returns no documents: its nodes cite none)
     document = _documents(keys) if "sourced_episode" in keys else None
     for r in rows:
@@ -214,6 +216,7 @@ def _subgraph(
         if kind == "node":
             n = GraphNode(*node(r))
             graph.nodes[n.id] = n
+            same[n.id] = n.id
             if times is not None:
                 times[n.id] = timed(r)
             if r[count] is not None:
@@ -224,7 +227,11 @@ def _subgraph(
                     f"only the {config.hub_fanout} best were followed"
                 )
         else:
-            graph.edges.append(GraphEdge(*edge(r)))
+            src, relationship, dst, edge_text = edge(r)
+            # (the nodes' own id objects: the scorer's lookups then compare by identity)
+            graph.edges.append(
+                GraphEdge(same.get(src, src), relationship, same.get(dst, dst), edge_text)
+            )
     return graph
 
 
