@@ -108,6 +108,9 @@ class RelationshipIndex:
     episode_count: int = 0
     # content_key of each node, the tables' order (kept for :meth:`grow`)
     keys: dict[UUID, str] = field(default_factory=dict, repr=False, compare=False)
+    # edges not yet in ``edges`` (filled when :meth:`edges_between` first asks: only the
+    # explain trace and the detail display do)
+    unpaired: list[GraphEdge] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def build(cls, subgraph: Subgraph) -> RelationshipIndex:
@@ -120,7 +123,8 @@ class RelationshipIndex:
             index._add(edge)
         for table in index._tables():
             for k, ids in table.items():
-                table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
+                if len(ids) > 1:  # (one id: already its own sorted set)
+                    table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
         return index
 
     def grow(self, subgraph: Subgraph, known_edges: int) -> RelationshipIndex:
@@ -140,7 +144,7 @@ class RelationshipIndex:
             self._add(edge)
         for table, before in zip(self._tables(), sizes, strict=True):
             for k, ids in table.items():
-                if len(ids) != before.get(k):
+                if len(ids) != before.get(k) and len(ids) > 1:
                     table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
         return self
 
@@ -161,7 +165,7 @@ class RelationshipIndex:
         # (the hot loop of a search's scoring: ~900 edges, twice; kinds read without a call)
         src_default, dst_default = _EDGE_KINDS[edge.relationship]
         src, dst = self.nodes.get(edge.src), self.nodes.get(edge.dst)
-        self.edges.setdefault(_pair(edge.src, edge.dst), []).append(edge)
+        self.unpaired.append(edge)
         self.edges_by_text.setdefault(edge.edge_text, []).append(edge)
         route = _ROUTES.get(
             (src_default if src is None else src.kind, dst_default if dst is None else dst.kind)
@@ -181,6 +185,10 @@ class RelationshipIndex:
             self.entities_by_facet.setdefault(parent, []).append(child)
 
     def edges_between(self, a: UUID, b: UUID) -> list[GraphEdge]:
+        if self.unpaired:
+            for edge in self.unpaired:
+                self.edges.setdefault(_pair(edge.src, edge.dst), []).append(edge)
+            self.unpaired.clear()
         return self.edges.get(_pair(a, b), [])
 
     def episodes_of_edge(self, edge: GraphEdge) -> list[UUID]:
