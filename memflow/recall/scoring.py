@@ -524,7 +524,7 @@ def score_bundles(
             round(score, 9),
             PATH_PREFERENCE[choice.kind],
             round(_best_distance(scorer, choice, e), 9),
-            content_key(index.nodes.get(e)),
+            index.keys.get(e) or content_key(index.nodes.get(e)),
         )
         ranked.append((key, e, choice, support, score))
     top = heapq.nsmallest(top_k, ranked, key=lambda r: r[0])
