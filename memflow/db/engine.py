@@ -140,10 +140,10 @@ def _register_vector(dbapi_conn: Any, _record: object) -> None:
 _JSON = json.JSONDecoder()
 
 
-def json_loads(data: bytes) -> Any:
+def json_loads(data: str | bytes) -> Any:
     """What psycopg's json.loads does with the server's UTF-8 bytes, without detecting their
     encoding first (a search reads ~600 jsonb values: provenance)."""
-    return _JSON.decode(data.decode())
+    return _JSON.decode(data if isinstance(data, str) else data.decode())
 
 
 def _fast_json(dbapi_conn: Any, _record: object) -> None:

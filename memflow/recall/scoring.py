@@ -30,7 +30,7 @@ import hashlib
 import heapq
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
@@ -64,7 +64,7 @@ _EDGE_KINDS: dict[str, tuple[NodeKind | None, NodeKind]] = {
 # The adjacency table an edge between two kinds of nodes fills (RelationshipIndex._add): 0
 # Episode-Facet, 1 Facet-FacetPoint, 2 Episode-Entity, 3 Facet-Entity, either way round (``True``:
 # the edge's dst is the parent).
-_ROUTES: dict[tuple[NodeKind | None, NodeKind | None], tuple[int, bool]] = {}
+_ROUTES: dict[tuple[str | None, str | None], tuple[int, bool]] = {}
 for _table, (_parent, _child) in enumerate(
     (("Episode", "Facet"), ("Facet", "FacetPoint"), ("Episode", "Entity"), ("Facet", "Entity"))
 ):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 import uuid
-from operator import attrgetter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import Connection
@@ -204,7 +204,7 @@ def _subgraph(
     row_type, count = column_index(keys, "row_type"), column_index(keys, "episode_count")
     node, edge = columns(keys, *_NODE_COLUMNS), columns(keys, *_EDGE_COLUMNS)
     timed = columns(keys, *_TIME_COLUMNS)
-    same = {i: i for i in graph.nodes}
+    same: dict[Any, Any] = {i: i for i in graph.nodes}
     # (`expand`, of the detail display, returns no documents: its nodes cite none)
     document = _documents(keys) if "sourced_episode" in keys else None
     for r in rows:
