@@ -230,7 +230,7 @@ def _subgraph(
             src, relationship, dst, edge_text = edge(r)
             # (the nodes' own id objects: the scorer's lookups then compare by identity)
             graph.edges.append(
-                GraphEdge(same.get(src, src), relationship, same.get(dst, dst), edge_text)
+                GraphEdge(same.get(src) or src, relationship, same.get(dst) or dst, edge_text)
             )
     return graph
 
