@@ -92,9 +92,9 @@ seed AS (
 up1 AS (
   SELECT e.src, e.relationship, e.dst, e.edge_text,
          row_number() OVER (PARTITION BY e.dst
-                            ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.text_hash, e.src)
+                            ORDER BY (hit.id IS NOT NULL) DESC, e.text_hash, e.src)
            AS rn
-  FROM memflow.edge e
+  FROM memflow.edge e LEFT JOIN seed hit ON hit.id = e.src
   WHERE e.dataset_id = :dataset_id
     AND e.dst IN (SELECT id FROM seed WHERE NOT leaf)
     AND e.relationship IN ('has_point', 'has_facet', 'involves_entity')
@@ -109,9 +109,9 @@ lvl1 AS (
 up2 AS (
   SELECT e.src, e.relationship, e.dst, e.edge_text,
          row_number() OVER (PARTITION BY e.dst
-                            ORDER BY (e.src = ANY(CAST(:ids AS uuid[]))) DESC, e.text_hash, e.src)
+                            ORDER BY (hit.id IS NOT NULL) DESC, e.text_hash, e.src)
            AS rn
-  FROM memflow.edge e
+  FROM memflow.edge e LEFT JOIN seed hit ON hit.id = e.src
   WHERE e.dataset_id = :dataset_id
     AND e.dst IN (SELECT node_id FROM lvl1 WHERE NOT is_episode)
     AND e.relationship IN ('has_point', 'has_facet', 'involves_entity')
@@ -161,8 +161,9 @@ prov AS (
          jsonb_agg(jsonb_build_array(c.key, c.document_id, c.source, c.ts) ORDER BY c.idx)
            AS sources,
          (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
-  FROM cites c
-  WHERE c.rn <= CASE WHEN c.kind = 'Episode' THEN 1 ELSE :max_sources END
+  FROM (SELECT * FROM cites
+         WHERE rn <= CASE WHEN kind = 'Episode' THEN 1 ELSE :max_sources END
+         ORDER BY node_id, idx) c
   GROUP BY c.node_id
 ),
 -- The documents of the results (what `result_documents` in sql/filters.sql returned in a

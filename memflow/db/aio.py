@@ -32,6 +32,7 @@ from memflow.db.engine import (
     RETRY_ATTEMPTS,
     check_url,
     engine_options,
+    json_loads,
     retry_delay,
     session_settings,
     wrap_db_error,
@@ -68,9 +69,11 @@ async def _prepare_connection(
     """What :func:`memflow.db.engine._register_vector` and ``_session_hook`` do, async."""
     from pgvector.psycopg import register_vector_async
     from psycopg.types import TypeInfo
+    from psycopg.types.json import set_json_loads
 
     if await TypeInfo.fetch(conn, "vector") is not None:
         await register_vector_async(conn)
+    set_json_loads(json_loads, conn)
     async with conn.cursor() as cur:
         await cur.execute(check, {"interval_ms": str(session_settings().client_check_ms)})
     if app_role:

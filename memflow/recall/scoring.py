@@ -30,7 +30,7 @@ import hashlib
 import heapq
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
@@ -59,6 +59,17 @@ _EDGE_KINDS: dict[str, tuple[NodeKind | None, NodeKind]] = {
     "involves_entity": (None, "Entity"),
     "same_entity_as": ("Entity", "Entity"),
 }
+
+
+# The adjacency table an edge between two kinds of nodes fills (RelationshipIndex._add): 0
+# Episode-Facet, 1 Facet-FacetPoint, 2 Episode-Entity, 3 Facet-Entity, either way round (``True``:
+# the edge's dst is the parent).
+_ROUTES: dict[tuple[str | None, str | None], tuple[int, bool]] = {}
+for _table, (_parent, _child) in enumerate(
+    (("Episode", "Facet"), ("Facet", "FacetPoint"), ("Episode", "Entity"), ("Facet", "Entity"))
+):
+    _ROUTES[(_parent, _child)] = (_table, False)
+    _ROUTES[(_child, _parent)] = (_table, True)
 
 
 def _pair(a: UUID, b: UUID) -> tuple[UUID, UUID]:
@@ -97,6 +108,9 @@ class RelationshipIndex:
     episode_count: int = 0
     # content_key of each node, the tables' order (kept for :meth:`grow`)
     keys: dict[UUID, str] = field(default_factory=dict, repr=False, compare=False)
+    # edges not yet in ``edges`` (filled when :meth:`edges_between` first asks: only the
+    # explain trace and the detail display do)
+    unpaired: list[GraphEdge] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def build(cls, subgraph: Subgraph) -> RelationshipIndex:
@@ -109,7 +123,8 @@ class RelationshipIndex:
             index._add(edge)
         for table in index._tables():
             for k, ids in table.items():
-                table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
+                if len(ids) > 1:  # (one id: already its own sorted set)
+                    table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
         return index
 
     def grow(self, subgraph: Subgraph, known_edges: int) -> RelationshipIndex:
@@ -129,7 +144,7 @@ class RelationshipIndex:
             self._add(edge)
         for table, before in zip(self._tables(), sizes, strict=True):
             for k, ids in table.items():
-                if len(ids) != before.get(k):
+                if len(ids) != before.get(k) and len(ids) > 1:
                     table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
         return self
 
@@ -150,23 +165,30 @@ class RelationshipIndex:
         # (the hot loop of a search's scoring: ~900 edges, twice; kinds read without a call)
         src_default, dst_default = _EDGE_KINDS[edge.relationship]
         src, dst = self.nodes.get(edge.src), self.nodes.get(edge.dst)
-        ends = {
-            src_default if src is None else src.kind: edge.src,
-            dst_default if dst is None else dst.kind: edge.dst,
-        }
-        self.edges.setdefault(_pair(edge.src, edge.dst), []).append(edge)
+        self.unpaired.append(edge)
         self.edges_by_text.setdefault(edge.edge_text, []).append(edge)
-        if "Episode" in ends and "Facet" in ends:
-            self.facets_by_episode.setdefault(ends["Episode"], []).append(ends["Facet"])
-            self.episodes_by_facet.setdefault(ends["Facet"], []).append(ends["Episode"])
-        elif "Facet" in ends and "FacetPoint" in ends:
-            self.points_by_facet.setdefault(ends["Facet"], []).append(ends["FacetPoint"])
-        elif "Episode" in ends and "Entity" in ends:
-            self.entities_by_episode.setdefault(ends["Episode"], []).append(ends["Entity"])
-        elif "Facet" in ends and "Entity" in ends:
-            self.entities_by_facet.setdefault(ends["Facet"], []).append(ends["Entity"])
+        route = _ROUTES.get(
+            (src_default if src is None else src.kind, dst_default if dst is None else dst.kind)
+        )
+        if route is None:
+            return
+        table, swap = route
+        parent, child = (edge.dst, edge.src) if swap else (edge.src, edge.dst)
+        if table == 0:
+            self.facets_by_episode.setdefault(parent, []).append(child)
+            self.episodes_by_facet.setdefault(child, []).append(parent)
+        elif table == 1:
+            self.points_by_facet.setdefault(parent, []).append(child)
+        elif table == 2:
+            self.entities_by_episode.setdefault(parent, []).append(child)
+        else:
+            self.entities_by_facet.setdefault(parent, []).append(child)
 
     def edges_between(self, a: UUID, b: UUID) -> list[GraphEdge]:
+        if self.unpaired:
+            for edge in self.unpaired:
+                self.edges.setdefault(_pair(edge.src, edge.dst), []).append(edge)
+            self.unpaired.clear()
         return self.edges.get(_pair(a, b), [])
 
     def episodes_of_edge(self, edge: GraphEdge) -> list[UUID]:
@@ -251,57 +273,96 @@ def specificity(degree: int | None, episodes: int) -> float:
     return max(0.0, min(1.0, math.log((episodes + 1) / (deg + 1)) / math.log(episodes + 1)))
 
 
+_PREFER_FACET = PATH_PREFERENCE["facet"]
+_PREFER_POINT = PATH_PREFERENCE["point"]
+_PREFER_FACET_ENTITY = PATH_PREFERENCE["facet_entity"]
+_PREFER_ENTITY = PATH_PREFERENCE["entity"]
+_PREFER_DIRECT = PATH_PREFERENCE["direct_episode"]
+
+
 class BundleScorer:
-    """Chains, corroboration and EpisodeScore over one RelationshipIndex, cached per node."""
+    """Chains, corroboration and EpisodeScore over one RelationshipIndex, cached per node.
+
+    The cheapest option is the first one with the least :meth:`Choice.key` (as ``min`` picks
+    it); options are compared by key and only the chosen one becomes a :class:`Choice`."""
 
     def __init__(self, index: RelationshipIndex, evidence: Evidence, config: RecallConfig) -> None:
         self.index = index
         self.ev = evidence
         self.config = config
         self._facets: dict[UUID, Choice] = {}
+        self._entities: dict[UUID, float] = {}
+        # u(p) of every recalled node (Evidence.unit: a node not recalled is INF whatever its
+        # adjustment), one lookup per point
+        adjust = evidence.unit_adjust
+        self._units = {p: d + adjust.get(p, 0.0) for p, d in evidence.best.items()}
 
     def entity_cost(self, en: UUID) -> float:
+        cached = self._entities.get(en)
+        if cached is not None:
+            return cached
         d = self.ev.d(en)
         if d == INF:
-            return INF
-        node = self.index.nodes.get(en)
-        spec = specificity(node.degree if node else None, self.index.episode_count)
-        return d + self.config.entity_cost + self.config.entity_generic_cost * (1.0 - spec)
+            cost = INF
+        else:
+            node = self.index.nodes.get(en)
+            spec = specificity(node.degree if node else None, self.index.episode_count)
+            cost = d + self.config.entity_cost + self.config.entity_generic_cost * (1.0 - spec)
+        self._entities[en] = cost
+        return cost
 
     def facet_cost(self, f: UUID) -> Choice:
         cached = self._facets.get(f)
         if cached is not None:
             return cached
         cfg = self.config
-        options = [Choice(self.ev.d(f) + cfg.facet_cost, "facet", facet=f)]
-        for p in self.index.points_by_facet.get(f, []):
-            u = self.ev.unit(p)
+        cost = self.ev.d(f) + cfg.facet_cost
+        key = (round(cost, 9), _PREFER_FACET)
+        kind: PathKind = "facet"
+        point: UUID | None = None
+        entity: UUID | None = None
+        units = self._units
+        for p in self.index.points_by_facet.get(f, ()):
+            u = units.get(p, INF)
             if u < INF:
-                options.append(Choice(u + cfg.point_cost, "point", facet=f, point=p))
-        for en in self.index.entities_by_facet.get(f, []):
+                c = u + cfg.point_cost
+                k = (round(c, 9), _PREFER_POINT)
+                if k < key:
+                    key, cost, kind, point, entity = k, c, "point", p, None
+        for en in self.index.entities_by_facet.get(f, ()):
             c = self.entity_cost(en)
             if c < INF:
-                options.append(Choice(c + cfg.facet_cost, "facet_entity", facet=f, entity=en))
-        best = min(options, key=Choice.key)
+                c += cfg.facet_cost
+                k = (round(c, 9), _PREFER_FACET_ENTITY)
+                if k < key:
+                    key, cost, kind, point, entity = k, c, "facet_entity", None, en
         adjust = self.ev.facet_adjust.get(f, 0.0)
         if adjust:
-            best = replace(best, cost=best.cost + adjust)
+            cost += adjust
+        best = Choice(cost, kind, facet=f, point=point, entity=entity)
         self._facets[f] = best
         return best
 
     def episode_choice(self, e: UUID, edge_chains: Mapping[UUID, Choice]) -> Choice:
-        options = [Choice(self.ev.d(e) + self.config.direct_cost, "direct_episode")]
-        for f in self.index.facets_by_episode.get(e, []):
+        cost = self.ev.d(e) + self.config.direct_cost
+        key = (round(cost, 9), _PREFER_DIRECT)
+        best: Choice | None = None  # None: the direct chain
+        for f in self.index.facets_by_episode.get(e, ()):
             fc = self.facet_cost(f)
             if fc.cost < INF:
-                options.append(fc)
-        for en in self.index.entities_by_episode.get(e, []):
+                k = fc.key()
+                if k < key:
+                    key, best = k, fc
+        for en in self.index.entities_by_episode.get(e, ()):
             c = self.entity_cost(en)
             if c < INF:
-                options.append(Choice(c, "entity", entity=en))
-        if e in edge_chains:
-            options.append(edge_chains[e])
-        return min(options, key=Choice.key)
+                k = (round(c, 9), _PREFER_ENTITY)
+                if k < key:
+                    key, best = k, Choice(c, "entity", entity=en)
+        chain = edge_chains.get(e)
+        if chain is not None and chain.key() < key:
+            best = chain
+        return best if best is not None else Choice(cost, "direct_episode")
 
     def edge_chains(self) -> dict[UUID, Choice]:
         """The cheapest edge-text chain of each episode: an Edge_text hit is evidence for the
@@ -320,12 +381,15 @@ class BundleScorer:
         cfg = self.config
         units: list[tuple[float, UUID]] = []
         window, window_facet = INF, None
-        for f in self.index.facets_by_episode.get(e, []):
-            for p in self.index.points_by_facet.get(f, []):
-                u = self.ev.unit(p)
+        unit_of = self._units
+        windows = self.ev.by_collection.get(WINDOW_COLLECTION, {})
+        points_by_facet = self.index.points_by_facet
+        for f in self.index.facets_by_episode.get(e, ()):
+            for p in points_by_facet.get(f, ()):
+                u = unit_of.get(p, INF)
                 if u < INF:
                     units.append((u, p))
-            w = self.ev.by_collection.get(WINDOW_COLLECTION, {}).get(f)
+            w = windows.get(f)
             if w is not None and w < window:
                 window, window_facet = w, f
         if window == INF:
@@ -460,7 +524,7 @@ def score_bundles(
             round(score, 9),
             PATH_PREFERENCE[choice.kind],
             round(_best_distance(scorer, choice, e), 9),
-            content_key(index.nodes.get(e)),
+            index.keys.get(e) or content_key(index.nodes.get(e)),
         )
         ranked.append((key, e, choice, support, score))
     top = heapq.nsmallest(top_k, ranked, key=lambda r: r[0])

@@ -10,6 +10,7 @@ import re
 import uuid
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import Connection
@@ -94,12 +95,13 @@ def project(
     (:func:`with_times`), ``docs`` the documents of the results."""
     if not ids:
         return Subgraph()
+    leaf_set = set(leaves)
     result = conn.execute(
         q("project"),
         {
             "dataset_id": dataset_id,
             "ids": ids,
-            "leaves": [i for i in ids if i in set(leaves)],
+            "leaves": [i for i in ids if i in leaf_set],
             "fanout": config.hub_fanout,
             "max_nodes": config.max_projection_nodes,
             "with_sources": with_sources,
@@ -152,6 +154,7 @@ _TIME_COLUMNS = (
     "restates",
     "restated_by",
 )
+_uuid_int = attrgetter("int")
 # Node id -> its _TIME_COLUMNS, collected over a search's statements.
 NodeTimes = dict[uuid.UUID, tuple[Any, ...]]
 
@@ -164,7 +167,7 @@ def with_times(graph: Subgraph, times: NodeTimes) -> Subgraph:
         return graph
     out: dict[uuid.UUID, dict[str, Any]] = {}
     links: dict[uuid.UUID, tuple[tuple[uuid.UUID, str], ...]] = {}
-    for node in sorted(graph.nodes):
+    for node in sorted(graph.nodes, key=_uuid_int):  # (UUIDs' order, C comparisons)
         row = times.get(node)
         if row is None:
             continue
@@ -201,6 +204,7 @@ def _subgraph(
     row_type, count = column_index(keys, "row_type"), column_index(keys, "episode_count")
     node, edge = columns(keys, *_NODE_COLUMNS), columns(keys, *_EDGE_COLUMNS)
     timed = columns(keys, *_TIME_COLUMNS)
+    same: dict[Any, Any] = {i: i for i in graph.nodes}
     # (`expand`, of the detail display, returns no documents: its nodes cite none)
     document = _documents(keys) if "sourced_episode" in keys else None
     for r in rows:
@@ -212,6 +216,7 @@ def _subgraph(
         if kind == "node":
             n = GraphNode(*node(r))
             graph.nodes[n.id] = n
+            same[n.id] = n.id
             if times is not None:
                 times[n.id] = timed(r)
             if r[count] is not None:
@@ -222,7 +227,11 @@ def _subgraph(
                     f"only the {config.hub_fanout} best were followed"
                 )
         else:
-            graph.edges.append(GraphEdge(*edge(r)))
+            src, relationship, dst, edge_text = edge(r)
+            # (the nodes' own id objects: the scorer's lookups then compare by identity)
+            graph.edges.append(
+                GraphEdge(same.get(src) or src, relationship, same.get(dst) or dst, edge_text)
+            )
     return graph
 
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -57,7 +58,13 @@ def content_terms(text: str, exclude: Iterable[str] = ()) -> frozenset[str]:
     """Stemmed content words and CJK bigrams of ``text``, without stop words and without the
     terms of ``exclude`` (e.g. the speakers' names)."""
     skip = {t for e in exclude for t in _raw_terms(e)}
-    return frozenset(_raw_terms(text) - skip)
+    return _terms_of(text) - skip if skip else _terms_of(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _terms_of(text: str) -> frozenset[str]:
+    # (a search asks for the terms of the same facet titles and turns several times)
+    return frozenset(_raw_terms(text))
 
 
 def _raw_terms(text: str) -> set[str]:
