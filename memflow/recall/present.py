@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from uuid import UUID
 
 from memflow.recall.config import RecallConfig
@@ -37,6 +37,7 @@ from memflow.text.conflict import (
     any_kind,
     asked_kinds,
     said_by,
+    unsure,
 )
 from memflow.text.revision import content_keys
 from memflow.text.supersede import strip_speaker
@@ -60,6 +61,9 @@ class Outdated:
     # The older statement answers this question (among the best recalled): the newer takes its
     # place. A statement outdated elsewhere in the results is only marked.
     near: bool = True
+    # "taken up": the newer one's source's statements that answer the question, in the order
+    # they take the older's place (the newer among them); empty: the newer alone.
+    order: tuple[UUID, ...] = ()
 
     def mark(self, text: str) -> str:
         return f"{text} {OUTDATED_MARK} {self.day}]"
@@ -129,6 +133,9 @@ def outdated_points(
     reach = max(config.present_margin, config.present_reach)
     near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
     pairs += _answer_pairs(query or "", near, ranked, nodes, times, config)
+    taken = _taken_up(query or "", near, nodes, times, config)
+    pairs += [(older, newer, "taken up") for older, newer, _ in taken]
+    order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
@@ -140,8 +147,87 @@ def outdated_points(
             continue  # the newest restatement marks it
         # A closed statement ranks low (its penalty): its replacement answering is enough.
         answers = older in answering or (how == "closed" and newer in answering)
-        out[older] = Outdated(newer, tn.date().isoformat(), how, answers)
+        seq = order.get((older, newer), ()) if how == "taken up" else ()
+        out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq)
     return out
+
+
+def _day(t: datetime | None) -> object:
+    return t.date() if t is not None else None
+
+
+def _document(node: GraphNode) -> object:
+    """The document a point was said in (its first provenance row's document id)."""
+    first = node.sources[0] if node.sources else None
+    return first[1] if isinstance(first, (list, tuple)) and len(first) > 1 else node.id
+
+
+def _taken_up(
+    query: str,
+    near: list[UUID],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+    config: RecallConfig,
+) -> list[tuple[UUID, UUID, tuple[UUID, ...]]]:
+    """(older, newer, order) for a question put in the present tense: a statement of the
+    source of the best recalled point (the question's answer) and a later one from another source that answers it too and
+    names what the older one says beyond the question's own words (its answer: "we're on X"
+    / "everything reports to Y now, deleted the X token"). The later source takes the answer
+    up again, whatever its wording; its statements among the best recalled that day come
+    with it, those that do not name the older's answer first (they state what holds now)."""
+    if not config.present_mention or len(near) < 2 or asks_in_the_past(query):
+        return []
+    asked = _keys(query)
+    keys = {p: _keys(_text(nodes[p])) for p in near}
+    when = {p: _when(nodes[p], times) for p in near}
+    doc = {p: _document(nodes[p]) for p in near}
+    out: list[tuple[UUID, UUID, tuple[UUID, ...]]] = []
+    for older in near:
+        if doc[older] != doc[near[0]]:
+            continue  # only the best answer's source is taken up (nothing else moves)
+        answer = keys[older] - asked
+        to = when[older]
+        if not answer or to is None:
+            continue
+        for newer in near:
+            tn = when[newer]
+            if tn is None or doc[newer] == doc[older] or tn.date() <= to.date():
+                continue
+            if not answer & keys[newer]:
+                continue
+            same = [p for p in near if doc[p] == doc[newer] and _day(when[p]) == tn.date()]
+            said = [p for p in near if doc[p] == doc[older]]
+            if not _another_value([_text(nodes[p]) for p in said], [_text(nodes[p]) for p in same],
+                                  asked_kinds(query), tn):  # fmt: skip
+                continue
+            fresh = [p for p in same if not answer & keys[p]]
+            out.append((older, newer, tuple(fresh + [p for p in same if p not in fresh])))
+    return out
+
+
+def _another_value(
+    older: list[str], newer: list[str], kinds: frozenset[str], day: datetime
+) -> bool:
+    """Whether the statements ``newer`` (one source, said on ``day``) state a value of a family
+    that the statements ``older`` state too (of a kind the question asks for, when it names
+    one), which none of them states: another answer, not the same one again, a side remark
+    or a proposal ("if we moved to …", "rejected")."""
+
+    def found(texts: list[str]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for t in texts:
+            if unsure(t):
+                continue
+            for v in values(t):
+                if (not kinds or v.family in kinds) and v.norm not in own:
+                    out.setdefault(v.family, set()).add(v.norm)
+        return out
+
+    # A date that is the day the newer source was said restates no value ("revision (DATE)").
+    end = day + timedelta(days=1)
+    own = {f"{day.month:02d}-{day.day:02d}/{end.month:02d}-{end.day:02d}"}
+    was, now = found(older), found(newer)
+    return any(now[f] - was[f] for f in now.keys() & was.keys())
 
 
 def _answer_pairs(
