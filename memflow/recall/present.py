@@ -132,9 +132,11 @@ def outdated_points(
     best = ranked[0][0] if ranked else 0.0
     reach = max(config.present_margin, config.present_reach)
     near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
-    pairs += _answer_pairs(query or "", near, ranked, nodes, times, config)
+    # A source that takes the answer up brings its other answers along: before the pairs
+    # read from two statements alone (of one day, the first pair found marks).
     taken = _taken_up(query or "", near, nodes, times, config)
     pairs += [(older, newer, "taken up") for older, newer, _ in taken]
+    pairs += _answer_pairs(query or "", near, ranked, nodes, times, config)
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     out: dict[UUID, Outdated] = {}
