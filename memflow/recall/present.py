@@ -202,7 +202,14 @@ def _taken_up(
             if not _another_value([_text(nodes[p]) for p in said], [_text(nodes[p]) for p in same],
                                   asked_kinds(query), tn):  # fmt: skip
                 continue
-            fresh = [p for p in same if not answer & keys[p]]
+            # Naming the older's answer: its words or its values ("down from 6,200").
+            was = [v.text.strip("$€£¥￥ ").lower() for v in values(_text(nodes[older]))]
+            fresh = [
+                p
+                for p in same
+                if not answer & keys[p]
+                and not any(len(w) > 1 and w in _text(nodes[p]).lower() for w in was)
+            ]
             out.append((older, newer, tuple(fresh + [p for p in same if p not in fresh])))
     return out
 
