@@ -320,6 +320,10 @@ class RecallConfig(BaseModel):
     # first, the earlier one is marked (memflow.recall.present._taken_up). Chosen on the tune
     # halves of both hand-written sets.
     present_mention: bool = knob(True, "updates-tune")
+    # ... and a question naming a time that a statement was said before ("the plan for Q3",
+    # a note from May) asks what holds for it: a later statement outdates it as for the present. Chosen on the tune halves
+    # of both hand-written sets.
+    present_planned: bool = knob(True, "updates-tune")
     # How far ahead of an outdated episode the episode that outdates it is placed: a step far
     # below any score difference that means something (it orders, it does not weigh).
     present_ahead: float = knob(1e-6, "reasoning", gt=0)

@@ -110,10 +110,14 @@ def outdated_points(
     config: RecallConfig,
     *,
     dated: bool = False,
+    named: datetime | None = None,
 ) -> dict[UUID, Outdated]:
     """The points of ``subgraph`` that a newer point of it answers differently, for a question
-    about the present (``scores``: the recalled points' unit scores); {} for any other."""
-    if not applies(query, dated, config) or not subgraph.times:
+    about the present (``scores``: the recalled points' unit scores); {} for any other. A
+    question naming a time (``dated``) that starts at ``named`` asks what holds for it: a
+    statement said before it (a plan for Q3) is outdated by a later one as for the present."""
+    ahead = dated and named is not None and config.present_planned
+    if not applies(query, dated and not ahead, config) or not subgraph.times:
         return {}  # no times yet (the first ranking, before node_times): nothing to order
     nodes, times = subgraph.nodes, subgraph.times
     pairs: list[tuple[UUID, UUID, str]] = []  # (older, newer, how)
@@ -144,6 +148,8 @@ def outdated_points(
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
         if tn is None or to is None or tn <= to:
             continue
+        if ahead and named is not None and to >= named:
+            continue  # the older said within or after the time asked about: that time decides
         held = out.get(older)
         if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
             continue  # the newest restatement marks it
@@ -219,7 +225,7 @@ def _another_value(
 ) -> bool:
     """Whether the statements ``newer`` (one source, said on ``day``) state a value of a family
     that the statements ``older`` state too (of a kind the question asks for, when it names
-    one), which none of them states: another answer, not the same one again, a side remark
+    one; a name, when it names none), which none of them states: another answer, not the same one again, a side remark
     or a proposal ("if we moved to …", "rejected")."""
 
     def found(texts: list[str]) -> dict[str, set[str]]:
@@ -236,6 +242,8 @@ def _another_value(
     end = day + timedelta(days=1)
     own = {f"{day.month:02d}-{day.day:02d}/{end.month:02d}-{end.day:02d}"}
     was, now = found(older), found(newer)
+    if not kinds:
+        was.setdefault("name", set())  # a question naming no kind: a new name answers it
     return any(now[f] - was[f] for f in now.keys() & was.keys())
 
 
