@@ -67,3 +67,20 @@ def test_only_the_best_answers_source_is_taken_up() -> None:
     )
     got = outdated_points(QUERY, graph, scores, RecallConfig())
     assert all(o.how != "taken up" for o in got.values()), got
+
+
+def test_a_question_naming_a_time_a_plan_was_said_before_asks_what_holds_for_it() -> None:
+    query = "What is the reporting plan for Q3?"
+    old = "Q3 reporting plan: build our own dashboards, two engineers on it."
+    new = "Settled: we buy Lumenboard instead of building our own dashboards."
+    may, july = datetime(2025, 5, 20, tzinfo=UTC), datetime(2025, 7, 15, tzinfo=UTC)
+    q3 = datetime(2025, 7, 1, tzinfo=UTC)
+    graph, scores, (older, _) = _graph([old, new], [may, july], [0.05, 0.12], ["a", "b"])
+    got = outdated_points(query, graph, scores, RecallConfig(), dated=True, named=q3)
+    assert set(got) == {older}, got
+    off = RecallConfig(present_planned=False)
+    assert outdated_points(query, graph, scores, off, dated=True, named=q3) == {}
+    assert outdated_points(query, graph, scores, RecallConfig(), dated=True) == {}
+    # The older said within the time asked about: that time decides, nothing moves.
+    graph, scores, _ = _graph([old, new], [july, july.replace(day=20)], [0.05, 0.12], ["a", "b"])
+    assert outdated_points(query, graph, scores, RecallConfig(), dated=True, named=q3) == {}
