@@ -17,6 +17,13 @@ when
   itself says "now" / "currently" / "现在", they share most of their content words
   (``present_overlap``).
 
+- asked in the present tense, a later source **takes the best answer up** again: it names what
+  the best answer's source says beyond the question's words, and gives another value of a kind
+  that source gives (``present_mention``); its statements among the best recalled that day
+  come first together.
+
+A question naming a time that a statement was said before ("the plan for Q3", said in May)
+asks what holds for it: a later statement outdates that one as above (``present_planned``).
 The one said later (record time: the sources' own dates) is the newer. An unrelated statement is
 never moved: a pair needs a link, another value of the same thing, or (asked "now") the same
 words; then the newer takes the older's place, no further.
