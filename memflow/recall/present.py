@@ -44,12 +44,13 @@ from memflow.text.conflict import (
     any_kind,
     asked_kinds,
     said_by,
+    stated,
     unsure,
 )
 from memflow.text.revision import content_keys
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
-from memflow.text.values import values
+from memflow.text.values import is_zh, values
 
 # What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
 # restated 2024-10-20]".
@@ -193,6 +194,8 @@ def _taken_up(
     if not config.present_mention or len(near) < 2 or asks_in_the_past(query):
         return []
     asked = _keys(query)
+    # What the question names ("When does Milos fly …?"): the later source must name it too.
+    subjects = [v.text.lower() for v in values(query) if v.family == "name"]
     keys = {p: _keys(_text(nodes[p])) for p in near}
     when = {p: _when(nodes[p], times) for p in near}
     doc = {p: _document(nodes[p]) for p in near}
@@ -212,6 +215,9 @@ def _taken_up(
                 continue
             same = [p for p in near if doc[p] == doc[newer] and _day(when[p]) == tn.date()]
             said = [p for p in near if doc[p] == doc[older]]
+            told = " ".join(_text(nodes[p]) for p in same).lower()
+            if not all(n in told for n in subjects):
+                continue  # another person's trip: the question's names are not in it
             if not _another_value([_text(nodes[p]) for p in said], [_text(nodes[p]) for p in same],
                                   asked_kinds(query), tn):  # fmt: skip
                 continue
@@ -241,6 +247,8 @@ def _another_value(
             if unsure(t):
                 continue
             for v in values(t):
+                if not is_zh(t) and not stated(t, v):
+                    continue  # "the Apple account": no value of anything
                 if (not kinds or v.family in kinds) and v.norm not in own:
                     out.setdefault(v.family, set()).add(v.norm)
         return out
