@@ -320,8 +320,9 @@ class RecallConfig(BaseModel):
     # first, the earlier one is marked (memflow.recall.present._taken_up). Chosen on the tune
     # halves of both hand-written sets.
     present_mention: bool = knob(True, "updates-tune")
-    # ... and a question naming a time that a statement was said before ("the plan for Q3",
-    # a note from May) asks what holds for it: a later statement outdates it as for the present. Chosen on the tune halves
+    # ... and a question in the present tense naming a time that a statement was said before
+    # ("What is the plan for Q3?", a note from May) asks what holds for it: a later statement
+    # outdates it as for the present. Chosen on the tune halves
     # of both hand-written sets.
     present_planned: bool = knob(True, "updates-tune")
     # How far ahead of an outdated episode the episode that outdates it is placed: a step far

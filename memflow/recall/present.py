@@ -22,8 +22,8 @@ when
   that source gives (``present_mention``); its statements among the best recalled that day
   come first together.
 
-A question naming a time that a statement was said before ("the plan for Q3", said in May)
-asks what holds for it: a later statement outdates that one as above (``present_planned``).
+A question in the present tense naming a time that a statement was said before ("the plan for
+Q3", said in May) asks what holds for it: a later statement outdates that one as above (``present_planned``).
 The one said later (record time: the sources' own dates) is the newer. An unrelated statement is
 never moved: a pair needs a link, another value of the same thing, or (asked "now") the same
 words; then the newer takes the older's place, no further.
@@ -124,7 +124,9 @@ def outdated_points(
     about the present (``scores``: the recalled points' unit scores); {} for any other. A
     question naming a time (``dated``) that starts at ``named`` asks what holds for it: a
     statement said before it (a plan for Q3) is outdated by a later one as for the present."""
-    ahead = dated and named is not None and config.present_planned
+    ahead = (
+        dated and named is not None and config.present_planned and not asks_in_the_past(query or "")
+    )
     if not applies(query, dated and not ahead, config) or not subgraph.times:
         return {}  # no times yet (the first ranking, before node_times): nothing to order
     nodes, times = subgraph.nodes, subgraph.times

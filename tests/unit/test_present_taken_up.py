@@ -97,3 +97,13 @@ def test_a_modifier_or_another_subject_is_not_another_answer() -> None:
         graph, scores, _ = _graph([old, new], [OLD_DAY, NEW_DAY], [0.05, 0.12], ["a", "b"])
         got = outdated_points(query, graph, scores, RecallConfig())
         assert all(o.how != "taken up" for o in got.values()), (query, got)
+
+
+def test_a_past_tense_question_naming_a_time_is_left_to_that_time() -> None:
+    old = "Q3 reporting plan: build our own dashboards, two engineers on it."
+    new = "Settled: we buy Lumenboard instead of building our own dashboards."
+    may, july = datetime(2025, 5, 20, tzinfo=UTC), datetime(2025, 7, 15, tzinfo=UTC)
+    graph, scores, _ = _graph([old, new], [may, july], [0.05, 0.12], ["a", "b"])
+    q3 = datetime(2025, 7, 1, tzinfo=UTC)
+    asked = "What did we plan for reporting in Q3?"
+    assert outdated_points(asked, graph, scores, RecallConfig(), dated=True, named=q3) == {}
