@@ -73,8 +73,8 @@ class ScoredHits:
         episodes, recalled ones the projection had capped away among them) gets them too.
         A question about the present gets the statements that newer ones outdate
         (:mod:`memflow.recall.present`), unless it names a time (``dated``: "currently … in June
-        2023" asks about then) (``named``: its start) that a statement was said before ("the plan
-        for Q3" said in May: a later statement outdates it as for the present)."""
+        2023" asks about then), except, asked in the present tense, of a statement said before
+        that time (``named``: its start; "the plan for Q3" said in May: a later one outdates it)."""
         points = [
             n for n in subgraph.nodes.values() if n.kind == "FacetPoint" and n.id in self.node_hits
         ]
