@@ -315,6 +315,16 @@ class RecallConfig(BaseModel):
     # Kestrel trademark). Chosen on the tune halves of both hand-written sets (set 2's tune
     # half: one more change case first, no control lost) and checked on LoCoMo's tune half.
     present_subject: bool = knob(True, "updates-tune")
+    # i26-facts4: asked in the present tense, a later source among the best recalled that names
+    # what an earlier answer says beyond the question's words takes that answer up: it comes
+    # first, the earlier one is marked (memflow.recall.present._taken_up). Chosen on the tune
+    # halves of both hand-written sets.
+    present_mention: bool = knob(True, "updates-tune")
+    # ... and a question in the present tense naming a time that a statement was said before
+    # ("What is the plan for Q3?", a note from May) asks what holds for it: a later statement
+    # outdates it as for the present. Chosen on the tune halves
+    # of both hand-written sets.
+    present_planned: bool = knob(True, "updates-tune")
     # How far ahead of an outdated episode the episode that outdates it is placed: a step far
     # below any score difference that means something (it orders, it does not weigh).
     present_ahead: float = knob(1e-6, "reasoning", gt=0)

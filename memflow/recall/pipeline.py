@@ -12,6 +12,8 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, edge_best_hits
@@ -56,7 +58,13 @@ class ScoredHits:
         return {text: h.score for text, h in self.edge_hits.items()}
 
     def evidence(
-        self, subgraph: Subgraph, query: str | None, config: RecallConfig, *, dated: bool = False
+        self,
+        subgraph: Subgraph,
+        query: str | None,
+        config: RecallConfig,
+        *,
+        dated: bool = False,
+        named: datetime | None = None,
     ) -> Evidence:
         """The scorer's view, with the unit rules of ``query`` applied to the subgraph's points
         (speakers from the parsed turns, :mod:`memflow.recall.unitrules`). Only recalled points
@@ -65,7 +73,8 @@ class ScoredHits:
         episodes, recalled ones the projection had capped away among them) gets them too.
         A question about the present gets the statements that newer ones outdate
         (:mod:`memflow.recall.present`), unless it names a time (``dated``: "currently … in June
-        2023" asks about then)."""
+        2023" asks about then), except, asked in the present tense, of a statement said before
+        that time (``named``: its start; "the plan for Q3" said in May: a later one outdates it)."""
         points = [
             n for n in subgraph.nodes.values() if n.kind == "FacetPoint" and n.id in self.node_hits
         ]
@@ -100,6 +109,7 @@ class ScoredHits:
                 {p: h.score + adjust.get(p, 0.0) for p, h in self.node_hits.items()},
                 config,
                 dated=dated,
+                named=named,
             ),
         )
 
@@ -226,6 +236,13 @@ def dated(pq: PreprocessedQuery, config: RecallConfig) -> bool:
     return qt is not None and not _THIS_PERIOD.search(qt.text)
 
 
+def asked(pq: PreprocessedQuery, config: RecallConfig) -> dict[str, Any]:
+    """:meth:`ScoredHits.evidence`'s ``dated`` and ``named`` for ``pq``."""
+    qt = query_time(pq, config)
+    on = dated(pq, config)
+    return {"dated": on, "named": qt.start if on and qt is not None else None}
+
+
 def query_time(pq: PreprocessedQuery, config: RecallConfig) -> TimeMatch | None:
     """The query's time span when it is confident enough to use."""
     if pq.time is not None and pq.time.confidence >= config.time_confidence_min:
@@ -246,7 +263,7 @@ def rank_scored(
     """Stages 6-7 on already scored hits (``trace``: how many bundles get explain paths)."""
     return score_bundles(
         index or RelationshipIndex.build(subgraph),
-        evidence or scored.evidence(subgraph, pq.original, config, dated=dated(pq, config)),
+        evidence or scored.evidence(subgraph, pq.original, config, **asked(pq, config)),
         config,
         query_time(pq, config),
         top_k or DEFAULTS.top_k,
@@ -294,7 +311,7 @@ def respond(
         index = RelationshipIndex.build(subgraph)
         timings["index"] = _ms(t)
     t = time.perf_counter()
-    evidence = scored.evidence(subgraph, pq.original, config, dated=dated(pq, config))
+    evidence = scored.evidence(subgraph, pq.original, config, **asked(pq, config))
     shown, k = opts.display, opts.top_k
     wide = k
     if shown == "highly_related":

@@ -17,6 +17,13 @@ when
   itself says "now" / "currently" / "现在", they share most of their content words
   (``present_overlap``).
 
+- asked in the present tense, a later source **takes the best answer up** again: it names what
+  the best answer's source says beyond the question's words, and gives another value of a kind
+  that source gives (``present_mention``); its statements among the best recalled that day
+  come first together.
+
+A question in the present tense naming a time that a statement was said before ("the plan for
+Q3", said in May) asks what holds for it: a later statement outdates that one as above (``present_planned``).
 The one said later (record time: the sources' own dates) is the newer. An unrelated statement is
 never moved: a pair needs a link, another value of the same thing, or (asked "now") the same
 words; then the newer takes the older's place, no further.
@@ -26,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from uuid import UUID
 
 from memflow.recall.config import RecallConfig
@@ -37,11 +44,13 @@ from memflow.text.conflict import (
     any_kind,
     asked_kinds,
     said_by,
+    stated,
+    unsure,
 )
 from memflow.text.revision import content_keys
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
-from memflow.text.values import values
+from memflow.text.values import is_zh, values
 
 # What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
 # restated 2024-10-20]".
@@ -60,6 +69,9 @@ class Outdated:
     # The older statement answers this question (among the best recalled): the newer takes its
     # place. A statement outdated elsewhere in the results is only marked.
     near: bool = True
+    # "taken up": the newer one's source's statements that answer the question, in the order
+    # they take the older's place (the newer among them); empty: the newer alone.
+    order: tuple[UUID, ...] = ()
 
     def mark(self, text: str) -> str:
         return f"{text} {OUTDATED_MARK} {self.day}]"
@@ -106,10 +118,16 @@ def outdated_points(
     config: RecallConfig,
     *,
     dated: bool = False,
+    named: datetime | None = None,
 ) -> dict[UUID, Outdated]:
     """The points of ``subgraph`` that a newer point of it answers differently, for a question
-    about the present (``scores``: the recalled points' unit scores); {} for any other."""
-    if not applies(query, dated, config) or not subgraph.times:
+    about the present (``scores``: the recalled points' unit scores); {} for any other. A
+    question naming a time (``dated``) that starts at ``named`` asks what holds for it: a
+    statement said before it (a plan for Q3) is outdated by a later one as for the present."""
+    ahead = (
+        dated and named is not None and config.present_planned and not asks_in_the_past(query or "")
+    )
+    if not applies(query, dated and not ahead, config) or not subgraph.times:
         return {}  # no times yet (the first ranking, before node_times): nothing to order
     nodes, times = subgraph.nodes, subgraph.times
     pairs: list[tuple[UUID, UUID, str]] = []  # (older, newer, how)
@@ -128,20 +146,122 @@ def outdated_points(
     best = ranked[0][0] if ranked else 0.0
     reach = max(config.present_margin, config.present_reach)
     near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
+    # A source that takes the answer up brings its other answers along: before the pairs
+    # read from two statements alone (of one day, the first pair found marks).
+    taken = _taken_up(query or "", near, nodes, times, config)
+    pairs += [(older, newer, "taken up") for older, newer, _ in taken]
     pairs += _answer_pairs(query or "", near, ranked, nodes, times, config)
+    order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
         if tn is None or to is None or tn <= to:
             continue
+        if ahead and named is not None and to >= named:
+            continue  # the older said within or after the time asked about: that time decides
         held = out.get(older)
         if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
             continue  # the newest restatement marks it
         # A closed statement ranks low (its penalty): its replacement answering is enough.
         answers = older in answering or (how == "closed" and newer in answering)
-        out[older] = Outdated(newer, tn.date().isoformat(), how, answers)
+        seq = order.get((older, newer), ()) if how == "taken up" else ()
+        out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq)
     return out
+
+
+def _day(t: datetime | None) -> object:
+    return t.date() if t is not None else None
+
+
+def _document(node: GraphNode) -> object:
+    """The document a point was said in (its first provenance row's document id)."""
+    first = node.sources[0] if node.sources else None
+    return first[1] if isinstance(first, (list, tuple)) and len(first) > 1 else node.id
+
+
+def _taken_up(
+    query: str,
+    near: list[UUID],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+    config: RecallConfig,
+) -> list[tuple[UUID, UUID, tuple[UUID, ...]]]:
+    """(older, newer, order) for a question put in the present tense: a statement of the
+    source of the best recalled point (the question's answer) and a later one from another source that answers it too and
+    names what the older one says beyond the question's own words (its answer: "we're on X"
+    / "everything reports to Y now, deleted the X token"). The later source takes the answer
+    up again, whatever its wording; its statements among the best recalled that day come
+    with it, those that do not name the older's answer first (they state what holds now)."""
+    if not config.present_mention or len(near) < 2 or asks_in_the_past(query):
+        return []
+    asked = _keys(query)
+    # What the question names ("When does Milos fly …?"): the later source must name it too.
+    subjects = [v.text.lower() for v in values(query) if v.family == "name"]
+    keys = {p: _keys(_text(nodes[p])) for p in near}
+    when = {p: _when(nodes[p], times) for p in near}
+    doc = {p: _document(nodes[p]) for p in near}
+    out: list[tuple[UUID, UUID, tuple[UUID, ...]]] = []
+    for older in near:
+        if doc[older] != doc[near[0]]:
+            continue  # only the best answer's source is taken up (nothing else moves)
+        answer = keys[older] - asked
+        to = when[older]
+        if not answer or to is None:
+            continue
+        for newer in near:
+            tn = when[newer]
+            if tn is None or doc[newer] == doc[older] or tn.date() <= to.date():
+                continue
+            if not answer & keys[newer]:
+                continue
+            same = [p for p in near if doc[p] == doc[newer] and _day(when[p]) == tn.date()]
+            said = [p for p in near if doc[p] == doc[older]]
+            told = " ".join(_text(nodes[p]) for p in same).lower()
+            if not all(n in told for n in subjects):
+                continue  # another person's trip: the question's names are not in it
+            if not _another_value([_text(nodes[p]) for p in said], [_text(nodes[p]) for p in same],
+                                  asked_kinds(query), tn):  # fmt: skip
+                continue
+            # Naming the older's answer: its words or its values ("down from 6,200").
+            was = [v.text.strip("$€£¥￥ ").lower() for v in values(_text(nodes[older]))]
+            fresh = [
+                p
+                for p in same
+                if not answer & keys[p]
+                and not any(len(w) > 1 and w in _text(nodes[p]).lower() for w in was)
+            ]
+            out.append((older, newer, tuple(fresh + [p for p in same if p not in fresh])))
+    return out
+
+
+def _another_value(
+    older: list[str], newer: list[str], kinds: frozenset[str], day: datetime
+) -> bool:
+    """Whether the statements ``newer`` (one source, said on ``day``) state a value of a family
+    that the statements ``older`` state too (of a kind the question asks for, when it names
+    one; a name, when it names none), which none of them states: another answer, not the same one again, a side remark
+    or a proposal ("if we moved to …", "rejected")."""
+
+    def found(texts: list[str]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for t in texts:
+            if unsure(t):
+                continue
+            for v in values(t):
+                if not is_zh(t) and not stated(t, v):
+                    continue  # "the Apple account": no value of anything
+                if (not kinds or v.family in kinds) and v.norm not in own:
+                    out.setdefault(v.family, set()).add(v.norm)
+        return out
+
+    # A date that is the day the newer source was said restates no value ("revision (DATE)").
+    end = day + timedelta(days=1)
+    own = {f"{day.month:02d}-{day.day:02d}/{end.month:02d}-{end.day:02d}"}
+    was, now = found(older), found(newer)
+    if not kinds:
+        was.setdefault("name", set())  # a question naming no kind: a new name answers it
+    return any(now[f] - was[f] for f in now.keys() & was.keys())
 
 
 def _answer_pairs(

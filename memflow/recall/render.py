@@ -231,11 +231,16 @@ def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence, step: flo
             continue
         if not old.replaced:
             best[older] = old = replace(old, text=later.mark(old.text), outdated_by=later.newer)
-        new = best.get(later.newer)
-        ahead = first[old.episode_id] - step
-        if later.near and new is not None and new.rank_score > ahead:
-            best[later.newer] = replace(new, rank_score=ahead)
-            first[new.episode_id] = min(first[new.episode_id], ahead)
+        if not later.near:
+            continue
+        # The newer (with its source's other answers, "taken up") just ahead, in order.
+        seq = [p for p in (later.order or (later.newer,)) if p in best]
+        for i, p in enumerate(seq):
+            new = best[p]
+            ahead = first[old.episode_id] - step * (len(seq) - i) / len(seq)
+            if new.rank_score > ahead:
+                best[p] = replace(new, rank_score=ahead)
+                first[new.episode_id] = min(first[new.episode_id], ahead)
 
 
 # The packing rule's budget ladder starts at RecallConfig.pack_ladder_floor (the default where a

@@ -213,6 +213,13 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
     return prev in _SLOT_EN or any(w in _SLOT_EN for w in words[-3:])
 
 
+def stated(text: str, v: Value) -> bool:
+    """Whether the value ``v`` of ``text`` stands where a value is stated (after a copula, a
+    preposition, a change word, a separator, or as the subject), not as a modifier of a noun
+    after it ("the Apple account")."""
+    return _in_slot(text, v, is_zh(text))
+
+
 def _word_before(text: str) -> str:
     """The last word (or CJK character pair) of ``text``, lower-cased."""
     found = re.findall(r"[A-Za-z][\w'’]*|[\u3400-\u9fff]{1,2}", text.lower())
@@ -573,5 +580,6 @@ __all__ = [
     "difference",
     "event",
     "said_by",
+    "stated",
     "unsure",
 ]

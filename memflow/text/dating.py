@@ -243,7 +243,8 @@ def source_dated(
     written: datetime | None = None,
 ) -> list[Chunk]:
     """A note's chunks, each without a time of its own given the day its source says it was
-    written: its section heading's date (the deepest heading that names one), else ``written``
+    written: its section heading's date (the deepest heading that names one; one naming only a
+    period yields to ``written`` and to a document date inside it), else ``written``
     (front matter, e-mail header), else the first of ``titles`` (the document title, its file
     name) that names a date. A chunk with no such date keeps no time (its document's reference
     time dates it when stored)."""
@@ -266,10 +267,28 @@ def source_dated(
             found = next(
                 (t for t in (title_time(h, anchor, tz) for h in heads) if t is not None), None
             )
-            by_section[c.section] = found.start if found is not None else doc_time
+            by_section[c.section] = _section_day(found, doc_time, written)
         when = by_section[c.section]
         out.append(c.model_copy(update={"timestamp": when}) if when is not None else c)
     return out
+
+
+def _section_day(
+    found: TimeMatch | None, doc_time: datetime | None, written: datetime | None
+) -> datetime | None:
+    """The day a section was written: its heading's date, unless the heading names only a
+    period (a month, a quarter: "Q3 plan" says what the section is about) and the document
+    says its own day (front matter, an e-mail header) or a day inside that period."""
+    if found is None:
+        return doc_time
+    period = found.end - found.start > timedelta(days=1)
+    if (
+        doc_time is not None
+        and period
+        and (written is not None or found.start <= doc_time < found.end)
+    ):
+        return doc_time
+    return found.start
 
 
 __all__ = [

@@ -211,3 +211,17 @@ def test_each_sentence_takes_its_sections_date_then_the_documents() -> None:
     assert undated.chunks[0].timestamp is None  # the reference time dates it when stored
     chunks = source_dated(undated.chunks, [None], NOW, written=datetime(2024, 5, 1, tzinfo=UTC))
     assert chunks[0].timestamp == datetime(2024, 5, 1, tzinfo=UTC)
+
+
+def test_a_heading_naming_a_period_yields_to_the_documents_own_day() -> None:
+    # "Q3 roadmap" says what the section is about; the front matter says when it was written.
+    note = "---\ndate: 2024-05-20\n---\n# Q3 roadmap\n\nBuild the billing export.\n"
+    (doc,) = parse_input(note, source="roadmap.md", reference_time=NOW)
+    assert doc.chunks[-1].timestamp == datetime(2024, 5, 20, tzinfo=UTC)
+    # A heading naming a day still dates its section.
+    note = "---\ndate: 2024-05-20\n---\n# Sync 2024-06-03\n\nBuild the billing export.\n"
+    (doc,) = parse_input(note, source="sync.md", reference_time=NOW)
+    assert doc.chunks[-1].timestamp == datetime(2024, 6, 3, tzinfo=UTC)
+    # A month heading with only a file name date outside it: the heading (as before).
+    (doc,) = parse_input("# March 2024\n\nOpened.\n", source="2024-01-05-x.md", reference_time=NOW)
+    assert doc.chunks[-1].timestamp == datetime(2024, 3, 1, tzinfo=UTC)

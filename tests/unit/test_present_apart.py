@@ -33,27 +33,36 @@ OLD = "For the design interns: each one is given a Wacom Intuos Pro on day one."
 NEW = "Heads-up for the summer cohort onwards: they receive a Huion Kamvas Pro instead."
 OTHER = "Design interns sit with the brand team on the second floor."
 QUERY = "What tablet are design interns given?"
+# The mechanism alone: the newer also names the older's "Pro" (a source taking it up).
+ALONE = RecallConfig(present_mention=False)
 
 
 def test_the_two_best_answers_apart_from_the_rest_are_two_answers() -> None:
     days = [OLD_DAY, NEW_DAY, NEW_DAY]
     graph, scores, (old, new, _) = _graph([OLD, NEW, OTHER], days, [0.10, 0.14, 0.22])
-    got = outdated_points(QUERY, graph, scores, RecallConfig())
+    got = outdated_points(QUERY, graph, scores, ALONE)
     assert set(got) == {old} and got[old].newer == new and got[old].how == "apart", got
-    assert outdated_points(QUERY, graph, scores, RecallConfig(present_apart=0)) == {}
+    assert (
+        outdated_points(QUERY, graph, scores, ALONE.model_copy(update={"present_apart": 0})) == {}
+    )
 
 
 def test_an_unrelated_newer_statement_close_to_the_answer_never_overtakes_it() -> None:
     # A third statement as near as the two: they no longer stand apart, nothing moves.
     days = [OLD_DAY, NEW_DAY, NEW_DAY]
     graph, scores, _ = _graph([OLD, NEW, OTHER], days, [0.10, 0.14, 0.15])
-    assert outdated_points(QUERY, graph, scores, RecallConfig()) == {}
+    assert outdated_points(QUERY, graph, scores, ALONE) == {}
     # The best two apart, the newer naming nothing: no value, no pair.
     graph, scores, _ = _graph([OLD, OTHER, NEW], days, [0.10, 0.14, 0.22])
-    assert outdated_points(QUERY, graph, scores, RecallConfig()) == {}
+    assert outdated_points(QUERY, graph, scores, ALONE) == {}
     # The same day: not two dates, not a change.
     graph, scores, _ = _graph([OLD, NEW, OTHER], [OLD_DAY] * 3, [0.10, 0.14, 0.22])
-    assert outdated_points(QUERY, graph, scores, RecallConfig()) == {}
+    assert outdated_points(QUERY, graph, scores, ALONE) == {}
+    # With every mechanism on, the unrelated statement still never comes first.
+    graph, scores, (_, other, _) = _graph([OLD, OTHER, NEW], days, [0.10, 0.14, 0.15])
+    assert all(
+        o.newer != other for o in outdated_points(QUERY, graph, scores, RecallConfig()).values()
+    )
 
 
 def test_a_chinese_amount_with_its_sign_is_money_and_a_change() -> None:
