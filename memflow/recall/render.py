@@ -173,7 +173,7 @@ def evidence_units(
     ordered = sorted(best.values(), key=_unit_order)
     # The repeat move only reorders: whether a unit is padding is judged on its own score (a
     # second statement of one note's section is a fact of its own, never cut for sharing it).
-    own = {u.node_id: u.rank_score for u in ordered}
+    own_score = {u.node_id: u.rank_score for u in ordered}
     if config.repeat_turn_penalty:
         ordered = _repeats_back(ordered, index, config.repeat_turn_penalty)
     seen: set[str] = set()
@@ -183,7 +183,9 @@ def evidence_units(
         # Padding: far less relevant than the best unit. A replaced fact is exempt: its
         # penalties put it behind what replaced it, and the context shows it marked with its
         # validity (memflow.recall.temporal).
-        far = cutoff is not None and out and own[u.node_id] > own[out[0].node_id] + cutoff
+        far = (
+            cutoff is not None and out and own_score[u.node_id] > own_score[out[0].node_id] + cutoff
+        )
         if far and not u.replaced:
             continue
         if u.text not in seen:
