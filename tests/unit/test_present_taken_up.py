@@ -89,7 +89,7 @@ def test_a_question_naming_a_time_a_plan_was_said_before_asks_what_holds_for_it(
 def test_a_modifier_or_another_subject_is_not_another_answer() -> None:
     # "the Stripe account" gives no value of anything; "Rana flies …" is another person's trip.
     for query, old, new in (
-        ("Who owns the billing exports?", "Noor owns the billing exports for EU and US.",
+        ("Who owns the payroll exports?", "Noor owns the payroll exports for EU and US.",
          "Noor: EU exports run again now that the Stripe account is verified."),
         ("When does Ivo fly to Oslo?", "Ivo flies to Oslo on 3 June for the vendor audit.",
          "Rana flies to Oslo on 5 June for the vendor audit."),
