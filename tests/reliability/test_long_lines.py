@@ -99,11 +99,19 @@ def long_file(tmp_path: Path) -> Iterator[Path]:
     yield path
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_an_interrupted_first_memorize_leaves_no_dataset(db_url: str, long_file: Path) -> None:
     env = {**os.environ, "MEMFLOW_DATABASE_URL": db_url, "MEMFLOW_EMBEDDER": "hash"}
     cmd = [sys.executable, "-m", "memflow.cli", "memorize", str(long_file), "--dataset",
            "interrupted", "--extractor", "rules", "--progress", "json"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    # The child takes Ctrl-C as a terminal gives it: a runner started in the background (`cmd &`)
+    # has SIGINT ignored, and a Python started with it ignored keeps ignoring it.
+    proc = subprocess.Popen(
+        cmd, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default
+    )
     assert proc.stderr is not None
     first = json.loads(proc.stderr.readline())  # progress, before the model's first batch ends
     assert first["stage"] == "document" and first["chunks_total"] > 0
