@@ -22,8 +22,9 @@ when
   that source gives (``present_mention``); its statements among the best recalled that day
   come first together.
 
-A question in the present tense naming a time that a statement was said before ("the plan for
-Q3", said in May) asks what holds for it: a later statement outdates that one as above (``present_planned``).
+A question in the present tense naming a time that a statement was said before ("the plan
+for Q3", said in May) asks what holds for it: a later statement outdates that one as above
+(``present_planned``).
 The one said later (record time: the sources' own dates) is the newer. An unrelated statement is
 never moved: a pair needs a link, another value of the same thing, or (asked "now") the same
 words; then the newer takes the older's place, no further.
@@ -37,7 +38,7 @@ from datetime import datetime, timedelta
 from uuid import UUID
 
 from memflow.recall.config import RecallConfig
-from memflow.recall.types import GraphNode, Subgraph
+from memflow.recall.types import GraphNode, Subgraph, first_document
 from memflow.text.conflict import (
     aligned_change,
     answers_differ,
@@ -175,9 +176,8 @@ def _day(t: datetime | None) -> object:
 
 
 def _document(node: GraphNode) -> object:
-    """The document a point was said in (its first provenance row's document id)."""
-    first = node.sources[0] if node.sources else None
-    return first[1] if isinstance(first, (list, tuple)) and len(first) > 1 else node.id
+    """The document a point was said in (the point itself when it has no provenance)."""
+    return first_document(node.sources) or node.id
 
 
 def _taken_up(
@@ -188,11 +188,12 @@ def _taken_up(
     config: RecallConfig,
 ) -> list[tuple[UUID, UUID, tuple[UUID, ...]]]:
     """(older, newer, order) for a question put in the present tense: a statement of the
-    source of the best recalled point (the question's answer) and a later one from another source that answers it too and
-    names what the older one says beyond the question's own words (its answer: "we're on X"
-    / "everything reports to Y now, deleted the X token"). The later source takes the answer
-    up again, whatever its wording; its statements among the best recalled that day come
-    with it, those that do not name the older's answer first (they state what holds now)."""
+    source of the best recalled point (the question's answer) and a later one from another
+    source that answers it too and names what the older one says beyond the question's own
+    words (its answer: "we're on X" / "everything reports to Y now, deleted the X token").
+    The later source takes the answer up again, whatever its wording; its statements among
+    the best recalled that day come with it, those that do not name the older's answer first
+    (they state what holds now)."""
     if not config.present_mention or len(near) < 2 or asks_in_the_past(query):
         return []
     asked = _keys(query)
@@ -240,8 +241,8 @@ def _another_value(
 ) -> bool:
     """Whether the statements ``newer`` (one source, said on ``day``) state a value of a family
     that the statements ``older`` state too (of a kind the question asks for, when it names
-    one; a name, when it names none), which none of them states: another answer, not the same one again, a side remark
-    or a proposal ("if we moved to …", "rejected")."""
+    one; a name, when it names none), which none of them states: another answer, not the same
+    one again, a side remark or a proposal ("if we moved to …", "rejected")."""
 
     def found(texts: list[str]) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}

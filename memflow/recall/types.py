@@ -192,6 +192,15 @@ def source_keys(rows: Sequence[Any]) -> list[str]:
     return [row[0] for row in rows]
 
 
+def first_document(rows: Sequence[Any]) -> Any:
+    """The document id of the first provenance row (the document a point was first said in),
+    or None without provenance."""
+    if not rows:
+        return None
+    _key, document_id, _source, _ts = rows[0]
+    return document_id
+
+
 class SearchResult(_Frozen):
     """One ranked result: an episode, or (``kind == "procedure"``: procedural mode, or a how-to
     query in episodic mode) a procedure with ``steps`` in order, ``episode_id`` being the episode
