@@ -18,7 +18,14 @@ distance is its nearest text's. Printed, per question language:
   the query **moved across the gap**: ``q - a (m_own - m_other)``, ``m`` the mean embedding of
   each script's stored FacetPoints, ``a`` 0.5 (half way) and 1.
 
-    .venv/bin/python -m benchmarks.bilingual_vectors --home /tmp/bil-home
+``--distractors N``: the first N dialog turns of LoCoMo (``../shared/data/locomo10.json``,
+English) are embedded as passages and added to the FacetPoints (in memory only, never stored): a
+store grown in one language. Printed: per question language, the questions whose expected note
+still has a FacetPoint among the first ``wide_search_top_k`` (the episodic mode's recall per
+collection), with the raw query and with the query moved half way (the means over the grown
+store).
+
+    .venv/bin/python -m benchmarks.bilingual_vectors --home /tmp/bil-home --distractors 1000
 """
 
 from __future__ import annotations
@@ -157,6 +164,44 @@ def measure(
     return out
 
 
+def distractor_turns(n: int) -> list[str]:
+    """The first ``n`` dialog turns of the LoCoMo conversations, in order."""
+    raw = json.loads(common.shared_data("locomo10.json").read_text(encoding="utf-8"))
+    out: list[str] = []
+    for conv in raw:
+        for key, session in conv["conversation"].items():
+            if key.startswith("session_") and isinstance(session, list):
+                out += [t["text"] for t in session if t.get("text")]
+    return out[:n]
+
+
+def kept_in_pool(
+    points: Sequence[tuple[str, str, np.ndarray]],
+    extra: np.ndarray,
+    questions: Sequence[dict[str, Any]],
+    qvecs: Sequence[np.ndarray],
+    k: int,
+    move: float,
+) -> dict[str, list[int]]:
+    """Per question language: [questions whose expected note has a point among the ``k``
+    nearest of ``points`` plus the ``extra`` (other-note, non-CJK) vectors, questions]; the
+    query moved by ``move`` times the gap between the scripts' means."""
+    base = np.stack([v for _, _, v in points])
+    vecs = np.vstack([base, extra]) if len(extra) else base
+    cjk = np.array([bool(_CJK.search(t)) for t, _, _ in points] + [False] * len(extra))
+    means = {True: vecs[cjk].mean(axis=0), False: vecs[~cjk].mean(axis=0)}
+    out = {lang: [0, 0] for lang in ("all", "en", "zh")}
+    for q, qvec in zip(questions, qvecs, strict=True):
+        own = is_cjk_text(q["question"])
+        moved = _unit(qvec - move * (means[own] - means[not own]))
+        nearest = set(np.argsort(1.0 - vecs @ moved)[:k].tolist())
+        found = any(i in nearest for i, (_, note, _) in enumerate(points) if note == q["expect"])
+        for lang in ("all", q["lang"]):
+            out[lang][0] += found
+            out[lang][1] += 1
+    return out
+
+
 def markdown(res: dict[str, Any]) -> str:
     keys = [k for k in res["all"] if "/" in k]
     header = ["asked in", "n", *keys, "no other script in pool", "first other (median)"]
@@ -170,10 +215,24 @@ def markdown(res: dict[str, Any]) -> str:
         ]
         for lang in ("all", "en", "zh")
     ]
-    return (
+    text = (
         f"Bilingual tune half, {res['questions']} questions: expected note top-1 / top-3 counts; "
         f"pool = the {res['pool']} nearest FacetPoints.\n\n" + common.md_table(header, rows)
     )
+    if "kept" in res:
+        kept = res["kept"]
+        text += (
+            f"\n\nWith {kept['distractors']} English dialog turns added: questions whose "
+            f"expected note has a FacetPoint among the first {kept['k']}.\n\n"
+            + common.md_table(
+                ["asked in", "raw query", "query moved 0.5"],
+                [
+                    [lang, *(f"{c[0]} / {c[1]}" for c in (kept["raw"][lang], kept["moved"][lang]))]
+                    for lang in ("all", "en", "zh")
+                ],
+            )
+        )
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -181,6 +240,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--embedder", default="local", help="embedder spec (local, hash, ...)")
     ap.add_argument("--database-url", default=None, help="use this PostgreSQL server instead")
     ap.add_argument("--home", type=Path, default=common.DEFAULT_HOME, help="embedded server home")
+    ap.add_argument(
+        "--distractors", type=int, default=0, help="English dialog turns added (see above)"
+    )
     args = ap.parse_args(argv)
     from memflow.embed.factory import make_embedder
 
@@ -201,7 +263,21 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         _unit(np.asarray(embedder.embed_query(preprocess(q["question"]).vector_query)))
         for q in tune
     ]
-    res = measure(texts, notes, tune, qvecs, RecallConfig().language_shift_top)
+    cfg = RecallConfig()
+    res = measure(texts, notes, tune, qvecs, cfg.language_shift_top)
+    if args.distractors:
+        turns = distractor_turns(args.distractors)
+        extra = np.asarray(embedder.embed_passages(turns), dtype=float)
+        extra /= np.linalg.norm(extra, axis=1, keepdims=True)
+        k = cfg.wide_search_top_k
+        res["kept"] = {
+            "distractors": len(turns),
+            "k": k,
+            **{
+                name: kept_in_pool(texts[POINTS], extra, tune, qvecs, k, move)
+                for name, move in (("raw", 0.0), ("moved", 0.5))
+            },
+        }
     print(markdown(res))
     return res
 

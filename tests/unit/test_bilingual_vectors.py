@@ -9,6 +9,7 @@ import numpy as np
 from benchmarks.bilingual_vectors import (
     _unit,
     first_other,
+    kept_in_pool,
     measure,
     note_distances,
     rank_of,
@@ -71,3 +72,14 @@ def test_measure_counts_questions_by_language() -> None:
     assert res["all"]["points/own-script rank"]["top1"] == 1
     # the query moved all the way across the gap: the Chinese answer is first
     assert res["all"]["points/moved 1.0"]["top1"] == 1
+
+
+def test_a_store_grown_in_one_language_drops_the_other_scripts_answer() -> None:
+    questions = [{"question": "Who relined the kiln?", "lang": "en", "expect": "窑炉.md"}]
+    q = [_v(1.0, 1.0, 0.0)]
+    # unrelated English texts, all nearer the English question than the Chinese answer
+    chatter = np.stack([_v(0.05 * i, 1.0, 0.0) for i in range(1, 6)])
+    raw = kept_in_pool(POINTS, chatter, questions, q, k=4, move=0.0)
+    assert raw["en"] == [0, 1]
+    moved = kept_in_pool(POINTS, chatter, questions, q, k=4, move=0.5)
+    assert moved["en"] == [1, 1] and moved["zh"] == [0, 0]
