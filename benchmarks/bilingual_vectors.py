@@ -25,7 +25,8 @@ still has a FacetPoint among the first ``wide_search_top_k`` (the episodic mode'
 collection), with the raw query and with the query moved half way (the means over the grown
 store).
 
-    .venv/bin/python -m benchmarks.bilingual_vectors --home /tmp/bil-home --distractors 1000
+    .venv/bin/python -m benchmarks.bilingual_vectors --home /tmp/bil-home --distractors 1000 \\
+        --turns ../shared/data/locomo10.json
 """
 
 from __future__ import annotations
@@ -164,9 +165,9 @@ def measure(
     return out
 
 
-def distractor_turns(n: int) -> list[str]:
-    """The first ``n`` dialog turns of the LoCoMo conversations, in order."""
-    raw = json.loads(common.shared_data("locomo10.json").read_text(encoding="utf-8"))
+def distractor_turns(n: int, path: Path) -> list[str]:
+    """The first ``n`` dialog turns of the LoCoMo conversations (``path``), in order."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
     out: list[str] = []
     for conv in raw:
         for key, session in conv["conversation"].items():
@@ -243,6 +244,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--distractors", type=int, default=0, help="English dialog turns added (see above)"
     )
+    ap.add_argument(
+        "--turns", type=Path, default=common.shared_data("locomo10.json"), help="LoCoMo json"
+    )
     args = ap.parse_args(argv)
     from memflow.embed.factory import make_embedder
 
@@ -266,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     cfg = RecallConfig()
     res = measure(texts, notes, tune, qvecs, cfg.language_shift_top)
     if args.distractors:
-        turns = distractor_turns(args.distractors)
+        turns = distractor_turns(args.distractors, args.turns)
         extra = np.asarray(embedder.embed_passages(turns), dtype=float)
         extra /= np.linalg.norm(extra, axis=1, keepdims=True)
         k = cfg.wide_search_top_k
