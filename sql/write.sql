@@ -161,8 +161,7 @@ ANALYZE memflow.node, memflow.node_chunk, memflow.chunk, memflow.edge, memflow.n
 -- What search reads of a node's provenance, stored on the node (revision 0008): its citations,
 -- [chunk key, document id, document source, chunk ts] per cited chunk in chunk order, and its
 -- first chunk's speaker; both NULL when it cites no chunk any more. Run for the nodes whose
--- citations a statement changed (:ids), or with :ids NULL for every node of the dataset (import).
--- Entities are left out: search reads no provenance of theirs.
+-- citations a statement changed (:ids). Entities are left out: search reads no provenance of theirs.
 UPDATE memflow.node n
    SET (citations, speaker) = (
          SELECT jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts)
@@ -173,7 +172,7 @@ UPDATE memflow.node n
            JOIN memflow.document d ON d.dataset_id = c.dataset_id AND d.id = c.document_id
           WHERE nc.dataset_id = n.dataset_id AND nc.node_id = n.id)
  WHERE n.dataset_id = :dataset_id
-   AND (CAST(:ids AS uuid[]) IS NULL OR n.id = ANY(CAST(:ids AS uuid[])))
+   AND n.id = ANY(CAST(:ids AS uuid[]))
    AND n.kind IN ('Episode', 'Facet', 'FacetPoint');
 
 -- name: node_citations_of_documents
@@ -184,3 +183,7 @@ SELECT DISTINCT nc.node_id
   JOIN memflow.node_chunk nc ON nc.dataset_id = c.dataset_id AND nc.chunk_id = c.id
  WHERE c.dataset_id = :dataset_id AND c.document_id = ANY(CAST(:document_ids AS uuid[]))
  ORDER BY nc.node_id;
+
+-- name: node_citations_of_dataset
+-- Every node of the dataset citing a chunk (an import refreshes them all).
+SELECT DISTINCT node_id FROM memflow.node_chunk WHERE dataset_id = :dataset_id ORDER BY node_id;

@@ -16,12 +16,17 @@ from sqlalchemy import Connection
 from memflow.db.queries import q
 
 
-def refresh(conn: Connection, dataset_id: uuid.UUID, node_ids: Iterable[uuid.UUID] | None) -> None:
-    """Recompute the stored citations of ``node_ids`` (None: every node of the dataset)."""
-    ids = None if node_ids is None else sorted(set(node_ids))
-    if ids is not None and not ids:
-        return
-    conn.execute(q("node_citations_refresh"), {"dataset_id": dataset_id, "ids": ids})
+def refresh(conn: Connection, dataset_id: uuid.UUID, node_ids: Iterable[uuid.UUID]) -> None:
+    """Recompute the stored citations of ``node_ids``."""
+    ids = sorted(set(node_ids))
+    if ids:
+        conn.execute(q("node_citations_refresh"), {"dataset_id": dataset_id, "ids": ids})
+
+
+def refresh_dataset(conn: Connection, dataset_id: uuid.UUID) -> None:
+    """Recompute the stored citations of every node of the dataset that cites a chunk."""
+    rows = conn.execute(q("node_citations_of_dataset"), {"dataset_id": dataset_id})
+    refresh(conn, dataset_id, [r.node_id for r in rows])
 
 
 def of_documents(
