@@ -25,7 +25,9 @@ import numpy.typing as npt
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.types.json import Jsonb
+from sqlalchemy.dialects import postgresql
 
+from memflow.db.queries import q
 from memflow.db.schema import COLLECTIONS
 from memflow.ids import canonical_name, text_hash
 
@@ -340,6 +342,13 @@ def load_store(libpq: str, gen: Generator, plans: list[DatasetPlan], *,
             t = time.perf_counter()
             conn.execute(ddl)
             report.index_s[name] = round(time.perf_counter() - t, 2)
+        # What the write path stores beside the rows COPY wrote: the nodes' citations (0008).
+        dialect = postgresql.psycopg.dialect()
+        cited = str(q("node_citations_of_dataset").compile(dialect=dialect))
+        refresh = str(q("node_citations_refresh").compile(dialect=dialect))
+        for plan in plans:
+            ids = [r[0] for r in conn.execute(cited, {"dataset_id": plan.id}).fetchall()]
+            conn.execute(refresh, {"dataset_id": plan.id, "ids": ids})
         t = time.perf_counter()
         conn.execute("VACUUM (ANALYZE) memflow.node, memflow.edge, memflow.node_chunk, memflow.chunk, "
                      "memflow.document, memflow.node_source, memflow.edge_source, "

@@ -60,10 +60,11 @@ SELECT ((to_jsonb(t) - 'dataset_id' - 'tsv') || '{"type": "chunk"}')::text AS li
 FROM memflow.chunk t WHERE t.dataset_id = :dataset_id ORDER BY t.ctid;
 
 -- name: export_node
+-- A node's stored citations (revision 0008) are left out: import derives them again.
 -- Without vectors, a merge record's base embedding (props.merge.base.vector) is left out too:
 -- forget embeds the base text again when it needs it.
 DECLARE memflow_dump NO SCROLL CURSOR FOR
-SELECT ((to_jsonb(t) - 'dataset_id' - 'tsv')
+SELECT ((to_jsonb(t) - 'dataset_id' - 'tsv' - 'citations' - 'speaker')
         || jsonb_build_object('type', 'node', 'props',
              CASE WHEN NOT :with_vectors AND jsonb_typeof(t.props #> '{merge,base}') = 'object'
                   THEN jsonb_set(t.props, '{merge,base,vector}', 'null') ELSE t.props END))::text AS line

@@ -69,9 +69,9 @@ LEFT JOIN hits h ON true;
 -- of the results ('document': scope, metadata, created_at; `sourced_episode` when it is a source
 -- of a kept Episode without provenance), so a search reads them in no statement of its own. Provenance
 -- (`sources`: [chunk key, document id, document source, chunk ts] per chunk, first chunk first)
--- is read for all kept nodes in one join: for FacetPoints (up to :max_sources chunks; the first
--- chunk's speaker, for the unit rules, comes from the same rows), an Episode's first chunk, and for
--- Facets only when :with_sources (evidence units). An Entity carries its degree, the episodes and facets
+-- is read for all kept nodes from their stored citations (revision 0008): for FacetPoints (up to
+-- :max_sources chunks, and the first chunk's speaker, for the unit rules), an Episode's first
+-- chunk, and for Facets only when :with_sources (evidence units). An Entity carries its degree, the episodes and facets
 -- linking to it (counted up to :degree_cap; above :fanout it is a hub), and every Entity row the
 -- dataset's episode count (computed once): entity specificity.
 -- Filtered (:filtered), seeds, parents, provenance, an entity's degree and the episode count
@@ -140,31 +140,47 @@ kept AS (
   SELECT n.id, n.kind, n.name, n.summary, n.search_text, n.anchor_text, n.description,
          n.facet_type, n.created_at, n.time_start, n.time_end, n.display_only,
          n.valid_at, n.recorded_at, n.invalid_at, n.superseded_by,
-         n.props -> 'restates' AS restates, n.props -> 'restated_by' AS restated_by
+         n.props -> 'restates' AS restates, n.props -> 'restated_by' AS restated_by,
+         n.citations, n.speaker
   FROM kept_ids k JOIN memflow.node n ON n.dataset_id = :dataset_id AND n.id = k.node_id
 ),
--- Provenance of every kept node at once (joins over the set, not a lookup per node): an
--- Episode's first chunk, a FacetPoint's (and with :with_sources a Facet's) first :max_sources.
--- The document is joined before the window, so the aggregate reads the window's order (one sort).
+-- Provenance of every kept node: an Episode's first chunk, a FacetPoint's (and with
+-- :with_sources a Facet's) first :max_sources, with the first chunk's speaker. Unfiltered, the
+-- nodes' stored citations (revision 0008, memflow.store.citations: the same rows in the same
+-- order, written with the node's citations); filtered, only chunks of visible documents count,
+-- so the citations are joined (over the set, not a lookup per node) and numbered.
 cites AS (
-  SELECT k.id AS node_id, k.kind, c.key, c.idx, c.document_id, d.source, c.ts, c.speaker,
-         row_number() OVER (PARTITION BY k.id ORDER BY c.idx) AS rn
+  SELECT k.id AS node_id, k.kind, c.key, c.idx, c.id AS chunk_id, c.document_id, d.source, c.ts,
+         c.speaker,
+         row_number() OVER (PARTITION BY k.id ORDER BY c.idx, c.id) AS rn
   FROM kept k
   JOIN memflow.node_chunk nc ON nc.dataset_id = :dataset_id AND nc.node_id = k.id
   JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
   JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
-  WHERE (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
-    AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
+  WHERE :filtered
+    AND (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
+    AND c.document_id = ANY(CAST(:visible_documents AS uuid[]))
 ),
 prov AS (
   SELECT c.node_id,
-         jsonb_agg(jsonb_build_array(c.key, c.document_id, c.source, c.ts) ORDER BY c.idx)
-           AS sources,
-         (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker
+         jsonb_agg(jsonb_build_array(c.key, c.document_id, c.source, c.ts)
+                   ORDER BY c.idx, c.chunk_id) AS sources,
+         (array_agg(c.speaker ORDER BY c.idx, c.chunk_id))[1] AS speaker
   FROM (SELECT * FROM cites
          WHERE rn <= CASE WHEN kind = 'Episode' THEN 1 ELSE :max_sources END
-         ORDER BY node_id, idx) c
+         ORDER BY node_id, idx, chunk_id) c
   GROUP BY c.node_id
+  UNION ALL
+  SELECT k.id,
+         CASE WHEN k.kind = 'Episode' THEN jsonb_build_array(k.citations -> 0)
+              WHEN jsonb_array_length(k.citations) <= :max_sources THEN k.citations
+              ELSE jsonb_path_query_array(k.citations, '$[0 to $last]',
+                                          jsonb_build_object('last', :max_sources - 1))
+         END,
+         k.speaker
+  FROM kept k
+  WHERE NOT :filtered AND k.citations IS NOT NULL
+    AND (k.kind IN ('FacetPoint', 'Episode') OR (:with_sources AND k.kind = 'Facet'))
 ),
 -- The documents of the results (what `result_documents` in sql/filters.sql returned in a
 -- statement of its own): those the provenance cites, and the source documents of the kept
@@ -172,7 +188,7 @@ prov AS (
 sourced AS (
   SELECT s.node_id, s.document_id
   FROM kept k JOIN memflow.node_source s ON s.dataset_id = :dataset_id AND s.node_id = k.id
-  WHERE k.kind = 'Episode' AND NOT EXISTS (SELECT 1 FROM cites c WHERE c.node_id = k.id)
+  WHERE k.kind = 'Episode' AND NOT EXISTS (SELECT 1 FROM prov p WHERE p.node_id = k.id)
     AND (NOT :filtered OR s.document_id = ANY(CAST(:visible_documents AS uuid[])))
 ),
 docs AS (
@@ -180,8 +196,7 @@ docs AS (
   FROM memflow.document d
   LEFT JOIN sourced e ON e.document_id = d.id
   WHERE d.dataset_id = :dataset_id
-    AND (d.id IN (SELECT c.document_id FROM cites c
-                  WHERE c.rn <= CASE WHEN c.kind = 'Episode' THEN 1 ELSE :max_sources END)
+    AND (d.id IN (SELECT CAST(jsonb_array_elements(p.sources) ->> 1 AS uuid) FROM prov p)
          OR d.id IN (SELECT document_id FROM sourced))
 )
 SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary, k.search_text,
@@ -262,13 +277,18 @@ FROM links l;
 -- name: expand_points
 -- highly_related only, after scoring: the FacetPoints of the best episodes (:episode_ids) that the
 -- wide recall did not return (:known), each with its exact distance to the query, its two links
--- (episode -> facet, facet -> point) and its provenance (as in `project`), so the context can draw
--- on the whole of the episodes the evidence chose; then ('document' rows, as in `project`) the
--- documents their provenance cites.
+-- (episode -> facet, facet -> point) and its provenance (as in `project`: the stored citations
+-- unless filtered), so the context can draw on the whole of the episodes the evidence chose;
+-- then ('document' rows, as in `project`) the documents their provenance cites.
 WITH pts AS (
 SELECT p.id, p.kind, coalesce(p.name, '') AS name, p.summary, p.search_text, p.anchor_text,
        p.description, p.facet_type, p.created_at, p.time_start, p.time_end, p.display_only,
-       coalesce(src.sources, '[]'::jsonb) AS sources, src.speaker, src.documents,
+       coalesce(CASE WHEN :filtered THEN src.sources ELSE cut.sources END, '[]'::jsonb)
+         AS sources,
+       CASE WHEN :filtered THEN src.speaker ELSE p.speaker END AS speaker,
+       CASE WHEN :filtered THEN src.documents
+            ELSE ARRAY(SELECT CAST(e ->> 1 AS uuid) FROM jsonb_array_elements(cut.sources) e)
+       END AS documents,
        p.valid_at, p.recorded_at, p.invalid_at, p.superseded_by,
        p.props -> 'restates' AS restates, p.props -> 'restated_by' AS restated_by,
        hf.src AS episode_id, hf.dst AS facet_id, hf.edge_text AS facet_edge_text,
@@ -279,19 +299,25 @@ JOIN memflow.edge hp ON hp.dataset_id = hf.dataset_id AND hp.src = hf.dst
                     AND hp.relationship = 'has_point'
 JOIN memflow.node p ON p.dataset_id = hp.dataset_id AND p.id = hp.dst
 JOIN memflow.facetpoint_search_text fp ON fp.dataset_id = p.dataset_id AND fp.node_id = p.id
+CROSS JOIN LATERAL (
+  SELECT CASE WHEN jsonb_array_length(p.citations) <= :max_sources THEN p.citations
+              ELSE jsonb_path_query_array(p.citations, '$[0 to $last]',
+                                          jsonb_build_object('last', :max_sources - 1))
+         END AS sources
+) cut
 LEFT JOIN LATERAL (
-  SELECT jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts) ORDER BY c.idx)
+  SELECT jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts) ORDER BY c.idx, c.id)
            AS sources,
-         (array_agg(c.speaker ORDER BY c.idx))[1] AS speaker,
+         (array_agg(c.speaker ORDER BY c.idx, c.id))[1] AS speaker,
          array_agg(c.document_id) AS documents
-  FROM (SELECT c.key, c.idx, c.document_id, c.ts, c.speaker
+  FROM (SELECT c.key, c.idx, c.id, c.document_id, c.ts, c.speaker
           FROM memflow.node_chunk nc
           JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
          WHERE nc.dataset_id = :dataset_id AND nc.node_id = p.id
            AND (NOT :filtered OR c.document_id = ANY(CAST(:visible_documents AS uuid[])))
-         ORDER BY c.idx LIMIT :max_sources) c
+         ORDER BY c.idx, c.id LIMIT :max_sources) c
   JOIN memflow.document d ON d.dataset_id = :dataset_id AND d.id = c.document_id
-) src ON true
+) src ON :filtered
 WHERE hf.dataset_id = :dataset_id AND hf.relationship = 'has_facet'
   AND hf.src = ANY(CAST(:episode_ids AS uuid[]))
   AND NOT (hp.dst = ANY(CAST(:known AS uuid[])))

@@ -156,3 +156,34 @@ SELECT set_config('lock_timeout', :timeout, true);
 -- merges), taken inside the write's transaction: its own new rows are counted.
 ANALYZE memflow.node, memflow.node_chunk, memflow.chunk, memflow.edge, memflow.node_source,
   memflow.edge_source, memflow.facetpoint_search_text;
+
+-- name: node_citations_refresh
+-- What search reads of a node's provenance, stored on the node (revision 0008): its citations,
+-- [chunk key, document id, document source, chunk ts] per cited chunk in chunk order, and its
+-- first chunk's speaker; both NULL when it cites no chunk any more. Run for the nodes whose
+-- citations a statement changed (:ids). Entities are left out: search reads no provenance of theirs.
+UPDATE memflow.node n
+   SET (citations, speaker) = (
+         SELECT jsonb_agg(jsonb_build_array(c.key, c.document_id, d.source, c.ts)
+                          ORDER BY c.idx, c.id),
+                (array_agg(c.speaker ORDER BY c.idx, c.id))[1]
+           FROM memflow.node_chunk nc
+           JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
+           JOIN memflow.document d ON d.dataset_id = c.dataset_id AND d.id = c.document_id
+          WHERE nc.dataset_id = n.dataset_id AND nc.node_id = n.id)
+ WHERE n.dataset_id = :dataset_id
+   AND n.id = ANY(CAST(:ids AS uuid[]))
+   AND n.kind IN ('Episode', 'Facet', 'FacetPoint');
+
+-- name: node_citations_of_documents
+-- The nodes citing a chunk of the documents (:document_ids): their stored citations change when
+-- the documents' chunks go.
+SELECT DISTINCT nc.node_id
+  FROM memflow.chunk c
+  JOIN memflow.node_chunk nc ON nc.dataset_id = c.dataset_id AND nc.chunk_id = c.id
+ WHERE c.dataset_id = :dataset_id AND c.document_id = ANY(CAST(:document_ids AS uuid[]))
+ ORDER BY nc.node_id;
+
+-- name: node_citations_of_dataset
+-- Every node of the dataset citing a chunk (an import refreshes them all).
+SELECT DISTINCT node_id FROM memflow.node_chunk WHERE dataset_id = :dataset_id ORDER BY node_id;

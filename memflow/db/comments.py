@@ -67,6 +67,11 @@ COLUMNS: dict[tuple[str, str], str] = {
     ("node", "time_text"): "The time as the text mentioned it (e.g. 'last Friday').",
     ("node", "props"): "Free-form JSON properties of the node "
     "(Procedure: version; step: position; context point: aspect).",
+    # revision 0008
+    ("node", "citations"): "Episode, Facet, FacetPoint: the chunks it cites, [key, document id, "
+    "document source, ts] each, in chunk order (NULL: none); kept by the write path.",
+    ("node", "speaker"): "Episode, Facet, FacetPoint: the speaker of its first cited chunk, if "
+    "any; kept by the write path.",
     ("edge", "id"): "Edge id, unique in the dataset.",
     ("edge", "src"): "The node the edge starts at (an Episode or a Facet).",
     ("edge", "dst"): "The node the edge points to.",

@@ -290,6 +290,9 @@ def build_metadata(dim: int) -> MetaData:
             ),
         ),
         *_temporal(),
+        # revision 0008: what search reads of the node's provenance (memflow.store.citations)
+        Column("citations", JSONB),
+        Column("speaker", Text),
         PrimaryKeyConstraint("dataset_id", "id", name="node_pkey"),
         ForeignKeyConstraint(
             ["dataset_id"], ["memflow.dataset.id"], ondelete="CASCADE", name="node_dataset_fk"

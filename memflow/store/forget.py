@@ -24,6 +24,7 @@ from memflow.db.steps import Op, sql_tx
 from memflow.embed.base import Embedder, Matrix, Vector
 from memflow.errors import InvalidInput, NotFound
 from memflow.ids import text_hash
+from memflow.store import citations
 from memflow.store.merge import (
     MergeRecord,
     NodeUpdate,
@@ -180,9 +181,7 @@ def _forget_document(
         r.edge_id for r in conn.execute(q("forget_document_edges"), {**ds, "document_id": doc_id})
     ]
     report = ForgetReport(document_ids=[doc_id])
-    report.chunks = len(
-        conn.execute(q("forget_delete_chunks"), {**ds, "document_ids": [doc_id]}).all()
-    )
+    report.chunks = citations.delete_chunks(conn, dataset_id, [doc_id])
     report.documents = len(
         conn.execute(q("forget_delete_documents"), {**ds, "document_ids": [doc_id]}).all()
     )
@@ -241,9 +240,7 @@ def _forget_episode(conn: Connection, dataset_id: uuid.UUID, episode_id: uuid.UU
         for r in conn.execute(q("forget_unsupporting_documents"), {**ds, "document_ids": doc_ids})
     ]
     if orphans:
-        report.chunks = len(
-            conn.execute(q("forget_delete_chunks"), {**ds, "document_ids": orphans}).all()
-        )
+        report.chunks = citations.delete_chunks(conn, dataset_id, orphans)
         report.documents = len(
             conn.execute(q("forget_delete_documents"), {**ds, "document_ids": orphans}).all()
         )

@@ -28,6 +28,7 @@ from memflow.errors import (
     EmbeddingDimensionMismatch,
     InvalidInput,
 )
+from memflow.store import citations
 from memflow.store.datasets import dataset_uuid, validate_dataset_name
 from memflow.store.dump import (
     RECORD_TYPES,
@@ -192,6 +193,8 @@ def _import_body(job: _Import, reader: DumpReader, embedder: Embedder) -> Body[I
         )
         written += job.counts[table]
         job.clock.emit("write", written, total, table)
+    # (the stored citations of every node, from the rows just written: revision 0008)
+    yield lambda conn: citations.refresh_dataset(conn, ds)
     embedded = yield from _embed_missing(job, embedder)
     yield from _write_vectors(job)
     job.clock.emit("done", sum(job.counts.values()), sum(job.counts.values()))

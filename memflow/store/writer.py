@@ -24,6 +24,7 @@ from memflow.db.steps import Body, Op, Tx, sql_tx
 from memflow.embed.base import Embedder, embed_passages_checked, mean_direction
 from memflow.errors import DatabaseError
 from memflow.ids import make_id, text_hash
+from memflow.store import citations
 from memflow.store.bulk import deferred_maintenance
 from memflow.store.plan import WritePlan
 from memflow.store.temporal import after_write, stamp_times
@@ -326,6 +327,7 @@ class Writer:
             if k in chunk_ids
         ]
         self._rows(conn, q("node_chunk_insert"), links, "nodes")
+        citations.refresh(conn, ds, (link["node_id"] for link in links))
         self.fault("after_nodes")
         edges = sorted(plan.edges.values(), key=lambda e: e.id)
         self._rows(conn, q("edge_upsert"), [e.params(ds) for e in edges], "edges")
