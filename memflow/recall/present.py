@@ -32,6 +32,7 @@ words; then the newer takes the older's place, no further.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -44,11 +45,14 @@ from memflow.text.conflict import (
     answers_differ,
     any_kind,
     asked_kinds,
+    asserted,
+    cued,
     said_by,
     stated,
     unsure,
 )
 from memflow.text.revision import content_keys
+from memflow.text.slots import TEMPLATE_KEYS, aligned_words, same_topic, slot_terms
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
 from memflow.text.values import is_zh, values
@@ -151,7 +155,19 @@ def outdated_points(
     # read from two statements alone (of one day, the first pair found marks).
     taken = _taken_up(query or "", near, nodes, times, config)
     pairs += [(older, newer, "taken up") for older, newer, _ in taken]
-    pairs += _answer_pairs(query or "", near, ranked, nodes, times, config)
+    about = _abouts(subgraph)
+    pairs += [
+        (older, newer, how)
+        for older, newer, how in _answer_pairs(query or "", near, ranked, nodes, times, config)
+        # "Owner: X" in two notes about two things: not one fact told twice
+        if same_topic(
+            _text(nodes[older]),
+            _text(nodes[newer]),
+            about.get(older, ""),
+            about.get(newer, ""),
+            TEMPLATE_KEYS,
+        )
+    ]
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     out: dict[UUID, Outdated] = {}
@@ -168,6 +184,33 @@ def outdated_points(
         answers = older in answering or (how == "closed" and newer in answering)
         seq = order.get((older, newer), ()) if how == "taken up" else ()
         out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq)
+    return out
+
+
+_PARTS = ("has_facet", "has_point", "has_key_point", "has_context_point")
+
+
+def _abouts(subgraph: Subgraph) -> dict[UUID, str]:
+    """What each point of ``subgraph`` is about beyond its own words: the names of the facet
+    and the episode it belongs to (a note's heading and title)."""
+    up: dict[UUID, list[UUID]] = {}
+    for e in subgraph.edges:
+        if e.relationship in _PARTS:
+            up.setdefault(e.dst, []).append(e.src)
+    out: dict[UUID, str] = {}
+    for p, node in subgraph.nodes.items():
+        if node.kind != "FacetPoint":
+            continue
+        names, seen, todo = [], {p}, list(up.get(p, ()))
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n in subgraph.nodes and subgraph.nodes[n].kind != "FacetPoint":
+                names.append(subgraph.nodes[n].name)
+            todo += up.get(n, ())
+        out[p] = " ".join(names)
     return out
 
 
@@ -249,11 +292,14 @@ def _another_value(
         for t in texts:
             if unsure(t):
                 continue
-            for v in values(t):
-                if not is_zh(t) and not stated(t, v):
+            # A name no capital marks counts too, where a value stands ("we're on sqlite").
+            terms = slot_terms(t) if not kinds or "name" in kinds else []
+            for v in [*values(t), *terms]:
+                if v.kind != "name:term" and not is_zh(t) and not stated(t, v):
                     continue  # "the Apple account": no value of anything
                 if (not kinds or v.family in kinds) and v.norm not in own:
-                    out.setdefault(v.family, set()).add(v.norm)
+                    family = "term" if v.kind == "name:term" else v.family
+                    out.setdefault(family, set()).add(v.norm)
         return out
 
     # A date that is the day the newer source was said restates no value ("revision (DATE)").
@@ -262,7 +308,13 @@ def _another_value(
     was, now = found(older), found(newer)
     if not kinds:
         was.setdefault("name", set())  # a question naming no kind: a new name answers it
-    return any(now[f] - was[f] for f in now.keys() & was.keys())
+    # A lower-case word is another value only when the older statements never say it (a word
+    # of theirs in a slot is the same thing, not another answer) and they state a name or one.
+    said = " ".join(older).lower()
+    terms = {t for t in now.pop("term", set()) if not re.search(rf"\b{re.escape(t)}\b", said)}
+    if terms and ("term" in was or "name" in was):
+        return True
+    return any(now[f] - was[f] for f in now.keys() & was.keys() if f != "term")
 
 
 def _answer_pairs(
@@ -300,8 +352,17 @@ def _answer_pairs(
                 if got is not None and (got.head > 0 or got.cued):
                     out.append((older, newer, "value"))
                     continue
-            # One statement but for a name no capital marks (Chinese): another answer to "who".
-            if "name" in kinds and aligned_change(text[newer], text[older]) is not None:
+            # One statement but for a span no form marks as a value (a Chinese name, a product
+            # in lower case): another answer to "who" / "which" / "where".
+            if "name" in kinds and (
+                aligned_change(text[newer], text[older]) is not None
+                or aligned_words(text[newer], text[older]) is not None
+            ):
+                out.append((older, newer, "value"))
+                continue
+            # A lower-case name said to be the value now ("runs on nats now"), where the older
+            # statement gave another.
+            if "name" in kinds and _term_change(text[newer], text[older]):
                 out.append((older, newer, "value"))
                 continue
             if (
@@ -317,6 +378,24 @@ def _answer_pairs(
             ):
                 out.append((older, newer, "wording"))
     return out
+
+
+def _term_change(new: str, old: str) -> bool:
+    """Whether ``new`` says that a word no form marks as a value is the value now (a change word
+    next to it: "the jobs run on nats now") that ``old`` never says, and ``old`` states a value
+    of its own in a slot (a name, or such a word)."""
+    new, old = asserted(new), asserted(old)
+    if not new or not old or is_zh(new) or is_zh(old):
+        return False
+    low = old.lower()
+    fresh = [
+        v
+        for v in slot_terms(new)
+        if cued(new, v) and not re.search(rf"\b{re.escape(v.norm)}\b", low)
+    ]
+    return bool(fresh) and (
+        bool(slot_terms(old)) or any(stated(old, v) for v in values(old) if v.family == "name")
+    )
 
 
 def _apart_pair(
