@@ -18,7 +18,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from memflow.text.revision import content_keys
-from memflow.text.values import Value, is_zh, values
+from memflow.text.values import Value, is_zh, masked, values
 
 # Words after which a value stands (a copula, a preposition, use, a change word).
 _SLOT = frozenset(
@@ -97,10 +97,13 @@ def template(text: str, keys_max: int) -> bool:
 
 
 def same_topic(a: str, b: str, about_a: str, about_b: str, keys_max: int) -> bool:
-    """Whether two statements may speak of one thing: yes unless one is a template
-    (:func:`template`) and what each is about (its document's title, its episode's name) shares
-    no content word with the other's (unknown: yes)."""
-    if not (template(a, keys_max) or template(b, keys_max)) or not (about_a and about_b):
+    """Whether two statements may speak of one thing: yes unless they are one template with two
+    values ("Owner: X" / "Owner: Y": their masked forms the same, :func:`template`) and what
+    each is about (its document's title, its episode's name) shares no content word with the
+    other's (unknown: yes)."""
+    if not (about_a and about_b) or not template(a, keys_max):
+        return True
+    if " ".join(masked(a).lower().split()) != " ".join(masked(b).lower().split()):
         return True
     return bool(content_keys(about_a, []) & content_keys(about_b, []))
 
