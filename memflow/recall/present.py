@@ -52,7 +52,13 @@ from memflow.text.conflict import (
     unsure,
 )
 from memflow.text.revision import content_keys
-from memflow.text.slots import TEMPLATE_KEYS, aligned_words, same_topic, slot_terms
+from memflow.text.slots import (
+    TEMPLATE_KEYS,
+    TERM_SHARED_MIN,
+    aligned_words,
+    same_topic,
+    slot_terms,
+)
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
 from memflow.text.values import is_zh, values
@@ -153,20 +159,21 @@ def outdated_points(
     near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
     # A source that takes the answer up brings its other answers along: before the pairs
     # read from two statements alone (of one day, the first pair found marks).
-    taken = _taken_up(query or "", near, nodes, times, config)
-    pairs += [(older, newer, "taken up") for older, newer, _ in taken]
     about = _abouts(subgraph)
+
+    def one_topic(older: UUID, newer: UUID) -> bool:
+        # "Owner: X" in two notes about two things: not one fact told twice
+        a, b = nodes[older], nodes[newer]
+        return same_topic(
+            _text(a), _text(b), about.get(older, ""), about.get(newer, ""), TEMPLATE_KEYS
+        )
+
+    taken = [t for t in _taken_up(query or "", near, nodes, times, config) if one_topic(*t[:2])]
+    pairs += [(older, newer, "taken up") for older, newer, _ in taken]
     pairs += [
         (older, newer, how)
         for older, newer, how in _answer_pairs(query or "", near, ranked, nodes, times, config)
-        # "Owner: X" in two notes about two things: not one fact told twice
-        if same_topic(
-            _text(nodes[older]),
-            _text(nodes[newer]),
-            about.get(older, ""),
-            about.get(newer, ""),
-            TEMPLATE_KEYS,
-        )
+        if one_topic(older, newer)
     ]
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
@@ -393,9 +400,14 @@ def _term_change(new: str, old: str) -> bool:
         for v in slot_terms(new)
         if cued(new, v) and not re.search(rf"\b{re.escape(v.norm)}\b", low)
     ]
-    return bool(fresh) and (
-        bool(slot_terms(old)) or any(stated(old, v) for v in values(old) if v.family == "name")
-    )
+    if not fresh:
+        return False
+    # The older states a value of its own in a slot, and is about the same thing: the newer
+    # names that value ("beanstalkd box is switched off") or they share two content words.
+    was = [v.norm for v in slot_terms(old)]
+    was += [v.text.lower() for v in values(old) if v.family == "name" and stated(old, v)]
+    named = any(re.search(rf"\b{re.escape(w)}\b", new.lower()) for w in was)
+    return bool(was) and (named or len(_keys(new) & _keys(old)) >= TERM_SHARED_MIN)
 
 
 def _apart_pair(

@@ -41,7 +41,7 @@ _CHANGE = frozenset(
     """now nowadays instead anymore switched switch moved move migrated migrate changed change
     replaced replace updated moving switching""".split()
 )
-_NOT_TERM |= _CHANGE
+_NOT_TERM |= _CHANGE | _SLOT
 _WORD = re.compile(r"[a-z0-9][a-z0-9'’._+#/-]*[a-z0-9+#]|[a-z0-9]", re.IGNORECASE)
 SPAN_MAX = 3  # words of the span that differs between two aligned statements
 SHARED_MIN = 3  # words the two aligned statements share besides it (one a content word)
@@ -49,11 +49,22 @@ SHARED_MIN = 3  # words the two aligned statements share besides it (one a conte
 # is a template ("Owner: X", "负责人：X"; "Release captain: X" is one too): chosen on the tune
 # halves of the hand-written sets (an unrelated note's "Owner:" line was read as a restatement).
 TEMPLATE_KEYS = 2
+# A lower-case value said to hold now outdates an older statement that names none of its own
+# values in the newer one only when the two share this many content words (an unrelated runbook
+# line with a word in a slot is not the older value: set 2's tune half).
+TERM_SHARED_MIN = 2
 
 
 def _term(word: str) -> bool:
+    """A word that may be a value: not a function word, a number, or a participle or adverb
+    (a state said of something, "is pinned", "runs nightly": not a name)."""
     low = word.lower()
-    return len(low) >= 3 and low not in _NOT_TERM and not low.isdigit()
+    return (
+        len(low) >= 3
+        and low not in _NOT_TERM
+        and not low.isdigit()
+        and not low.endswith(("ed", "ing", "ly"))
+    )
 
 
 @lru_cache(maxsize=8192)
