@@ -47,6 +47,7 @@ from memflow.text.conflict import (
     asked_kinds,
     asserted,
     cued,
+    difference,
     said_by,
     stated,
     unsure,
@@ -363,7 +364,7 @@ def _answer_pairs(
             # in lower case): another answer to "who" / "which" / "where".
             if "name" in kinds and (
                 aligned_change(text[newer], text[older]) is not None
-                or aligned_words(text[newer], text[older]) is not None
+                or _term_changed(text[newer], text[older])
             ):
                 out.append((older, newer, "value"))
                 continue
@@ -385,6 +386,15 @@ def _answer_pairs(
             ):
                 out.append((older, newer, "wording"))
     return out
+
+
+def _term_changed(new: str, old: str) -> bool:
+    """One English statement but for one span of words no form marks as a value
+    (:func:`memflow.text.slots.aligned_words`), the newer saying it changed ("is now lz4")."""
+    if aligned_words(new, old) is None:
+        return False
+    got = difference(new, old)
+    return got is not None and got.kind == "term" and got.cued
 
 
 def _term_change(new: str, old: str) -> bool:

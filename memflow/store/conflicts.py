@@ -91,6 +91,8 @@ def decide(
         return "close" if similarity >= s.depart_similarity else None
     if masked_similarity is None or not needs_masked(diff, s):
         return None
+    if diff.kind == "term" and not diff.cued:
+        return None  # a word no form marks as a value: only when the newer says it changed
     if diff.cued and masked_similarity >= (s.id_similarity if diff.same_id else s.close_similarity):
         return "close"
     return "link" if masked_similarity >= s.link_similarity else None
@@ -98,7 +100,10 @@ def decide(
 
 def needs_masked(diff: Difference, s: ConflictSettings) -> bool:
     """Whether :func:`decide` reads the masked similarity of the pair: a change with enough in
-    common besides its value (the others are decided without embedding anything)."""
+    common besides its value (the others are decided without embedding anything); a change of
+    a word no form marks (kind "term") only when the newer says it changed."""
+    if diff.kind == "term" and not diff.cued:
+        return False
     return diff.how == "change" and diff.shared >= s.shared_min and diff.head >= s.head_min
 
 

@@ -128,7 +128,7 @@ def _tokens(text: str, drop_change: bool) -> list[str]:
 def aligned_words(new: str, old: str) -> tuple[str, str] | None:
     """``(old span, new span)`` when two English statements are one statement but for one span
     of at most ``SPAN_MAX`` words each (the newer's change words left aside: "now", "switched"),
-    both spans content words, the rest shared (at least ``SHARED_MIN`` words, one of them a
+    every word of both spans a content word, the rest shared (at least ``SHARED_MIN`` words, one of them a
     content word, so that it says what the value is of); None otherwise."""
     if is_zh(new) or is_zh(old):
         return None
@@ -144,8 +144,8 @@ def aligned_words(new: str, old: str) -> tuple[str, str] | None:
     was, now = a[i1:i2], b[j1:j2]
     if len(was) > SPAN_MAX or len(now) > SPAN_MAX:
         return None
-    if not any(_term(w) for w in was) or not any(_term(w) for w in now):
-        return None
+    if not all(_term(w) for w in was) or not all(_term(w) for w in now):
+        return None  # "so cool", "and keep going": not a value
     rest = a[:i1] + a[i2:]
     if len(rest) < SHARED_MIN or not any(_term(w) for w in rest):
         return None
