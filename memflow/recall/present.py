@@ -55,7 +55,6 @@ from memflow.text.conflict import (
 from memflow.text.revision import content_keys
 from memflow.text.slots import (
     TEMPLATE_KEYS,
-    TERM_SHARED_MIN,
     aligned_words,
     same_topic,
     slot_terms,
@@ -300,8 +299,10 @@ def _another_value(
         for t in texts:
             if unsure(t):
                 continue
-            # A name no capital marks counts too, where a value stands ("we're on sqlite").
-            terms = slot_terms(t) if not kinds or "name" in kinds else []
+            # A name no capital marks counts too, where a value stands ("we're on sqlite"), for
+            # a question that asks for a name ("where", "which tool"): one that names no kind
+            # is answered by any word (LoCoMo's chats, tune half).
+            terms = slot_terms(t) if "name" in kinds else []
             for v in [*values(t), *terms]:
                 if v.kind != "name:term" and not is_zh(t) and not stated(t, v):
                     continue  # "the Apple account": no value of anything
@@ -399,8 +400,8 @@ def _term_changed(new: str, old: str) -> bool:
 
 def _term_change(new: str, old: str) -> bool:
     """Whether ``new`` says that a word no form marks as a value is the value now (a change word
-    next to it: "the jobs run on nats now") that ``old`` never says, and ``old`` states a value
-    of its own in a slot (a name, or such a word)."""
+    next to it: "the jobs run on nats now") that ``old`` never says, and ``new`` names the word
+    ``old`` stated in that slot."""
     new, old = asserted(new), asserted(old)
     if not new or not old or is_zh(new) or is_zh(old):
         return False
@@ -412,12 +413,10 @@ def _term_change(new: str, old: str) -> bool:
     ]
     if not fresh:
         return False
-    # The older states a value of its own in a slot, and is about the same thing: the newer
-    # names that value ("beanstalkd box is switched off") or they share two content words.
+    # The older states a value of its own in a slot that the newer names beside the new one
+    # ("the beanstalkd box is switched off"): the same thing, another value.
     was = [v.norm for v in slot_terms(old)]
-    was += [v.text.lower() for v in values(old) if v.family == "name" and stated(old, v)]
-    named = any(re.search(rf"\b{re.escape(w)}\b", new.lower()) for w in was)
-    return bool(was) and (named or len(_keys(new) & _keys(old)) >= TERM_SHARED_MIN)
+    return any(re.search(rf"\b{re.escape(w)}\b", new.lower()) for w in was)
 
 
 def _apart_pair(

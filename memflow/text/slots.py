@@ -49,10 +49,6 @@ SHARED_MIN = 3  # words the two aligned statements share besides it (one a conte
 # is a template ("Owner: X", "负责人：X"; "Release captain: X" is one too): chosen on the tune
 # halves of the hand-written sets (an unrelated note's "Owner:" line was read as a restatement).
 TEMPLATE_KEYS = 2
-# A lower-case value said to hold now outdates an older statement that names none of its own
-# values in the newer one only when the two share this many content words (an unrelated runbook
-# line with a word in a slot is not the older value: set 2's tune half).
-TERM_SHARED_MIN = 2
 
 
 def _term(word: str) -> bool:
