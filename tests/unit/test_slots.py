@@ -113,3 +113,14 @@ def test_owner_lines_of_two_unrelated_notes_mark_nothing() -> None:
         ["Greenhouse sensor kickoff", "Greenhouse sensor handover"],
     )
     assert set(outdated_points(query, graph, scores, RecallConfig())) == {older}
+
+
+def test_the_write_path_closes_or_links_a_term_only_when_the_newer_says_it_changed() -> None:
+    from memflow.store.conflicts import ConflictSettings, decide
+
+    s = ConflictSettings()
+    cued = difference("The archive codec is now lz4.", "The archive codec is brotli.")
+    uncued = difference("Metrics are scraped by vmagent.", "Metrics are scraped by telegraf.")
+    assert cued is not None and uncued is not None
+    assert decide(cued, 0.9, 0.95, s) == "close"
+    assert decide(uncued, 0.9, 0.99, s) is None  # "that's great" / "that's awesome": no link
