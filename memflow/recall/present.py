@@ -272,7 +272,7 @@ def _taken_up(
             if not all(n in told for n in subjects):
                 continue  # another person's trip: the question's names are not in it
             if not _another_value([_text(nodes[p]) for p in said], [_text(nodes[p]) for p in same],
-                                  asked_kinds(query), tn):  # fmt: skip
+                                  asked_kinds(query), tn, asks_about_the_present(query)):  # fmt: skip
                 continue
             # Naming the older's answer: its words or its values ("down from 6,200").
             was = [v.text.strip("$€£¥￥ ").lower() for v in values(_text(nodes[older]))]
@@ -287,12 +287,17 @@ def _taken_up(
 
 
 def _another_value(
-    older: list[str], newer: list[str], kinds: frozenset[str], day: datetime
+    older: list[str],
+    newer: list[str],
+    kinds: frozenset[str],
+    day: datetime,
+    asked_now: bool = False,
 ) -> bool:
     """Whether the statements ``newer`` (one source, said on ``day``) state a value of a family
     that the statements ``older`` state too (of a kind the question asks for, when it names
     one; a name, when it names none), which none of them states: another answer, not the same
-    one again, a side remark or a proposal ("if we moved to …", "rejected")."""
+    one again, a side remark or a proposal ("if we moved to …", "rejected"). ``asked_now``: the
+    question says "now" (a lower-case word in a value slot is a value then)."""
 
     def found(texts: list[str]) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
@@ -300,9 +305,10 @@ def _another_value(
             if unsure(t):
                 continue
             # A name no capital marks counts too, where a value stands ("we're on sqlite"), for
-            # a question that asks for a name ("where", "which tool"): one that names no kind
-            # is answered by any word (LoCoMo's chats, tune half).
-            terms = slot_terms(t) if "name" in kinds else []
+            # a question that asks for a name ("where", "which tool") now ("currently"): one that
+            # names no kind is answered by any word (LoCoMo's chats, tune half), and without
+            # "now" similarity decides between two places (tests/integration/test_temporal).
+            terms = slot_terms(t) if asked_now and "name" in kinds else []
             for v in [*values(t), *terms]:
                 if v.kind != "name:term" and not is_zh(t) and not stated(t, v):
                     continue  # "the Apple account": no value of anything
