@@ -261,9 +261,10 @@ ORDER BY o.embedding <=> CAST(:q AS vector) LIMIT :k;
 -- name: conflict_neighbours
 -- The similarity path of supersession (memflow.store.conflicts): for each new point's vector
 -- (:vectors, in order; i from 1), the :k nearest current stored FacetPoints at least
--- :min_similarity alike, from documents of the same scope, with their speaker and times.
+-- :min_similarity alike, from documents of the same scope, with their speaker, times and the
+-- title of their first document (what a bare "Owner: X" line is about).
 SELECT q.i, n.id, n.search_text AS text, n.recorded_at, n.valid_at, sp.speaker,
-       1 - nn.distance AS similarity
+       1 - nn.distance AS similarity, dt.title
 FROM unnest(CAST(:vectors AS vector[])) WITH ORDINALITY AS q(v, i)
 CROSS JOIN LATERAL (
   SELECT o.node_id, o.embedding <=> q.v AS distance FROM memflow.facetpoint_search_text o
@@ -273,6 +274,10 @@ LEFT JOIN LATERAL (
   SELECT c.speaker FROM memflow.node_chunk nc
   JOIN memflow.chunk c ON c.dataset_id = nc.dataset_id AND c.id = nc.chunk_id
   WHERE nc.dataset_id = :dataset_id AND nc.node_id = n.id ORDER BY c.idx LIMIT 1) sp ON true
+LEFT JOIN LATERAL (
+  SELECT d.title FROM memflow.node_source s
+  JOIN memflow.document d ON d.dataset_id = s.dataset_id AND d.id = s.document_id
+  WHERE s.dataset_id = :dataset_id AND s.node_id = n.id ORDER BY d.created_at LIMIT 1) dt ON true
 WHERE n.kind = 'FacetPoint' AND n.invalid_at IS NULL AND 1 - nn.distance >= :min_similarity
   AND EXISTS (SELECT 1 FROM memflow.node_source s
               JOIN memflow.document d ON d.dataset_id = s.dataset_id AND d.id = s.document_id

@@ -56,7 +56,7 @@ def make_decider(
             plan.closures += yield from superseder.plan_decisions(ds, points, by_id)
         if finder is not None:
             speakers = {c.key: c.speaker for c in doc.chunks}
-            yield from finder.plan(ds, plan, vectors, speakers, doc.scope)
+            yield from finder.plan(ds, plan, vectors, speakers, doc.scope, doc.title)
 
     return decide
 

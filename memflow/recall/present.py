@@ -32,6 +32,7 @@ words; then the newer takes the older's place, no further.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -44,11 +45,20 @@ from memflow.text.conflict import (
     answers_differ,
     any_kind,
     asked_kinds,
+    asserted,
+    cued,
+    difference,
     said_by,
     stated,
     unsure,
 )
 from memflow.text.revision import content_keys
+from memflow.text.slots import (
+    TEMPLATE_KEYS,
+    aligned_words,
+    same_topic,
+    slot_terms,
+)
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
 from memflow.text.values import is_zh, values
@@ -149,9 +159,22 @@ def outdated_points(
     near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
     # A source that takes the answer up brings its other answers along: before the pairs
     # read from two statements alone (of one day, the first pair found marks).
-    taken = _taken_up(query or "", near, nodes, times, config)
+    about = _abouts(subgraph)
+
+    def one_topic(older: UUID, newer: UUID) -> bool:
+        # "Owner: X" in two notes about two things: not one fact told twice
+        a, b = nodes[older], nodes[newer]
+        return same_topic(
+            _text(a), _text(b), about.get(older, ""), about.get(newer, ""), TEMPLATE_KEYS
+        )
+
+    taken = [t for t in _taken_up(query or "", near, nodes, times, config) if one_topic(*t[:2])]
     pairs += [(older, newer, "taken up") for older, newer, _ in taken]
-    pairs += _answer_pairs(query or "", near, ranked, nodes, times, config)
+    pairs += [
+        (older, newer, how)
+        for older, newer, how in _answer_pairs(query or "", near, ranked, nodes, times, config)
+        if one_topic(older, newer)
+    ]
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     out: dict[UUID, Outdated] = {}
@@ -168,6 +191,33 @@ def outdated_points(
         answers = older in answering or (how == "closed" and newer in answering)
         seq = order.get((older, newer), ()) if how == "taken up" else ()
         out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq)
+    return out
+
+
+_PARTS = ("has_facet", "has_point", "has_key_point", "has_context_point")
+
+
+def _abouts(subgraph: Subgraph) -> dict[UUID, str]:
+    """What each point of ``subgraph`` is about beyond its own words: the names of the facet
+    and the episode it belongs to (a note's heading and title)."""
+    up: dict[UUID, list[UUID]] = {}
+    for e in subgraph.edges:
+        if e.relationship in _PARTS:
+            up.setdefault(e.dst, []).append(e.src)
+    out: dict[UUID, str] = {}
+    for p, node in subgraph.nodes.items():
+        if node.kind != "FacetPoint":
+            continue
+        names, seen, todo = [], {p}, list(up.get(p, ()))
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n in subgraph.nodes and subgraph.nodes[n].kind != "FacetPoint":
+                names.append(subgraph.nodes[n].name)
+            todo += up.get(n, ())
+        out[p] = " ".join(names)
     return out
 
 
@@ -222,7 +272,7 @@ def _taken_up(
             if not all(n in told for n in subjects):
                 continue  # another person's trip: the question's names are not in it
             if not _another_value([_text(nodes[p]) for p in said], [_text(nodes[p]) for p in same],
-                                  asked_kinds(query), tn):  # fmt: skip
+                                  asked_kinds(query), tn, asks_about_the_present(query)):  # fmt: skip
                 continue
             # Naming the older's answer: its words or its values ("down from 6,200").
             was = [v.text.strip("$€£¥￥ ").lower() for v in values(_text(nodes[older]))]
@@ -237,23 +287,34 @@ def _taken_up(
 
 
 def _another_value(
-    older: list[str], newer: list[str], kinds: frozenset[str], day: datetime
+    older: list[str],
+    newer: list[str],
+    kinds: frozenset[str],
+    day: datetime,
+    asked_now: bool = False,
 ) -> bool:
     """Whether the statements ``newer`` (one source, said on ``day``) state a value of a family
     that the statements ``older`` state too (of a kind the question asks for, when it names
     one; a name, when it names none), which none of them states: another answer, not the same
-    one again, a side remark or a proposal ("if we moved to …", "rejected")."""
+    one again, a side remark or a proposal ("if we moved to …", "rejected"). ``asked_now``: the
+    question says "now" (a lower-case word in a value slot is a value then)."""
 
     def found(texts: list[str]) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
         for t in texts:
             if unsure(t):
                 continue
-            for v in values(t):
-                if not is_zh(t) and not stated(t, v):
+            # A name no capital marks counts too, where a value stands ("we're on sqlite"), for
+            # a question that asks for a name ("where", "which tool") now ("currently"): one that
+            # names no kind is answered by any word (LoCoMo's chats, tune half), and without
+            # "now" similarity decides between two places (tests/integration/test_temporal).
+            terms = slot_terms(t) if asked_now and "name" in kinds else []
+            for v in [*values(t), *terms]:
+                if v.kind != "name:term" and not is_zh(t) and not stated(t, v):
                     continue  # "the Apple account": no value of anything
                 if (not kinds or v.family in kinds) and v.norm not in own:
-                    out.setdefault(v.family, set()).add(v.norm)
+                    family = "term" if v.kind == "name:term" else v.family
+                    out.setdefault(family, set()).add(v.norm)
         return out
 
     # A date that is the day the newer source was said restates no value ("revision (DATE)").
@@ -262,7 +323,13 @@ def _another_value(
     was, now = found(older), found(newer)
     if not kinds:
         was.setdefault("name", set())  # a question naming no kind: a new name answers it
-    return any(now[f] - was[f] for f in now.keys() & was.keys())
+    # A lower-case word is another value only when the older statements never say it (a word
+    # of theirs in a slot is the same thing, not another answer) and they state a name or one.
+    said = " ".join(older).lower()
+    terms = {t for t in now.pop("term", set()) if not re.search(rf"\b{re.escape(t)}\b", said)}
+    if terms and ("term" in was or "name" in was):
+        return True
+    return any(now[f] - was[f] for f in now.keys() & was.keys() if f != "term")
 
 
 def _answer_pairs(
@@ -300,8 +367,17 @@ def _answer_pairs(
                 if got is not None and (got.head > 0 or got.cued):
                     out.append((older, newer, "value"))
                     continue
-            # One statement but for a name no capital marks (Chinese): another answer to "who".
-            if "name" in kinds and aligned_change(text[newer], text[older]) is not None:
+            # One statement but for a span no form marks as a value (a Chinese name, a product
+            # in lower case): another answer to "who" / "which" / "where".
+            if "name" in kinds and (
+                aligned_change(text[newer], text[older]) is not None
+                or _term_changed(text[newer], text[older])
+            ):
+                out.append((older, newer, "value"))
+                continue
+            # A lower-case name said to be the value now ("runs on nats now"), where the older
+            # statement gave another.
+            if "name" in kinds and _term_change(text[newer], text[older]):
                 out.append((older, newer, "value"))
                 continue
             if (
@@ -317,6 +393,36 @@ def _answer_pairs(
             ):
                 out.append((older, newer, "wording"))
     return out
+
+
+def _term_changed(new: str, old: str) -> bool:
+    """One English statement but for one span of words no form marks as a value
+    (:func:`memflow.text.slots.aligned_words`), the newer saying it changed ("is now lz4")."""
+    if aligned_words(new, old) is None:
+        return False
+    got = difference(new, old)
+    return got is not None and got.kind == "term" and got.cued
+
+
+def _term_change(new: str, old: str) -> bool:
+    """Whether ``new`` says that a word no form marks as a value is the value now (a change word
+    next to it: "the jobs run on nats now") that ``old`` never says, and ``new`` names the word
+    ``old`` stated in that slot."""
+    new, old = asserted(new), asserted(old)
+    if not new or not old or is_zh(new) or is_zh(old):
+        return False
+    low = old.lower()
+    fresh = [
+        v
+        for v in slot_terms(new)
+        if cued(new, v) and not re.search(rf"\b{re.escape(v.norm)}\b", low)
+    ]
+    if not fresh:
+        return False
+    # The older states a value of its own in a slot that the newer names beside the new one
+    # ("the beanstalkd box is switched off"): the same thing, another value.
+    was = [v.norm for v in slot_terms(old)]
+    return any(re.search(rf"\b{re.escape(w)}\b", new.lower()) for w in was)
 
 
 def _apart_pair(

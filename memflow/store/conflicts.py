@@ -28,6 +28,7 @@ that changed (:func:`memflow.store.temporal.after_write`).
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -43,6 +44,7 @@ from memflow.ids import text_hash
 from memflow.store.plan import NodeRow, WritePlan
 from memflow.text.conflict import Difference, difference
 from memflow.text.revision import words
+from memflow.text.slots import TEMPLATE_KEYS, same_topic
 from memflow.text.supersede import Closure, strip_speaker
 from memflow.text.values import masked
 
@@ -72,6 +74,10 @@ class ConflictSettings:
     head_min: float = 0.5
     # A change said of one named ticket, host or id closes at this masked similarity.
     id_similarity: float = 0.80
+    # A statement with at most this many content words (Chinese character pairs) besides its
+    # values is a template ("Owner: X"): it pairs with another document's statement only when
+    # the two documents' titles share a content word.
+    template_keys: int = TEMPLATE_KEYS
     # Statements longer than this (words; a CJK character is half a word) are not compared:
     # a passage states many things (the rules' TEXT_WORDS_MAX is 30).
     words_max: int = 60
@@ -85,6 +91,8 @@ def decide(
         return "close" if similarity >= s.depart_similarity else None
     if masked_similarity is None or not needs_masked(diff, s):
         return None
+    if diff.kind == "term" and not diff.cued:
+        return None  # a word no form marks as a value: only when the newer says it changed
     if diff.cued and masked_similarity >= (s.id_similarity if diff.same_id else s.close_similarity):
         return "close"
     return "link" if masked_similarity >= s.link_similarity else None
@@ -92,7 +100,10 @@ def decide(
 
 def needs_masked(diff: Difference, s: ConflictSettings) -> bool:
     """Whether :func:`decide` reads the masked similarity of the pair: a change with enough in
-    common besides its value (the others are decided without embedding anything)."""
+    common besides its value (the others are decided without embedding anything); a change of
+    a word no form marks (kind "term") only when the newer says it changed."""
+    if diff.kind == "term" and not diff.cued:
+        return False
     return diff.how == "change" and diff.shared >= s.shared_min and diff.head >= s.head_min
 
 
@@ -107,6 +118,7 @@ class Said:
     valid_at: datetime | None
     stored: bool
     own: bool = False  # said of the speaker themself ("I ...", "我 ...")
+    about: str = ""  # the title of its document (what a bare "Owner: X" line is about)
 
     @property
     def when(self) -> datetime:
@@ -152,6 +164,7 @@ class ConflictFinder:
         vectors: Mapping[bytes, Any],
         speakers: Mapping[str, str | None],
         scope: Mapping[str, str],
+        title: str = "",
     ) -> Op[list[Found]]:
         """Decide for the plan's points (``speakers``: chunk key -> speaker), as an operation
         (:mod:`memflow.db.steps`: one read of the neighbours); returns what was found
@@ -168,12 +181,12 @@ class ConflictFinder:
         ]
         if not points:
             return []
-        new = [_said(n, speakers) for n, _ in points]
+        new = [replace(_said(n, speakers), about=title) for n, _ in points]
         pairs: list[tuple[Said, Said, float]] = []
         mat = np.stack([_array(v) for _, v in points])
         for i, j, sim in _within(mat, s.neighbours, s.min_similarity):
-            if new[i].when != new[j].when:
-                pairs.append((new[i], new[j], sim))
+            if new[i].when != new[j].when:  # one document: one subject
+                pairs.append((new[i], replace(new[j], about=""), sim))
         near = yield from self._neighbours(ds, [v for _, v in points], scope)
         for i, cand, sim in near:
             pairs.append((new[i], cand, sim))
@@ -196,7 +209,10 @@ class ConflictFinder:
         return [
             (
                 int(r.i) - 1,
-                _statement(r.id, r.text or "", r.speaker, r.recorded_at, r.valid_at, True),
+                replace(
+                    _statement(r.id, r.text or "", r.speaker, r.recorded_at, r.valid_at, True),
+                    about=r.title or "",
+                ),
                 float(r.similarity),
             )
             for r in rows
@@ -218,11 +234,13 @@ class ConflictFinder:
                 s.words_max
             ):
                 continue  # two people's "I …", or passages too long to read as one statement
+            if not _same_topic(older, newer, s):
+                continue  # "Owner: X" in two notes about two things
             diff = difference(newer.text, older.text)
             if diff is not None and not _own_dates(diff, older, newer):
                 candidates.append(Found(older, newer, diff, sim))
-        masks = sorted({masked(t) for f in candidates if needs_masked(f.diff, s)
-                        for t in (f.older.text, f.newer.text)})  # fmt: skip
+        masks = sorted({_masked(f, newer) for f in candidates if needs_masked(f.diff, s)
+                        for newer in (False, True)})  # fmt: skip
         vec: dict[str, Any] = {}
         if masks:
             out = embed_passages_checked(self.embedder, masks)
@@ -231,7 +249,7 @@ class ConflictFinder:
         for f in candidates:
             m = None
             if needs_masked(f.diff, s):
-                m = _cosine(vec[masked(f.older.text)], vec[masked(f.newer.text)])
+                m = _cosine(vec[_masked(f, False)], vec[_masked(f, True)])
             action = decide(f.diff, f.similarity, m, s)
             if action is not None:
                 judged.append(_with(f, masked_similarity=m, action=action))
@@ -252,6 +270,17 @@ class ConflictFinder:
                     links = node.props.setdefault(key, [])
                     if str(other.id) not in (x[0] for x in links):
                         links.append([str(other.id), round(score, 4)])
+
+
+def _masked(f: Found, newer: bool) -> str:
+    """A statement of the pair with its values masked; a value no form marks (kind "term": the
+    span the two statements differ in) is masked too."""
+    text = f.newer.text if newer else f.older.text
+    out = masked(text)
+    value = f.diff.new if newer else f.diff.old
+    if f.diff.kind == "term" and value:
+        out = re.sub(re.escape(value), "[name]", out, count=1, flags=re.IGNORECASE)
+    return out
 
 
 def _said(n: NodeRow, speakers: Mapping[str, str | None]) -> Said:
@@ -324,6 +353,12 @@ def _same_subject(a: Said, b: Said) -> bool:
     if a.speaker and b.speaker and a.speaker.casefold() != b.speaker.casefold():
         return not (a.own or b.own)
     return True
+
+
+def _same_topic(a: Said, b: Said, s: ConflictSettings) -> bool:
+    """A template statement ("Owner: X") and another speak of one thing only when their
+    documents' titles share a content word (:func:`memflow.text.slots.same_topic`)."""
+    return same_topic(a.text, b.text, a.about, b.about, s.template_keys)
 
 
 def _own_dates(diff: Difference, older: Said, newer: Said) -> bool:

@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from memflow.text.revision import content_keys, substituted
 from memflow.text.sentences import split_sentences
+from memflow.text.slots import aligned_words
 from memflow.text.values import Value, is_zh, values
 
 # Questions, hypotheticals, proposals and rejected changes state no value (plans and decisions
@@ -243,6 +244,12 @@ def _cued(text: str, v: Value, zh: bool) -> bool:
     return False
 
 
+def cued(text: str, v: Value) -> bool:
+    """Whether ``text`` says, next to its value ``v``, that it changed ("now", "moved to",
+    "改到")."""
+    return _cued(text, v, is_zh(text))
+
+
 @lru_cache(maxsize=16384)
 def difference(new: str, old: str) -> Difference | None:
     """How ``new`` (the later statement, speaker label removed) gives another value than
@@ -252,7 +259,7 @@ def difference(new: str, old: str) -> Difference | None:
     zh = is_zh(new)
     vn, vo = values(new), values(old)
     if not vo:
-        return None
+        return _aligned_difference(new, old)
     new_norms = {v.norm for v in vn}
     low = new.lower()
     # 1. A value of the older statement named as left behind.
@@ -282,6 +289,8 @@ def difference(new: str, old: str) -> Difference | None:
         if not pairs:
             return None  # a person against a product: not one slot
         changed.append(pairs)
+    if not changed:
+        return _aligned_difference(new, old)
     if len(changed) != 1:
         return None
     # The pair whose new value stands where a value is stated, and in the same place (both the
@@ -301,6 +310,20 @@ def difference(new: str, old: str) -> Difference | None:
         "change", o.family, o.norm, w.norm, _cued(new, w, zh), _shared(new, old, vn, vo),
         _head(old, o, vo, new, w, vn), bool(ids - {o.norm, w.norm}),
     )  # fmt: skip
+
+
+def _aligned_difference(new: str, old: str) -> Difference | None:
+    """A change of a value no form marks (:func:`memflow.text.slots.aligned_words`: one
+    statement but for one short span of words, "is zstd" / "is now gzip"), kind "term"; its
+    head is the whole rest of the statement (1.0)."""
+    got = aligned_words(new, old)
+    if got is None:
+        return None
+    was, now = got
+    at = new.lower().find(now.split()[0])
+    v = Value("name:term", now, new[at : at + len(now)], at, at + len(now))
+    return Difference("change", "term", was, now, at >= 0 and _cued(new, v, False),
+                      _shared(new, old, [v], []), 1.0)  # fmt: skip
 
 
 _CLAUSE = re.compile(r"[.;!?。；！？\n]")
@@ -577,6 +600,8 @@ __all__ = [
     "aligned_change",
     "answers_differ",
     "asked_kinds",
+    "asserted",
+    "cued",
     "difference",
     "event",
     "said_by",
