@@ -24,6 +24,16 @@ from memflow.config import libpq_url, sqlalchemy_url
 
 REPO = Path(__file__).resolve().parents[1]
 
+
+def notes_folder(tmp: Path, name: str, notes: dict[str, str]) -> str:
+    """A folder ``tmp/name`` holding ``notes`` (file name -> text), as a user's notes folder."""
+    folder = tmp / name
+    folder.mkdir()
+    for file, body in notes.items():
+        (folder / file).write_text(body, encoding="utf-8")
+    return str(folder)
+
+
 # Property tests draw the same examples on every run (CI must be reproducible); set
 # HYPOTHESIS_PROFILE=explore to search with fresh random examples.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)

@@ -14,20 +14,14 @@ from memflow.memory import Dataset
 from memflow.recall.present import OUTDATED_MARK
 from memflow.recall.types import SUPERSEDED_MARK
 
+from ..conftest import notes_folder
+
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def mem(local_mem: Memory) -> Memory:
     return local_mem
-
-
-def _folder(tmp: Path, name: str, notes: dict[str, str]) -> str:
-    folder = tmp / name
-    folder.mkdir()
-    for file, text in notes.items():
-        (folder / file).write_text(text, encoding="utf-8")
-    return str(folder)
 
 
 def _lines(ds: Dataset, query: str) -> list[str]:
@@ -43,7 +37,7 @@ def _first(lines: list[str], *values: str) -> str:
 def test_redis_replaced_by_listen_notify(mem: Memory, tmp_path: Path) -> None:
     ds = mem.dataset("notify")
     ds.memorize(
-        _folder(tmp_path, "notify", {
+        notes_folder(tmp_path, "notify", {
             "2024-09-10-design.md": "# Notification design — 10 Sep 2024\n\n"
             "We will use Redis pub/sub for notifications. Every service subscribes to its "
             "own channel.\n",
@@ -69,7 +63,7 @@ def _units(ds: Dataset, query: str, *, closed: bool) -> list:  # type: ignore[ty
 def test_the_first_release_moved_to_29_november(mem: Memory, tmp_path: Path) -> None:
     ds = mem.dataset("release")
     ds.memorize(
-        _folder(tmp_path, "release", {
+        notes_folder(tmp_path, "release", {
             "2024-09-02-plan.md": "# Release plan — 2 Sep 2024\n\n"
             "The first release is planned for 15 November. Marta coordinates the launch.\n",
             "2024-10-21-sync.md": "# Weekly sync — 21 Oct 2024\n\n"
@@ -108,7 +102,7 @@ def test_kenji_still_owns_push_notifications(mem: Memory) -> None:
 def test_now_does_not_bring_an_unrelated_runbook_first(mem: Memory, tmp_path: Path) -> None:
     ds = mem.dataset("oncall")
     ds.memorize(
-        _folder(tmp_path, "oncall", {
+        notes_folder(tmp_path, "oncall", {
             "2024-08-05-rota.md": "# Support rota — 5 Aug 2024\n\n"
             "Amira is the on-call engineer for the payments service this quarter.\n",
             "2024-09-16-retro.md": "# Retro — 16 Sep 2024\n\n"
@@ -134,7 +128,7 @@ def test_a_later_note_with_another_date_comes_first_marked_not_closed(
     first and the older one marked possibly outdated; another person's trip is no restatement."""
     ds = mem.dataset("review")
     ds.memorize(
-        _folder(tmp_path, "review", {
+        notes_folder(tmp_path, "review", {
             "2024-02-01 planning.md": "# Planning – 1 Feb\n\n- Budget review March 14.\n"
             "- Milos flies to Lisbon on 12 November for the supplier visit.\n",
             "2024-02-20 weekly.md": "# Weekly – 20 Feb\n\n- Budget review March 21, slides due the "
@@ -158,7 +152,7 @@ def test_a_later_chinese_note_naming_another_lead_comes_first(mem: Memory, tmp_p
     the earlier marked possibly outdated; a note about another project is left alone."""
     ds = mem.dataset("tea")
     ds.memorize(
-        _folder(tmp_path, "tea", {
+        notes_folder(tmp_path, "tea", {
             "2024-03-04 周会.md": "# 周会 3月4日\n\n- 茶饮新品项目：负责人 周明远\n"
             "- 门店海报：负责人 何乐\n",
             "2024-04-08 周会.md": "# 周会 4月8日\n\n- 茶饮新品项目：负责人 吴瑾\n",
@@ -174,7 +168,7 @@ def test_a_count_kept_later_comes_first(mem: Memory, tmp_path: Path) -> None:
     """ "keeps 3 lab technicians" in a later note answers "how many" before the approved 5."""
     ds = mem.dataset("lab")
     ds.memorize(
-        _folder(tmp_path, "lab", {
+        notes_folder(tmp_path, "lab", {
             "2025-01-13 hiring.md": "# Hiring 2025 — Chemistry\n\nSigned off: 5 lab technicians, "
             "1 safety officer.\n",
             "2025-03-24 budget.md": "# Budget cut — 24 Mar 2025\n\nChemistry keeps 3 lab "

@@ -17,6 +17,8 @@ from memflow.memory import Dataset
 from memflow.recall.present import OUTDATED_MARK
 from memflow.recall.types import SUPERSEDED_MARK
 
+from ..conftest import notes_folder
+
 pytestmark = pytest.mark.slow
 MARKS = (OUTDATED_MARK, SUPERSEDED_MARK)
 
@@ -24,14 +26,6 @@ MARKS = (OUTDATED_MARK, SUPERSEDED_MARK)
 @pytest.fixture(scope="module")
 def mem(local_mem: Memory) -> Memory:
     return local_mem
-
-
-def _folder(tmp: Path, name: str, notes: dict[str, str]) -> str:
-    folder = tmp / name
-    folder.mkdir()
-    for file, body in notes.items():
-        (folder / file).write_text(body, encoding="utf-8")
-    return str(folder)
 
 
 def _chat(*sessions: tuple[str, list[tuple[str, str]]]) -> str:
@@ -69,7 +63,7 @@ def _links(ds: Dataset) -> list[str]:
 def test_owner_lines_of_two_unrelated_notes_are_not_one_fact(mem: Memory, tmp_path: Path) -> None:
     ds = mem.dataset("owners")
     ds.memorize(
-        _folder(tmp_path, "owners", {
+        notes_folder(tmp_path, "owners", {
             "2025-01-13 greenhouse sensors.md": "# Greenhouse sensor rollout\n\n"
             "Owner: Baptiste\n\nTwelve humidity probes per bay, readings every minute.\n",
             "2025-02-24 canteen menu.md": "# Canteen menu rotation\n\n"
@@ -88,7 +82,7 @@ def test_an_owner_line_of_the_same_project_is_still_a_restatement(
 ) -> None:
     ds = mem.dataset("owner-same")
     ds.memorize(
-        _folder(tmp_path, "owner-same", {
+        notes_folder(tmp_path, "owner-same", {
             "2025-01-13 lantern app kickoff.md": "# Lantern app kickoff\n\nOwner: Baptiste\n",
             "2025-03-03 lantern app handover.md": "# Lantern app handover\n\nOwner: Ottilie\n",
         }),
@@ -179,6 +173,6 @@ def test_the_current_value_comes_first(
     if isinstance(docs, str):
         ds.memorize(docs)
     else:
-        ds.memorize(_folder(tmp_path, name, docs))
+        ds.memorize(notes_folder(tmp_path, name, docs))
     context = _context(ds, query)
     assert _first(context, current, stale), context
