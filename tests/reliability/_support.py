@@ -94,17 +94,19 @@ TABLES = (
 )  # fmt: skip
 
 
-# Columns revisions 0004 and 0006 added: a downgrade below them drops them (an upgrade backfills them),
+# Columns revisions 0004, 0006 and 0008 added: a downgrade below them drops them (an upgrade backfills
 # so row comparisons across that step leave them out.
 REVISION_0004_COLUMNS = frozenset(
     {"valid_at", "recorded_at", "invalid_at", "superseded_by", "version", "previous_id",
      "replaced_by",
-     "scope", "metadata"}  # revision 0006's document columns (backfilled '{}')
+     "scope", "metadata",  # revision 0006's document columns (backfilled '{}')
+     "node.citations", "node.speaker"}  # revision 0008's stored citations (backfilled)
 )  # fmt: skip
 
 
 def _row(conn: psycopg.Connection[Any], table: str, skip: frozenset[str]) -> str:
-    """The SQL text of one row of ``table`` (alias t) without the ``skip`` columns."""
+    """The SQL text of one row of ``table`` (alias t) without the ``skip`` columns (a column
+    name, or ``table.column`` for one table's column only)."""
     if not skip:
         return "t::text"
     cols = [
@@ -114,7 +116,7 @@ def _row(conn: psycopg.Connection[Any], table: str, skip: frozenset[str]) -> str
             "AND table_name = %s ORDER BY ordinal_position",
             (table,),
         )
-        if r[0] not in skip
+        if r[0] not in skip and f"{table}.{r[0]}" not in skip
     ]
     return "(" + ", ".join(f"t.{c}" for c in cols) + ")::text"
 
