@@ -94,8 +94,8 @@ TABLES = (
 )  # fmt: skip
 
 
-# Columns revisions 0004, 0006 and 0008 added: a downgrade below them drops them (an upgrade backfills
-# so row comparisons across that step leave them out.
+# Columns revisions 0004, 0006 and 0008 added: a downgrade below them drops them (an upgrade
+# backfills them), so row comparisons across that step leave them out.
 REVISION_0004_COLUMNS = frozenset(
     {"valid_at", "recorded_at", "invalid_at", "superseded_by", "version", "previous_id",
      "replaced_by",
