@@ -153,7 +153,7 @@ def render_argv(module: Any, stem: str, out: Path) -> list[str]:
     """The script's command line that rewrites ``stem``'s page from its json under ``out``."""
     if module.__name__ == "benchmarks.locomo_replay":
         return ["render", stem, "--out", str(out)]
-    source = inspect.getsource(module.main)
+    source = inspect.getsource(module)  # main, or the parser function main calls
     named = '"--name"' in source or "common.page_args(" in source  # page_args adds --name
     return ["--render-only", "--out", str(out), *(["--name", stem] if named else [])]
 
