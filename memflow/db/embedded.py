@@ -6,7 +6,9 @@ exits, so later processes reuse it (like a local daemon). It is private to its o
 ``<home>/pgpass`` (0600), which :meth:`EmbeddedServer.url` names. A home made by an older memflow
 (trust authentication) is made private on its next start and keeps its data. Starting is
 serialised with a file lock; a stale ``postmaster.pid`` left by a crash is cleared before a
-start. ``memflow db stop`` stops it.
+start. A server whose program is gone (the installation that started it was removed or
+upgraded: it still answers but can no longer load pgvector) is restarted with this installation's.
+``memflow db stop`` stops it.
 """
 
 from __future__ import annotations
@@ -81,8 +83,12 @@ class EmbeddedServer:
         port: int = _PORT,
         listen: str = "",
         options: dict[str, str] | None = None,
+        install: Path | None = None,
     ) -> None:
         self.home = home
+        # The PostgreSQL installation whose programs run the server (its ``bin``'s parent); by
+        # default the wheel's (or the copy the server's user can reach: private.server_bin).
+        self.install = install
         self.port = port
         self.listen = listen
         self.options = options or {}
@@ -151,7 +157,8 @@ class EmbeddedServer:
         kwargs: dict[str, object] = {}
         if account is not None:
             kwargs.update(user=account.uid, group=account.gid, extra_groups=[])
-        cmd = [str(private.server_bin(account) / exe), *args]
+        programs = self.install / "bin" if self.install else private.server_bin(account)
+        cmd = [str(programs / exe), *args]
         env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
         env["LC_ALL"] = "C.UTF-8"
         return subprocess.run(  # type: ignore[call-overload, no-any-return]
@@ -223,6 +230,19 @@ class EmbeddedServer:
     def is_running(self) -> bool:
         return self.pid() is not None and (self.socket_dir / f".s.PGSQL.{self.port}").exists()
 
+    def program_gone(self) -> bool:
+        """Is the running server's program gone from disk? Its installation (another virtualenv's
+        wheel, since removed or upgraded) then cannot load an extension any more, so every new
+        database fails on pgvector although the server answers."""
+        pid = self.pid()
+        if pid is None:
+            return False
+        try:
+            exe = psutil.Process(pid).exe()
+        except psutil.Error:  # not ours to inspect: assume it is fine
+            return False
+        return bool(exe) and (exe.endswith(" (deleted)") or not Path(exe).exists())
+
     def _clear_stale(self) -> None:
         """After a crash: kill orphaned backends of this data dir and remove stale lock files."""
         target = str(self.pgdata)
@@ -260,6 +280,13 @@ class EmbeddedServer:
             if not self.is_initialised():
                 self._init()
             self.prepare_dirs()
+            if self.is_running() and self.program_gone():
+                log.warning(
+                    "the embedded server in %s runs a program that is gone (its installation "
+                    "was removed); restarting it with this installation's",
+                    self.pgdata,
+                )
+                self._run("pg_ctl", ["-D", str(self.pgdata), "-w", "-m", "fast", "stop"])
             if self.is_running() and private.is_private(self.pgdata):
                 return
             if not self.is_running():

