@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -259,8 +259,10 @@ def rank_scored(
     index: RelationshipIndex | None = None,
     evidence: Evidence | None = None,
     trace: int | None = None,
+    chains: dict[UUID, float] | None = None,
 ) -> list[Bundle]:
-    """Stages 6-7 on already scored hits (``trace``: how many bundles get explain paths)."""
+    """Stages 6-7 on already scored hits (``trace``: how many bundles get explain paths;
+    ``chains``: see :func:`memflow.recall.scoring.score_bundles`)."""
     return score_bundles(
         index or RelationshipIndex.build(subgraph),
         evidence or scored.evidence(subgraph, pq.original, config, **asked(pq, config)),
@@ -268,6 +270,7 @@ def rank_scored(
         query_time(pq, config),
         top_k or DEFAULTS.top_k,
         trace,
+        chains,
     )
 
 
@@ -280,6 +283,74 @@ def rank(
 ) -> list[Bundle]:
     """bonuses -> minima -> unit rules -> RelationshipIndex -> bundles."""
     return rank_scored(score_hits(hits, pq, config), subgraph, pq, config, top_k)
+
+
+@dataclass(frozen=True)
+class FirstRanking:
+    """The ranking a search made before its expansion (:func:`memflow.recall.search.retrieve_body`),
+    kept for the final one: ``bundles`` are the ``top`` best, the first ``trace`` with their
+    explain paths, ranked on ``index`` with ``evidence``. ``unchanged``: what the expansion
+    added cannot change any episode's score (no recalled node or edge text among it, no new link
+    to a node the ranking knew; :func:`expansion_unscored`)."""
+
+    bundles: list[Bundle]
+    evidence: Evidence
+    index: RelationshipIndex
+    top: int
+    trace: int
+    unchanged: bool
+
+    def reusable(self, evidence: Evidence, index: RelationshipIndex, top: int, trace: int) -> bool:
+        """Whether the final ranking (``top`` bundles, ``trace`` traced, on ``index`` with
+        ``evidence``) is this one: the same index object, the same unit and facet rules, and
+        no outdated statement (the first ranking ran before the nodes' times, so with none)."""
+        return (
+            self.unchanged
+            and index is self.index
+            and top <= self.top
+            and trace == self.trace
+            and not evidence.outdated
+            and not self.evidence.outdated
+            and evidence.unit_adjust == self.evidence.unit_adjust
+            and evidence.facet_adjust == self.evidence.facet_adjust
+        )
+
+
+def expansion_unscored(
+    scored: ScoredHits,
+    subgraph: Subgraph,
+    index: RelationshipIndex,
+    before: Collection[UUID],
+    known_edges: int,
+    chains: Mapping[UUID, float],
+    config: RecallConfig,
+) -> bool:
+    """Whether what an expansion added to ``subgraph`` (nodes not in ``before``, edges after its
+    first ``known_edges``; ``index``: its index, grown) leaves every EpisodeScore as the ranking
+    that filled ``chains`` (each episode's deciding chain cost) found it: none of the new nodes
+    was recalled; each new edge reaches a new node (a point or facet that ranking never saw)
+    through a facet that was either known or not recalled; a new edge whose text was recalled
+    costs more than the chain of every episode it is evidence for."""
+    hits, texts = scored.node_hits, scored.edge_hits
+    if any(n in hits for n in subgraph.nodes if n not in before):
+        return False
+    for edge in subgraph.edges[known_edges:]:
+        if edge.relationship == "has_point":
+            if edge.dst in before or (edge.src not in before and edge.src in hits):
+                return False
+        elif edge.relationship == "has_facet":
+            if edge.dst in before or edge.dst in hits:
+                return False
+        else:
+            return False
+        hit = texts.get(edge.edge_text)
+        if hit is not None:
+            cost = hit.score + config.edge_cost
+            for e in index.episodes_of_edge(edge):
+                chain = chains.get(e)
+                if chain is None or not (cost > chain and round(cost, 9) > round(chain, 9)):
+                    return False
+    return True
 
 
 def _ms(start: float) -> float:
@@ -296,6 +367,7 @@ def respond(
     timings_ms: dict[str, float] | None = None,
     scored: ScoredHits | None = None,
     index: RelationshipIndex | None = None,
+    first: FirstRanking | None = None,
 ) -> SearchResponse:
     """All pure stages after the SQL, timed: ``bonus``, ``index``, ``score``, ``render``, as
     ``options`` ask (display, top_k, budget, token counter). Timings the caller already measured
@@ -316,7 +388,10 @@ def respond(
     wide = k
     if shown == "highly_related":
         wide = config.highly_related_episodes or max(k, len(index.episodes))
-    ranked = rank_scored(scored, subgraph, pq, config, max(k, wide), index, evidence, trace=k)
+    if first is not None and first.reusable(evidence, index, max(k, wide), k):
+        ranked = first.bundles[: max(k, wide)]
+    else:
+        ranked = rank_scored(scored, subgraph, pq, config, max(k, wide), index, evidence, trace=k)
     bundles = ranked[:k]
     timings["score"] = _ms(t)
     t = time.perf_counter()
@@ -349,7 +424,9 @@ def respond(
 
 
 __all__ = [
+    "FirstRanking",
     "ScoredHits",
+    "expansion_unscored",
     "hit_ids_for_projection",
     "query_time",
     "rank",

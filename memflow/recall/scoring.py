@@ -496,9 +496,11 @@ def score_bundles(
     query_time: TimeMatch | None = None,
     top_k: int = 10,
     trace: int | None = None,
+    chains: dict[UUID, float] | None = None,
 ) -> list[Bundle]:
     """The ``top_k`` best Episodes, each with its deciding chain and corroboration; only the
-    first ``trace`` (default: all) carry the explain path (the rest only rank units)."""
+    first ``trace`` (default: all) carry the explain path (the rest only rank units).
+    ``chains``, when given, receives the cost of every ranked episode's deciding chain."""
     scorer = BundleScorer(index, evidence, config)
     edge_chains = scorer.edge_chains()
     scored = []
@@ -510,6 +512,8 @@ def score_bundles(
         bonus = time_bonus(index.nodes.get(e), query_time, config)
         score = _with_time_bonus(choice.cost + support.total, bonus, config.time_bonus_floor)
         scored.append((e, choice, support, score))
+        if chains is not None:
+            chains[e] = choice.cost
     newer = _present_bonus(
         index,
         evidence,
