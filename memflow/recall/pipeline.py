@@ -11,7 +11,7 @@ import math
 import re
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -20,7 +20,7 @@ from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, ed
 from memflow.recall.config import RecallConfig
 from memflow.recall.options import DEFAULTS, SearchOptions
 from memflow.recall.preprocess import PreprocessedQuery
-from memflow.recall.present import outdated_points
+from memflow.recall.present import Outdated, outdated_points
 from memflow.recall.render import render
 from memflow.recall.roles import RoleRule
 from memflow.recall.scoring import (
@@ -103,15 +103,22 @@ class ScoredHits:
             facet_adjust=facet_rules(query, subgraph, config),
             node_hits=self.node_hits,
             edge_hits=self.edge_hits,
-            outdated=outdated_points(
-                query,
-                subgraph,
-                {p: h.score + adjust.get(p, 0.0) for p, h in self.node_hits.items()},
-                config,
-                dated=dated,
-                named=named,
-            ),
+            outdated=self.outdated(subgraph, query, config, adjust, dated=dated, named=named),
         )
+
+    def outdated(
+        self,
+        subgraph: Subgraph,
+        query: str | None,
+        config: RecallConfig,
+        adjust: Mapping[UUID, float],
+        *,
+        dated: bool = False,
+        named: datetime | None = None,
+    ) -> dict[UUID, Outdated]:
+        """:meth:`evidence`'s ``outdated``, with the unit rules' ``adjust``."""
+        scores = {p: h.score + adjust.get(p, 0.0) for p, h in self.node_hits.items()}
+        return outdated_points(query, subgraph, scores, config, dated=dated, named=named)
 
 
 def facet_rules(query: str | None, subgraph: Subgraph, config: RecallConfig) -> dict[UUID, float]:
@@ -300,20 +307,12 @@ class FirstRanking:
     trace: int
     unchanged: bool
 
-    def reusable(self, evidence: Evidence, index: RelationshipIndex, top: int, trace: int) -> bool:
-        """Whether the final ranking (``top`` bundles, ``trace`` traced, on ``index`` with
-        ``evidence``) is this one: the same index object, the same unit and facet rules, and
-        no outdated statement (the first ranking ran before the nodes' times, so with none)."""
-        return (
-            self.unchanged
-            and index is self.index
-            and top <= self.top
-            and trace == self.trace
-            and not evidence.outdated
-            and not self.evidence.outdated
-            and evidence.unit_adjust == self.evidence.unit_adjust
-            and evidence.facet_adjust == self.evidence.facet_adjust
-        )
+    def holds(self, index: RelationshipIndex, top: int, trace: int) -> bool:
+        """Whether the final ranking (``top`` bundles, ``trace`` traced, on ``index``) sees
+        what this one saw: the same index object (grown by what changed no score) and no more
+        bundles. Its evidence is then this one's but for the outdated statements (the first
+        ranking ran before the nodes' times, so with none); with none, the bundles too."""
+        return self.unchanged and index is self.index and top <= self.top and trace == self.trace
 
 
 def expansion_unscored(
@@ -327,12 +326,16 @@ def expansion_unscored(
 ) -> bool:
     """Whether what an expansion added to ``subgraph`` (nodes not in ``before``, edges after its
     first ``known_edges``; ``index``: its index, grown) leaves every EpisodeScore as the ranking
-    that filled ``chains`` (each episode's deciding chain cost) found it: none of the new nodes
-    was recalled; each new edge reaches a new node (a point or facet that ranking never saw)
+    that filled ``chains`` (each episode's deciding chain cost) found it: the new nodes are
+    points, none recalled (the unit and facet rules stay as they were); each new edge reaches a new node (a point or facet that ranking never saw)
     through a facet that was either known or not recalled; a new edge whose text was recalled
     costs more than the chain of every episode it is evidence for."""
     hits, texts = scored.node_hits, scored.edge_hits
-    if any(n in hits for n in subgraph.nodes if n not in before):
+    if any(
+        n.id in hits or n.kind != "FacetPoint"
+        for n in subgraph.nodes.values()
+        if n.id not in before
+    ):
         return False
     for edge in subgraph.edges[known_edges:]:
         if edge.relationship == "has_point":
@@ -371,7 +374,9 @@ def respond(
 ) -> SearchResponse:
     """All pure stages after the SQL, timed: ``bonus``, ``index``, ``score``, ``render``, as
     ``options`` ask (display, top_k, budget, token counter). Timings the caller already measured
-    (``recall_sql``, ``projection_sql`` …) are kept."""
+    (``recall_sql``, ``projection_sql`` …) are kept. ``first``: the search's ranking before its
+    expansion, the final one when what the expansion added changed no score
+    (:meth:`FirstRanking.holds`)."""
     opts = options.resolved()
     timings = dict(timings_ms or {})
     if scored is None:
@@ -383,14 +388,23 @@ def respond(
         index = RelationshipIndex.build(subgraph)
         timings["index"] = _ms(t)
     t = time.perf_counter()
-    evidence = scored.evidence(subgraph, pq.original, config, **asked(pq, config))
     shown, k = opts.display, opts.top_k
     wide = k
     if shown == "highly_related":
         wide = config.highly_related_episodes or max(k, len(index.episodes))
-    if first is not None and first.reusable(evidence, index, max(k, wide), k):
-        ranked = first.bundles[: max(k, wide)]
+    ranked: list[Bundle] | None = None
+    if first is not None and first.holds(index, max(k, wide), k):
+        prior = first.evidence
+        outdated = scored.outdated(
+            subgraph, pq.original, config, prior.unit_adjust, **asked(pq, config)
+        )
+        if outdated or prior.outdated:
+            evidence = replace(prior, outdated=outdated)
+        else:
+            evidence, ranked = prior, first.bundles[: max(k, wide)]
     else:
+        evidence = scored.evidence(subgraph, pq.original, config, **asked(pq, config))
+    if ranked is None:
         ranked = rank_scored(scored, subgraph, pq, config, max(k, wide), index, evidence, trace=k)
     bundles = ranked[:k]
     timings["score"] = _ms(t)
