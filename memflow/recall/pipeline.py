@@ -116,7 +116,10 @@ class ScoredHits:
         dated: bool = False,
         named: datetime | None = None,
     ) -> dict[UUID, Outdated]:
-        """:meth:`evidence`'s ``outdated``, with the unit rules' ``adjust``."""
+        """:meth:`evidence`'s ``outdated``, with the unit rules' ``adjust`` (none before the
+        nodes' times are read: nothing to order them by)."""
+        if not subgraph.times:
+            return {}
         scores = {p: h.score + adjust.get(p, 0.0) for p, h in self.node_hits.items()}
         return outdated_points(query, subgraph, scores, config, dated=dated, named=named)
 

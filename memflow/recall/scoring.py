@@ -72,10 +72,6 @@ for _table, (_parent, _child) in enumerate(
     _ROUTES[(_child, _parent)] = (_table, True)
 
 
-def _pair(a: UUID, b: UUID) -> tuple[UUID, UUID]:
-    return (a, b) if a.int <= b.int else (b, a)
-
-
 def content_key(node: GraphNode | None) -> str:
     """A tie-breaker that depends only on what a node says (the same content in two datasets
     gets the same key), never on its id."""
@@ -103,7 +99,9 @@ class RelationshipIndex:
     points_by_facet: dict[UUID, list[UUID]] = field(default_factory=dict)
     entities_by_episode: dict[UUID, list[UUID]] = field(default_factory=dict)
     entities_by_facet: dict[UUID, list[UUID]] = field(default_factory=dict)
-    edges: dict[tuple[UUID, UUID], list[GraphEdge]] = field(default_factory=dict)
+    # Edges by their ends' ids xored (an int: hashed in C; either way round), each list then
+    # filtered to the pair asked (:meth:`edges_between`).
+    edges: dict[int, list[GraphEdge]] = field(default_factory=dict)
     edges_by_text: dict[str, list[GraphEdge]] = field(default_factory=dict)
     episode_count: int = 0
     # content_key of each node, the tables' order (kept for :meth:`grow`)
@@ -185,11 +183,17 @@ class RelationshipIndex:
             self.entities_by_facet.setdefault(parent, []).append(child)
 
     def edges_between(self, a: UUID, b: UUID) -> list[GraphEdge]:
+        """The edges between ``a`` and ``b`` (either way round), in the order they were added."""
         if self.unpaired:
+            edges = self.edges
             for edge in self.unpaired:
-                self.edges.setdefault(_pair(edge.src, edge.dst), []).append(edge)
+                edges.setdefault(edge.src.int ^ edge.dst.int, []).append(edge)
             self.unpaired.clear()
-        return self.edges.get(_pair(a, b), [])
+        return [
+            edge
+            for edge in self.edges.get(a.int ^ b.int, ())
+            if (edge.src == a and edge.dst == b) or (edge.src == b and edge.dst == a)
+        ]
 
     def episodes_of_edge(self, edge: GraphEdge) -> list[UUID]:
         """The episodes an edge is evidence for: its Episode end, or its facet's episodes."""
