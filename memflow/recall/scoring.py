@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
@@ -88,6 +88,14 @@ def content_key(node: GraphNode | None) -> str:
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 
 
+class _Keys(dict[UUID, str]):
+    """content_key by node id; "" for an id the subgraph has no node of (an expansion's link
+    to a facet it did not fetch), read without a call per id."""
+
+    def __missing__(self, node: UUID) -> str:
+        return ""
+
+
 @dataclass
 class RelationshipIndex:
     """Adjacency of the projected subgraph, by node kind, with edge texts per node pair."""
@@ -113,16 +121,15 @@ class RelationshipIndex:
     @classmethod
     def build(cls, subgraph: Subgraph) -> RelationshipIndex:
         index = cls(nodes=subgraph.nodes, episode_count=subgraph.episode_count)
-        key = index.keys = {i: content_key(n) for i, n in subgraph.nodes.items()}
+        key = index.keys = _Keys((i, content_key(n)) for i, n in subgraph.nodes.items())
         index.episodes = sorted(
             (n.id for n in subgraph.nodes.values() if n.kind == "Episode"), key=key.__getitem__
         )
-        for edge in subgraph.edges:
-            index._add(edge)
+        index._add(subgraph.edges)
         for table in index._tables():
             for k, ids in table.items():
                 if len(ids) > 1:  # (one id: already its own sorted set)
-                    table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
+                    table[k] = sorted(set(ids), key=key.__getitem__)
         return index
 
     def grow(self, subgraph: Subgraph, known_edges: int) -> RelationshipIndex:
@@ -133,17 +140,17 @@ class RelationshipIndex:
             n.kind == "Episode" and n.id not in self.keys for n in subgraph.nodes.values()
         ):
             return RelationshipIndex.build(subgraph)
-        key = self.keys
+        key = self.keys if isinstance(self.keys, _Keys) else _Keys(self.keys)
+        self.keys = key
         for i, n in subgraph.nodes.items():
             if i not in key:
                 key[i] = content_key(n)
         sizes = [{k: len(ids) for k, ids in table.items()} for table in self._tables()]
-        for edge in subgraph.edges[known_edges:]:
-            self._add(edge)
+        self._add(subgraph.edges[known_edges:])
         for table, before in zip(self._tables(), sizes, strict=True):
             for k, ids in table.items():
                 if len(ids) != before.get(k) and len(ids) > 1:
-                    table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
+                    table[k] = sorted(set(ids), key=key.__getitem__)
         return self
 
     def _tables(self) -> tuple[dict[UUID, list[UUID]], ...]:
@@ -159,28 +166,32 @@ class RelationshipIndex:
         n = self.nodes.get(node)
         return n.kind if n is not None else default
 
-    def _add(self, edge: GraphEdge) -> None:
-        # (the hot loop of a search's scoring: ~900 edges, twice; kinds read without a call)
-        src_default, dst_default = _EDGE_KINDS[edge.relationship]
-        src, dst = self.nodes.get(edge.src), self.nodes.get(edge.dst)
-        self.unpaired.append(edge)
-        self.edges_by_text.setdefault(edge.edge_text, []).append(edge)
-        route = _ROUTES.get(
-            (src_default if src is None else src.kind, dst_default if dst is None else dst.kind)
+    def _add(self, edges: Iterable[GraphEdge]) -> None:
+        # (the hot loop of a search's scoring: ~900 edges; kinds read without a call, the
+        # tables bound to locals once)
+        nodes, unpaired, by_text = self.nodes, self.unpaired, self.edges_by_text
+        tables = (
+            (self.facets_by_episode, self.episodes_by_facet),
+            (self.points_by_facet, None),
+            (self.entities_by_episode, None),
+            (self.entities_by_facet, None),
         )
-        if route is None:
-            return
-        table, swap = route
-        parent, child = (edge.dst, edge.src) if swap else (edge.src, edge.dst)
-        if table == 0:
-            self.facets_by_episode.setdefault(parent, []).append(child)
-            self.episodes_by_facet.setdefault(child, []).append(parent)
-        elif table == 1:
-            self.points_by_facet.setdefault(parent, []).append(child)
-        elif table == 2:
-            self.entities_by_episode.setdefault(parent, []).append(child)
-        else:
-            self.entities_by_facet.setdefault(parent, []).append(child)
+        for edge in edges:
+            src_default, dst_default = _EDGE_KINDS[edge.relationship]
+            src, dst = nodes.get(edge.src), nodes.get(edge.dst)
+            unpaired.append(edge)
+            by_text.setdefault(edge.edge_text, []).append(edge)
+            route = _ROUTES.get(
+                (src_default if src is None else src.kind, dst_default if dst is None else dst.kind)
+            )
+            if route is None:
+                continue
+            table, swap = route
+            parent, child = (edge.dst, edge.src) if swap else (edge.src, edge.dst)
+            down, up = tables[table]
+            down.setdefault(parent, []).append(child)
+            if up is not None:
+                up.setdefault(child, []).append(parent)
 
     def edges_between(self, a: UUID, b: UUID) -> list[GraphEdge]:
         """The edges between ``a`` and ``b`` (either way round), in the order they were added."""
