@@ -240,9 +240,10 @@ def retrieve_body(
     if display != "summary" and expand:
         t = time.perf_counter()
         index = RelationshipIndex.build(graph)
-        if display == "highly_related":
+        if display == "highly_related" and validity is None:
             # As many as the final ranking ranks (pipeline.respond), traced as it traces them:
-            # when the expansion changes no score, that ranking is this one.
+            # when the expansion changes no score, that ranking is this one (validity marks a
+            # new graph after the expansion: a new index, ranked again).
             evidence = scored.evidence(graph, pq.original, cfg, **asked(pq, cfg))
             wide = cfg.highly_related_episodes or max(top_k, len(index.episodes))
             top = max(expand, top_k, wide)
@@ -273,7 +274,7 @@ def retrieve_body(
         # The final ranking's index: the first one grown by the points the expansion added (the
         # detail display's expansion and validity make a new graph: a new index).
         index = index.grow(graph, known_edges) if display == "highly_related" else None
-        if index is not None:
+        if index is not None and validity is None:
             unchanged = expansion_unscored(scored, graph, index, before, known_edges, chains, cfg)
             first = FirstRanking(ranked, evidence, index, top, top_k, unchanged)
         timings["index_grow"] = ms(t)
