@@ -170,6 +170,7 @@ prov AS (
   FROM (SELECT * FROM cites
          WHERE rn <= CASE WHEN kind = 'Episode' THEN 1 ELSE :max_sources END
          ORDER BY node_id, idx, chunk_id) c
+  WHERE :filtered  -- (again here: unfiltered, the branch is dropped before it is planned)
   GROUP BY c.node_id
   UNION ALL
   SELECT k.id,
