@@ -69,7 +69,7 @@ def record(
         for q in [q for q in conv.questions if q.sessions <= present][:max_questions]:
             plan = plan_search(mem.embedder, q.text, SearchOptions(display="highly_related"))
             body = partial(retrieve_body, ds.id, plan)
-            hits, graph, _, _ = run_tx(mem.engine, Tx(body))
+            hits, graph, *_ = run_tx(mem.engine, Tx(body))
             out.append(Recorded(q, plan.pq, hits, graph, sessions, locomo.split_of(conv)))
     return out
 

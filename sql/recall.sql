@@ -68,7 +68,8 @@ LEFT JOIN hits h ON true;
 -- Rows: the kept nodes ('node'), the walked edges between kept nodes ('edge'), and the documents
 -- of the results ('document': scope, metadata, created_at; `sourced_episode` when it is a source
 -- of a kept Episode without provenance), so a search reads them in no statement of its own. Provenance
--- (`sources`: [chunk key, document id, document source, chunk ts] per chunk, first chunk first)
+-- (`sources`: [chunk key, document id, document source, chunk ts] per chunk, first chunk first;
+-- returned as the JSON text, parsed only for the nodes a response cites: GraphNode.sources)
 -- is read for all kept nodes from their stored citations (revision 0008): for FacetPoints (up to
 -- :max_sources chunks, and the first chunk's speaker, for the unit rules), an Episode's first
 -- chunk, and for Facets only when :with_sources (evidence units). An Entity carries its degree, the episodes and facets
@@ -169,6 +170,7 @@ prov AS (
   FROM (SELECT * FROM cites
          WHERE rn <= CASE WHEN kind = 'Episode' THEN 1 ELSE :max_sources END
          ORDER BY node_id, idx, chunk_id) c
+  WHERE :filtered  -- (again here: unfiltered, the branch is dropped before it is planned)
   GROUP BY c.node_id
   UNION ALL
   SELECT k.id,
@@ -202,7 +204,7 @@ docs AS (
 SELECT 'node' AS row_type, k.id, k.kind, coalesce(k.name, '') AS name, k.summary, k.search_text,
        k.anchor_text, k.description, k.facet_type, k.created_at, k.time_start, k.time_end,
        k.display_only,
-       coalesce(src.sources, '[]'::jsonb) AS sources,
+       CAST(coalesce(src.sources, '[]'::jsonb) AS text) AS sources,
        CASE WHEN k.kind = 'FacetPoint' THEN src.speaker END AS speaker,
        CASE WHEN k.kind = 'Entity' THEN
          (SELECT count(*) FROM (SELECT 1 FROM memflow.edge e
@@ -223,7 +225,7 @@ FROM kept k
 LEFT JOIN prov src ON src.node_id = k.id
 UNION ALL
 SELECT DISTINCT 'edge', NULL::uuid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL::timestamptz,
-       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::jsonb,
+       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text,
        NULL::text, NULL::bigint, NULL::bigint,
        NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::uuid, NULL::jsonb, NULL::jsonb,
        w.src, w.relationship, w.dst, w.edge_text, NULL::jsonb, NULL::jsonb, NULL::uuid
@@ -232,7 +234,7 @@ WHERE w.depth > 0
   AND w.src IN (SELECT node_id FROM kept_ids) AND w.dst IN (SELECT node_id FROM kept_ids)
 UNION ALL
 SELECT 'document', d.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, d.created_at,
-       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::jsonb,
+       NULL::timestamptz, NULL::timestamptz, NULL::boolean, NULL::text,
        NULL::text, NULL::bigint, NULL::bigint,
        NULL::timestamptz, NULL::timestamptz, NULL::timestamptz, NULL::uuid, NULL::jsonb, NULL::jsonb,
        NULL::uuid, NULL::text, NULL::uuid, NULL::text, d.scope, d.metadata, d.sourced_episode
@@ -278,7 +280,7 @@ FROM links l;
 -- highly_related only, after scoring: the FacetPoints of the best episodes (:episode_ids) that the
 -- wide recall did not return (:known), each with its exact distance to the query, its two links
 -- (episode -> facet, facet -> point) and its provenance (as in `project`: the stored citations
--- unless filtered), so the context can draw on the whole of the episodes the evidence chose;
+-- unless filtered, as JSON text), so the context can draw on the whole of the episodes the evidence chose;
 -- then ('document' rows, as in `project`) the documents their provenance cites.
 WITH pts AS (
 SELECT p.id, p.kind, coalesce(p.name, '') AS name, p.summary, p.search_text, p.anchor_text,
@@ -325,7 +327,8 @@ WHERE hf.dataset_id = :dataset_id AND hf.relationship = 'has_facet'
                          AND hf.dst = ANY(CAST(:visible_nodes AS uuid[]))))
 )
 SELECT 'node' AS row_type, id, kind, name, summary, search_text, anchor_text, description,
-       facet_type, created_at, time_start, time_end, display_only, sources, speaker,
+       facet_type, created_at, time_start, time_end, display_only,
+       CAST(sources AS text) AS sources, speaker,
        NULL::bigint AS degree, valid_at, recorded_at, invalid_at, superseded_by, restates,
        restated_by, episode_id, facet_id, facet_edge_text, point_edge_text, distance,
        NULL::jsonb AS scope, NULL::jsonb AS metadata, NULL::uuid AS sourced_episode

@@ -218,10 +218,12 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
             shifts.get(TITLE_COLLECTION, 0.0) + config.cross_title_bonus * share
         )
     own = is_cjk_text(pq.original)
-    hits = [
-        h.rescored(h.distance - shifts[h.collection])
+    # Each hit's score before the bonuses (its distance, less a language shift): plain floats,
+    # one Hit per hit made at the end (a search rescores ~600).
+    before = [
+        h.distance - shifts[h.collection]
         if h.collection in shifts and is_cjk_text(h.text) != own
-        else h.rescored(h.distance)
+        else h.distance
         for h in hits
     ]
     money = currencies(pq.original)
@@ -231,19 +233,19 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
     month = months(pq.original) if pq.time is None or pq.time.kind != "date" else frozenset()
     crossing = _crossing_patterns(pq.original)
     names = _names_across(hits, pq.original, config)
-    bounds = _score_bounds(hits)
+    bounds = _score_bounds(hits, before)
     numbers = extract_numbers(pq.original)
     literals = extract_literals(pq.original)
     patterns = _term_patterns(latin_terms(pq.original)) if has_cjk(pq.original) else []
     keywords = [k for k in (normalize_for_match(k) for k in pq.keywords) if k]
     out: list[Hit] = []
-    for h in hits:
+    for h, start in zip(hits, before, strict=True):
         if h.collection == EDGE_COLLECTION:
-            out.append(h)
+            out.append(h.rescored(start))
             continue
         lo, hi = bounds[h.collection]
         spread = hi - lo
-        rel = (h.score - lo) / spread if spread > 0 else 0.0
+        rel = (start - lo) / spread if spread > 0 else 0.0
         if pq.use_hybrid and keywords:
             norm = normalize_for_match(h.text)
             if any(k in norm for k in keywords):
@@ -251,7 +253,7 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         if rel >= config.exact_match_min_score and (numbers or patterns):
             bonus = number_bonus(numbers, h.text, config) + _term_bonus(patterns, h.text, config)
             rel = max(0.0, rel - bonus)
-        score = lo + rel * spread if spread > 0 else h.score
+        score = lo + rel * spread if spread > 0 else start
         score -= literal_bonus(literals, h.text, config)
         if (crossing or money or month or names) and is_cjk_text(h.text) != own:
             found = (
@@ -265,13 +267,13 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
     return out
 
 
-def _score_bounds(hits: Iterable[Hit]) -> dict[str, tuple[float, float]]:
-    """(best, worst) score of each collection's hits, before the bonuses (the raw distance, less
-    a language shift)."""
+def _score_bounds(hits: Iterable[Hit], scores: Iterable[float]) -> dict[str, tuple[float, float]]:
+    """(best, worst) score of each collection's hits, before the bonuses (``scores``: the raw
+    distance, less a language shift)."""
     bounds: dict[str, tuple[float, float]] = {}
-    for h in hits:
-        lo, hi = bounds.get(h.collection, (h.score, h.score))
-        bounds[h.collection] = (min(lo, h.score), max(hi, h.score))
+    for h, score in zip(hits, scores, strict=True):
+        lo, hi = bounds.get(h.collection, (score, score))
+        bounds[h.collection] = (min(lo, score), max(hi, score))
     return bounds
 
 

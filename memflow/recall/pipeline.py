@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -20,7 +20,7 @@ from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, ed
 from memflow.recall.config import RecallConfig
 from memflow.recall.options import DEFAULTS, SearchOptions
 from memflow.recall.preprocess import PreprocessedQuery
-from memflow.recall.present import outdated_points
+from memflow.recall.present import Outdated, outdated_points
 from memflow.recall.render import render
 from memflow.recall.roles import RoleRule
 from memflow.recall.scoring import (
@@ -103,15 +103,25 @@ class ScoredHits:
             facet_adjust=facet_rules(query, subgraph, config),
             node_hits=self.node_hits,
             edge_hits=self.edge_hits,
-            outdated=outdated_points(
-                query,
-                subgraph,
-                {p: h.score + adjust.get(p, 0.0) for p, h in self.node_hits.items()},
-                config,
-                dated=dated,
-                named=named,
-            ),
+            outdated=self.outdated(subgraph, query, config, adjust, dated=dated, named=named),
         )
+
+    def outdated(
+        self,
+        subgraph: Subgraph,
+        query: str | None,
+        config: RecallConfig,
+        adjust: Mapping[UUID, float],
+        *,
+        dated: bool = False,
+        named: datetime | None = None,
+    ) -> dict[UUID, Outdated]:
+        """:meth:`evidence`'s ``outdated``, with the unit rules' ``adjust`` (none before the
+        nodes' times are read: nothing to order them by)."""
+        if not subgraph.times:
+            return {}
+        scores = {p: h.score + adjust.get(p, 0.0) for p, h in self.node_hits.items()}
+        return outdated_points(query, subgraph, scores, config, dated=dated, named=named)
 
 
 def facet_rules(query: str | None, subgraph: Subgraph, config: RecallConfig) -> dict[UUID, float]:
@@ -259,8 +269,10 @@ def rank_scored(
     index: RelationshipIndex | None = None,
     evidence: Evidence | None = None,
     trace: int | None = None,
+    chains: dict[UUID, float] | None = None,
 ) -> list[Bundle]:
-    """Stages 6-7 on already scored hits (``trace``: how many bundles get explain paths)."""
+    """Stages 6-7 on already scored hits (``trace``: how many bundles get explain paths;
+    ``chains``: see :func:`memflow.recall.scoring.score_bundles`)."""
     return score_bundles(
         index or RelationshipIndex.build(subgraph),
         evidence or scored.evidence(subgraph, pq.original, config, **asked(pq, config)),
@@ -268,6 +280,7 @@ def rank_scored(
         query_time(pq, config),
         top_k or DEFAULTS.top_k,
         trace,
+        chains,
     )
 
 
@@ -280,6 +293,70 @@ def rank(
 ) -> list[Bundle]:
     """bonuses -> minima -> unit rules -> RelationshipIndex -> bundles."""
     return rank_scored(score_hits(hits, pq, config), subgraph, pq, config, top_k)
+
+
+@dataclass(frozen=True)
+class FirstRanking:
+    """The ranking a search made before its expansion (:func:`memflow.recall.search.retrieve_body`),
+    kept for the final one: ``bundles`` are the ``top`` best, the first ``trace`` with their
+    explain paths, ranked on ``index`` with ``evidence``. ``unchanged``: what the expansion
+    added cannot change any episode's score (no recalled node or edge text among it, no new link
+    to a node the ranking knew; :func:`expansion_unscored`)."""
+
+    bundles: list[Bundle]
+    evidence: Evidence
+    index: RelationshipIndex
+    top: int
+    trace: int
+    unchanged: bool
+
+    def holds(self, index: RelationshipIndex, top: int, trace: int) -> bool:
+        """Whether the final ranking (``top`` bundles, ``trace`` traced, on ``index``) sees
+        what this one saw: the same index object (grown by what changed no score) and no more
+        bundles. Its evidence is then this one's but for the outdated statements (the first
+        ranking ran before the nodes' times, so with none); with none, the bundles too."""
+        return self.unchanged and index is self.index and top <= self.top and trace == self.trace
+
+
+def expansion_unscored(
+    scored: ScoredHits,
+    subgraph: Subgraph,
+    index: RelationshipIndex,
+    before: Collection[UUID],
+    known_edges: int,
+    chains: Mapping[UUID, float],
+    config: RecallConfig,
+) -> bool:
+    """Whether what an expansion added to ``subgraph`` (nodes not in ``before``, edges after its
+    first ``known_edges``; ``index``: its index, grown) leaves every EpisodeScore as the ranking
+    that filled ``chains`` (each episode's deciding chain cost) found it: the new nodes are
+    points, none recalled (the unit and facet rules stay as they were); each new edge reaches a new node (a point or facet that ranking never saw)
+    through a facet that was either known or not recalled; a new edge whose text was recalled
+    costs more than the chain of every episode it is evidence for."""
+    hits, texts = scored.node_hits, scored.edge_hits
+    if any(
+        n.id in hits or n.kind != "FacetPoint"
+        for n in subgraph.nodes.values()
+        if n.id not in before
+    ):
+        return False
+    for edge in subgraph.edges[known_edges:]:
+        if edge.relationship == "has_point":
+            if edge.dst in before or (edge.src not in before and edge.src in hits):
+                return False
+        elif edge.relationship == "has_facet":
+            if edge.dst in before or edge.dst in hits:
+                return False
+        else:
+            return False
+        hit = texts.get(edge.edge_text)
+        if hit is not None:
+            cost = hit.score + config.edge_cost
+            for e in index.episodes_of_edge(edge):
+                chain = chains.get(e)
+                if chain is None or not (cost > chain and round(cost, 9) > round(chain, 9)):
+                    return False
+    return True
 
 
 def _ms(start: float) -> float:
@@ -296,10 +373,13 @@ def respond(
     timings_ms: dict[str, float] | None = None,
     scored: ScoredHits | None = None,
     index: RelationshipIndex | None = None,
+    first: FirstRanking | None = None,
 ) -> SearchResponse:
     """All pure stages after the SQL, timed: ``bonus``, ``index``, ``score``, ``render``, as
     ``options`` ask (display, top_k, budget, token counter). Timings the caller already measured
-    (``recall_sql``, ``projection_sql`` …) are kept."""
+    (``recall_sql``, ``projection_sql`` …) are kept. ``first``: the search's ranking before its
+    expansion, the final one when what the expansion added changed no score
+    (:meth:`FirstRanking.holds`)."""
     opts = options.resolved()
     timings = dict(timings_ms or {})
     if scored is None:
@@ -311,12 +391,24 @@ def respond(
         index = RelationshipIndex.build(subgraph)
         timings["index"] = _ms(t)
     t = time.perf_counter()
-    evidence = scored.evidence(subgraph, pq.original, config, **asked(pq, config))
     shown, k = opts.display, opts.top_k
     wide = k
     if shown == "highly_related":
         wide = config.highly_related_episodes or max(k, len(index.episodes))
-    ranked = rank_scored(scored, subgraph, pq, config, max(k, wide), index, evidence, trace=k)
+    ranked: list[Bundle] | None = None
+    if first is not None and first.holds(index, max(k, wide), k):
+        prior = first.evidence
+        outdated = scored.outdated(
+            subgraph, pq.original, config, prior.unit_adjust, **asked(pq, config)
+        )
+        if outdated or prior.outdated:
+            evidence = replace(prior, outdated=outdated)
+        else:
+            evidence, ranked = prior, first.bundles[: max(k, wide)]
+    else:
+        evidence = scored.evidence(subgraph, pq.original, config, **asked(pq, config))
+    if ranked is None:
+        ranked = rank_scored(scored, subgraph, pq, config, max(k, wide), index, evidence, trace=k)
     bundles = ranked[:k]
     timings["score"] = _ms(t)
     t = time.perf_counter()
@@ -349,7 +441,9 @@ def respond(
 
 
 __all__ = [
+    "FirstRanking",
     "ScoredHits",
+    "expansion_unscored",
     "hit_ids_for_projection",
     "query_time",
     "rank",

@@ -206,14 +206,17 @@ def _repeats_back(
     Units without provenance keep their place."""
     cited: set[str] = set()
     out: list[EvidenceUnit] = []
+    moved = False
     for u in ordered:
         node = index.nodes.get(u.node_id)
         keys = set(source_keys(node.sources)) if node is not None else set()
         if u.is_point and keys and keys <= cited:
             u = replace(u, rank_score=u.rank_score + penalty)
+            moved = True
         cited |= keys
         out.append(u)
-    return sorted(out, key=_unit_order)
+    # (nothing moved: ``ordered`` is already in order, and sorting it again keeps it)
+    return sorted(out, key=_unit_order) if moved else out
 
 
 def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence, step: float) -> None:

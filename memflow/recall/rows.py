@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from memflow.recall.baseline import BaselineUnit
-from memflow.recall.pipeline import ScoredHits
+from memflow.recall.pipeline import FirstRanking, ScoredHits
 from memflow.recall.scoring import RelationshipIndex
 from memflow.recall.types import Citation, Hit, SearchResult, Subgraph
 from memflow.recall.visibility import Tags
@@ -33,6 +33,8 @@ class EpisodicRows:
     # The relationship index of ``graph`` when the transaction built it (the expansion's
     # ranking), so that the final ranking does not build it again.
     index: RelationshipIndex | None = None
+    # The ranking before the expansion (pipeline.FirstRanking), the final one when it still holds.
+    first: FirstRanking | None = None
     kind: Literal["episodic"] = "episodic"
 
     def cited(self) -> set[uuid.UUID]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
@@ -72,10 +72,6 @@ for _table, (_parent, _child) in enumerate(
     _ROUTES[(_child, _parent)] = (_table, True)
 
 
-def _pair(a: UUID, b: UUID) -> tuple[UUID, UUID]:
-    return (a, b) if a.int <= b.int else (b, a)
-
-
 def content_key(node: GraphNode | None) -> str:
     """A tie-breaker that depends only on what a node says (the same content in two datasets
     gets the same key), never on its id."""
@@ -92,6 +88,14 @@ def content_key(node: GraphNode | None) -> str:
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 
 
+class _Keys(dict[UUID, str]):
+    """content_key by node id; "" for an id the subgraph has no node of (an expansion's link
+    to a facet it did not fetch), read without a call per id."""
+
+    def __missing__(self, node: UUID) -> str:
+        return ""
+
+
 @dataclass
 class RelationshipIndex:
     """Adjacency of the projected subgraph, by node kind, with edge texts per node pair."""
@@ -103,7 +107,9 @@ class RelationshipIndex:
     points_by_facet: dict[UUID, list[UUID]] = field(default_factory=dict)
     entities_by_episode: dict[UUID, list[UUID]] = field(default_factory=dict)
     entities_by_facet: dict[UUID, list[UUID]] = field(default_factory=dict)
-    edges: dict[tuple[UUID, UUID], list[GraphEdge]] = field(default_factory=dict)
+    # Edges by their ends' ids xored (an int: hashed in C; either way round), each list then
+    # filtered to the pair asked (:meth:`edges_between`).
+    edges: dict[int, list[GraphEdge]] = field(default_factory=dict)
     edges_by_text: dict[str, list[GraphEdge]] = field(default_factory=dict)
     episode_count: int = 0
     # content_key of each node, the tables' order (kept for :meth:`grow`)
@@ -115,16 +121,15 @@ class RelationshipIndex:
     @classmethod
     def build(cls, subgraph: Subgraph) -> RelationshipIndex:
         index = cls(nodes=subgraph.nodes, episode_count=subgraph.episode_count)
-        key = index.keys = {i: content_key(n) for i, n in subgraph.nodes.items()}
+        key = index.keys = _Keys((i, content_key(n)) for i, n in subgraph.nodes.items())
         index.episodes = sorted(
             (n.id for n in subgraph.nodes.values() if n.kind == "Episode"), key=key.__getitem__
         )
-        for edge in subgraph.edges:
-            index._add(edge)
+        index._add(subgraph.edges)
         for table in index._tables():
             for k, ids in table.items():
                 if len(ids) > 1:  # (one id: already its own sorted set)
-                    table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
+                    table[k] = sorted(set(ids), key=key.__getitem__)
         return index
 
     def grow(self, subgraph: Subgraph, known_edges: int) -> RelationshipIndex:
@@ -135,17 +140,17 @@ class RelationshipIndex:
             n.kind == "Episode" and n.id not in self.keys for n in subgraph.nodes.values()
         ):
             return RelationshipIndex.build(subgraph)
-        key = self.keys
+        key = self.keys if isinstance(self.keys, _Keys) else _Keys(self.keys)
+        self.keys = key
         for i, n in subgraph.nodes.items():
             if i not in key:
                 key[i] = content_key(n)
         sizes = [{k: len(ids) for k, ids in table.items()} for table in self._tables()]
-        for edge in subgraph.edges[known_edges:]:
-            self._add(edge)
+        self._add(subgraph.edges[known_edges:])
         for table, before in zip(self._tables(), sizes, strict=True):
             for k, ids in table.items():
                 if len(ids) != before.get(k) and len(ids) > 1:
-                    table[k] = sorted(set(ids), key=lambda u: key.get(u, ""))
+                    table[k] = sorted(set(ids), key=key.__getitem__)
         return self
 
     def _tables(self) -> tuple[dict[UUID, list[UUID]], ...]:
@@ -161,35 +166,45 @@ class RelationshipIndex:
         n = self.nodes.get(node)
         return n.kind if n is not None else default
 
-    def _add(self, edge: GraphEdge) -> None:
-        # (the hot loop of a search's scoring: ~900 edges, twice; kinds read without a call)
-        src_default, dst_default = _EDGE_KINDS[edge.relationship]
-        src, dst = self.nodes.get(edge.src), self.nodes.get(edge.dst)
-        self.unpaired.append(edge)
-        self.edges_by_text.setdefault(edge.edge_text, []).append(edge)
-        route = _ROUTES.get(
-            (src_default if src is None else src.kind, dst_default if dst is None else dst.kind)
+    def _add(self, edges: Iterable[GraphEdge]) -> None:
+        # (the hot loop of a search's scoring: ~900 edges; kinds read without a call, the
+        # tables bound to locals once)
+        nodes, unpaired, by_text = self.nodes, self.unpaired, self.edges_by_text
+        tables = (
+            (self.facets_by_episode, self.episodes_by_facet),
+            (self.points_by_facet, None),
+            (self.entities_by_episode, None),
+            (self.entities_by_facet, None),
         )
-        if route is None:
-            return
-        table, swap = route
-        parent, child = (edge.dst, edge.src) if swap else (edge.src, edge.dst)
-        if table == 0:
-            self.facets_by_episode.setdefault(parent, []).append(child)
-            self.episodes_by_facet.setdefault(child, []).append(parent)
-        elif table == 1:
-            self.points_by_facet.setdefault(parent, []).append(child)
-        elif table == 2:
-            self.entities_by_episode.setdefault(parent, []).append(child)
-        else:
-            self.entities_by_facet.setdefault(parent, []).append(child)
+        for edge in edges:
+            src_default, dst_default = _EDGE_KINDS[edge.relationship]
+            src, dst = nodes.get(edge.src), nodes.get(edge.dst)
+            unpaired.append(edge)
+            by_text.setdefault(edge.edge_text, []).append(edge)
+            route = _ROUTES.get(
+                (src_default if src is None else src.kind, dst_default if dst is None else dst.kind)
+            )
+            if route is None:
+                continue
+            table, swap = route
+            parent, child = (edge.dst, edge.src) if swap else (edge.src, edge.dst)
+            down, up = tables[table]
+            down.setdefault(parent, []).append(child)
+            if up is not None:
+                up.setdefault(child, []).append(parent)
 
     def edges_between(self, a: UUID, b: UUID) -> list[GraphEdge]:
+        """The edges between ``a`` and ``b`` (either way round), in the order they were added."""
         if self.unpaired:
+            edges = self.edges
             for edge in self.unpaired:
-                self.edges.setdefault(_pair(edge.src, edge.dst), []).append(edge)
+                edges.setdefault(edge.src.int ^ edge.dst.int, []).append(edge)
             self.unpaired.clear()
-        return self.edges.get(_pair(a, b), [])
+        return [
+            edge
+            for edge in self.edges.get(a.int ^ b.int, ())
+            if (edge.src == a and edge.dst == b) or (edge.src == b and edge.dst == a)
+        ]
 
     def episodes_of_edge(self, edge: GraphEdge) -> list[UUID]:
         """The episodes an edge is evidence for: its Episode end, or its facet's episodes."""
@@ -496,9 +511,11 @@ def score_bundles(
     query_time: TimeMatch | None = None,
     top_k: int = 10,
     trace: int | None = None,
+    chains: dict[UUID, float] | None = None,
 ) -> list[Bundle]:
     """The ``top_k`` best Episodes, each with its deciding chain and corroboration; only the
-    first ``trace`` (default: all) carry the explain path (the rest only rank units)."""
+    first ``trace`` (default: all) carry the explain path (the rest only rank units).
+    ``chains``, when given, receives the cost of every ranked episode's deciding chain."""
     scorer = BundleScorer(index, evidence, config)
     edge_chains = scorer.edge_chains()
     scored = []
@@ -510,6 +527,8 @@ def score_bundles(
         bonus = time_bonus(index.nodes.get(e), query_time, config)
         score = _with_time_bonus(choice.cost + support.total, bonus, config.time_bonus_floor)
         scored.append((e, choice, support, score))
+        if chains is not None:
+            chains[e] = choice.cost
     newer = _present_bonus(
         index,
         evidence,

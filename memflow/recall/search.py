@@ -21,8 +21,11 @@ from memflow.recall.budget import honour_budget
 from memflow.recall.config import RecallConfig
 from memflow.recall.options import SearchOptions
 from memflow.recall.pipeline import (
+    FirstRanking,
     ScoredHits,
+    asked,
     episode_hits,
+    expansion_unscored,
     hit_ids_for_projection,
     rank_scored,
     respond,
@@ -120,7 +123,9 @@ def _search_rows(
     dataset_id: uuid.UUID, plan: SearchPlan, visible: Visible | None, docs: Documents
 ) -> Body[SearchRows]:
     if plan.options.mode == "episodic":
-        hits, graph, scored, index = yield from retrieve_body(dataset_id, plan, visible, docs)
+        hits, graph, scored, index, first = yield from retrieve_body(
+            dataset_id, plan, visible, docs
+        )
         how_to = None
         if plan.cfg.how_to_procedure_max_score > 0 and procedural.asks_how(plan.query):
             t = time.perf_counter()
@@ -129,7 +134,7 @@ def _search_rows(
                 conn, dataset_id, qvec, cfg, visible
             )
             plan.timings["procedures_sql"] = ms(t)
-        return EpisodicRows(hits, graph, scored, how_to, index)
+        return EpisodicRows(hits, graph, scored, how_to, index, first)
     if plan.options.mode == "procedural":
         qvec, cfg, k, flt = plan.qvec, plan.cfg, plan.options.top_k, plan.filter
         found = yield lambda conn: procedural.procedures_step(conn, dataset_id, qvec, cfg, k, flt)
@@ -158,7 +163,7 @@ def _respond(plan: SearchPlan, rows: SearchRows) -> SearchResponse:
         return baseline_response(plan, rows.units)
     response = respond(
         rows.hits, rows.graph, plan.pq, plan.cfg, plan.options, timings_ms=plan.timings,
-        scored=rows.scored, index=rows.index,
+        scored=rows.scored, index=rows.index, first=rows.first,
     )  # fmt: skip
     response = temporal.decorate(response, rows.graph.times)
     if rows.how_to is not None:
@@ -177,7 +182,7 @@ def retrieve_body(
     plan: SearchPlan,
     visible: Visible | None = None,
     docs: Documents | None = None,
-) -> Body[tuple[list[Hit], Subgraph, ScoredHits, RelationshipIndex | None]]:
+) -> Body[tuple[list[Hit], Subgraph, ScoredHits, RelationshipIndex | None, FirstRanking | None]]:
     """The SQL of an episodic search, as a transaction body: recall, bonuses, projection (and
     the detail expansion), with the scoring between them. Everything after it is pure
     (:func:`memflow.recall.pipeline.respond`), so recorded results can be re-ranked offline
@@ -231,14 +236,26 @@ def retrieve_body(
     # the chosen episodes; highly_related may use every point of the best episodes.
     expand = top_k if display == "detail" else cfg.expand_episodes
     index: RelationshipIndex | None = None
+    first: FirstRanking | None = None
     if display != "summary" and expand:
         t = time.perf_counter()
         index = RelationshipIndex.build(graph)
-        best = rank_scored(scored, graph, pq, cfg, expand, index, trace=0)
+        if display == "highly_related" and validity is None:
+            # As many as the final ranking ranks (pipeline.respond), traced as it traces them:
+            # when the expansion changes no score, that ranking is this one (validity marks a
+            # new graph after the expansion: a new index, ranked again).
+            evidence = scored.evidence(graph, pq.original, cfg, **asked(pq, cfg))
+            wide = cfg.highly_related_episodes or max(top_k, len(index.episodes))
+            top = max(expand, top_k, wide)
+            chains: dict[uuid.UUID, float] = {}
+            ranked = rank_scored(scored, graph, pq, cfg, top, index, evidence, top_k, chains)
+            best = ranked[:expand]
+        else:
+            best = rank_scored(scored, graph, pq, cfg, expand, index, trace=0)
         chosen = [b.episode_id for b in best]
         timings["expand_rank"] = ms(t)  # the first ranking (pure), apart from the SQL
         t = time.perf_counter()
-        shown, known_edges = graph, len(graph.edges)
+        shown, known_edges, before = graph, len(graph.edges), set(graph.nodes)
         if display == "detail":
             graph = yield lambda conn: sqlrecall.expand(
                 conn, dataset_id, chosen, shown, cfg, visible, times
@@ -257,8 +274,11 @@ def retrieve_body(
         # The final ranking's index: the first one grown by the points the expansion added (the
         # detail display's expansion and validity make a new graph: a new index).
         index = index.grow(graph, known_edges) if display == "highly_related" else None
+        if index is not None and validity is None:
+            unchanged = expansion_unscored(scored, graph, index, before, known_edges, chains, cfg)
+            first = FirstRanking(ranked, evidence, index, top, top_k, unchanged)
         timings["index_grow"] = ms(t)
     t = time.perf_counter()
     graph = sqlrecall.with_times(graph, times)
     timings["validity_sql"] = timings.get("validity_sql", 0.0) + ms(t)
-    return hits, graph, scored, index
+    return hits, graph, scored, index, first

@@ -5,8 +5,9 @@ Responses are pydantic models so ``SearchResponse.model_dump(mode="json")`` is t
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -87,6 +88,47 @@ class Hit:
         )
 
 
+class Provenance(Sequence[Any]):
+    """A node's provenance rows as a search's statement returned them, the text of a JSON array
+    (sql/recall.sql ``project``), parsed on first use: a search fetches ~450 of them and reads
+    those of its results and packed units. Compares equal to the list it holds."""
+
+    __slots__ = ("_rows", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._rows: list[Any] | None = None
+
+    def rows(self) -> list[Any]:
+        rows = self._rows
+        if rows is None:
+            rows = self._rows = json.loads(self._text)
+        return rows
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.rows()[index]
+
+    def __len__(self) -> int:
+        return len(self.rows())
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.rows())
+
+    def __eq__(self, other: object) -> bool:
+        return self.rows() == (other.rows() if isinstance(other, Provenance) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.rows())
+
+    def __getstate__(self) -> str:
+        return self._text
+
+    def __setstate__(self, state: str) -> None:
+        self._text, self._rows = state, None
+
+
 # The projected subgraph is internal to a search (never serialised) and rebuilt for every query:
 # plain slotted dataclasses, several times cheaper to construct than pydantic models.
 @dataclass(frozen=True, slots=True)
@@ -105,12 +147,17 @@ class GraphNode:
     display_only: bool = False
     # Provenance rows [chunk key, document id, document source, chunk ts] (sql/recall.sql
     # ``project``), first chunk first; made into Citations only for what a response shows.
-    sources: list[Any] = field(default_factory=list)
+    # The statements return their JSON text: kept as a Provenance, parsed when first read.
+    sources: Sequence[Any] = field(default_factory=list)
     speaker: str | None = None  # FacetPoints: the speaker of the turn it came from (parsed)
     degree: int | None = None  # Entities: episodes and facets linking to it (up to a cap)
     # Revision 0004: when this fact stopped holding, set only if it was replaced as of the
     # search's time (memflow.recall.temporal.mark_graph); None: it holds.
     replaced_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.sources, str):
+            object.__setattr__(self, "sources", Provenance(self.sources))
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,21 +3,28 @@ seeds, rank and respond end to end (memflow.recall.pipeline)."""
 
 from __future__ import annotations
 
+import json
 import math
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.options import SearchOptions
 from memflow.recall.pipeline import (
+    FirstRanking,
+    asked,
     entity_seed_bound,
+    expansion_unscored,
     hit_ids_for_projection,
     rank,
+    rank_scored,
     respond,
     score_hits,
 )
+from memflow.recall.scoring import RelationshipIndex
 from memflow.recall.types import Hit, Subgraph
 
 from .test_bonus import query as pq
@@ -346,3 +353,103 @@ def test_recalled_points_that_arrive_with_the_expansion_get_the_unit_rules() -> 
     fresh = score_hits(hits, pq(q), cfg).evidence(g.sub(), q, cfg)
     assert again.unit_adjust == fresh.unit_adjust
     assert again.unit_adjust[nid("P2")] >= cfg.speaker_penalty - cfg.term_overlap_bonus * 2
+
+
+# ------------------------------------------------------------------ the first ranking reused
+
+
+def _first(g: G, hits: list[Hit], q: str, k: int = 10) -> tuple[FirstRanking, Any]:
+    """What retrieve_body keeps before its expansion, and a function that, after ``g`` grew,
+    makes the FirstRanking the final ranking may reuse."""
+    cfg, sub, query = CFG, g.sub(), pq(q)
+    scored = score_hits(hits, query, cfg)
+    index = RelationshipIndex.build(sub)
+    evidence = scored.evidence(sub, q, cfg, **asked(query, cfg))
+    top = max(cfg.expand_episodes, k, cfg.highly_related_episodes or max(k, len(index.episodes)))
+    chains: dict[uuid.UUID, float] = {}
+    ranked = rank_scored(scored, sub, query, cfg, top, index, evidence, k, chains)
+    before, known = set(sub.nodes), len(sub.edges)
+
+    def grown() -> FirstRanking:
+        grew = index.grow(sub, known)
+        same = expansion_unscored(scored, sub, grew, before, known, chains, cfg)
+        return FirstRanking(ranked, evidence, grew, top, k, same)
+
+    return grown(), (scored, sub, grown)
+
+
+def _dump(resp: Any) -> Any:
+    out = resp.model_dump(mode="json")
+    out.pop("timings_ms")
+    return out
+
+
+def test_the_first_ranking_is_the_final_one_when_the_expansion_adds_unrecalled_points() -> None:
+    g, hits = harbour_graph()
+    _, (scored, sub, grown) = _first(g, hits, QUERY)
+    g.node("P4", "FacetPoint", search_text="Tomas Berg: the kayak is red.", speaker="Tomas Berg")
+    g.edge("F2", "has_point", "P4")
+    sub.unit_distances[nid("P4")] = 0.7
+    first = grown()
+    assert first.unchanged
+    opts = SearchOptions(display="highly_related")
+    reused = respond(hits, sub, pq(QUERY), CFG, opts, scored=scored, index=first.index, first=first)
+    fresh = respond(hits, sub, pq(QUERY), CFG, opts)
+    assert _dump(reused) == _dump(fresh)
+
+
+def test_the_first_ranking_is_not_reused_when_the_expansion_can_change_a_score() -> None:
+    # A recalled point the projection had left out.
+    g, hits = harbour_graph()
+    hits.append(hit(POINTS, "P5", 0.2, "Tomas Berg: I paddled to the harbour."))
+    _, (_, _, grown) = _first(g, hits, QUERY)
+    g.node("P5", "FacetPoint", search_text="Tomas Berg: I paddled to the harbour.")
+    g.edge("F2", "has_point", "P5")
+    assert not grown().unchanged
+    # A link whose text was recalled, cheaper than the chain of its episode.
+    g, hits = harbour_graph()
+    hits.append(Hit(collection="Edge_text", text="F2 -> P6", distance=0.01))
+    _, (_, _, grown) = _first(g, hits, QUERY)
+    g.node("P6", "FacetPoint", search_text="Tomas Berg: it floats.")
+    g.edge("F2", "has_point", "P6")
+    assert not grown().unchanged
+    # ... but not when it costs more than that chain.
+    g, hits = harbour_graph()
+    hits.append(Hit(collection="Edge_text", text="F2 -> P6", distance=1.5))
+    _, (_, _, grown) = _first(g, hits, QUERY)
+    g.node("P6", "FacetPoint", search_text="Tomas Berg: it floats.")
+    g.edge("F2", "has_point", "P6")
+    assert grown().unchanged
+    # A new link to a facet the ranking knew.
+    g, hits = harbour_graph()
+    _, (_, _, grown) = _first(g, hits, QUERY)
+    g.edge("Kayak", "has_facet", "F1")
+    assert not grown().unchanged
+
+
+def test_provenance_text_is_parsed_on_first_read_and_equals_its_rows() -> None:
+    import pickle
+
+    from memflow.recall.types import GraphNode, Provenance
+
+    rows = [["chunk-1", str(HARBOUR_DOC), "harbour.json", "2024-03-01T10:00:00+00:00"]]
+    node = GraphNode(id=nid("P"), kind="FacetPoint", sources=json.dumps(rows))
+    assert isinstance(node.sources, Provenance)
+    assert node.sources == rows and rows == node.sources and len(node.sources) == 1
+    assert node.sources[0][0] == "chunk-1" and [r[0] for r in node.sources] == ["chunk-1"]
+    assert not GraphNode(id=nid("Q"), kind="Facet", sources="[]").sources
+    assert pickle.loads(pickle.dumps(node)).sources == rows
+
+
+def test_edges_between_either_way_round_in_the_order_added() -> None:
+    g = G()
+    g.node("E", "Episode")
+    g.node("F", "Facet")
+    g.node("N", "Entity")
+    g.edge("E", "has_facet", "F", "one")
+    g.edge("F", "involves_entity", "N")
+    g.edge("E", "has_facet", "F", "two")
+    index = g.index()
+    assert [e.edge_text for e in index.edges_between(nid("F"), nid("E"))] == ["one", "two"]
+    assert [e.edge_text for e in index.edges_between(nid("N"), nid("F"))] == ["F -> N"]
+    assert index.edges_between(nid("E"), nid("N")) == []
