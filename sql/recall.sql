@@ -16,19 +16,10 @@ SELECT set_config('memflow.dataset_id', :dataset_id, true),
 -- Each branch orders by the distance to the same query vector so the HNSW index is used.
 -- A filtered search (scope / where: memflow.recall.visibility) keeps only the visible rows in
 -- every branch; unfiltered (:filtered false), the condition folds away at planning.
--- Per script (issue 29): the multilingual embedder puts a text of the query's own script nearer
--- than one of another script that says the same, so the :k nearest (`near`) can hold few rows,
--- or none, of the note that answers in the other language. In a store of two scripts (a text of
--- the other script than the query's among the nearest rows, but edges, or among the dataset's
--- episode summaries; :cjk: the query is written in a CJK script, a text is CJK when it holds a
--- character of :cjk_class) every table but the edges' also gives its :k nearest rows of the
--- other script that `near` lacks (`crossed`: memflow.recall.bonus.within_reach keeps those the
--- language shift brings among the nearest). In a store of one script the condition is false
--- before any of those rows is read, and the rows and their order are the same as without them.
 -- Every row also says whether the dataset holds any replaced node (revision 0004: searches of
 -- datasets without one skip validity), so that costs no round trip of its own; with no hit at
 -- all, one row with a NULL collection carries it.
-WITH near AS (
+WITH hits AS (
 (SELECT 'Episode_summary' AS collection, node_id, NULL::bytea AS text_hash, text,
         embedding <=> CAST(:q AS vector) AS distance
    FROM memflow.episode_summary WHERE dataset_id = :dataset_id
@@ -59,53 +50,8 @@ UNION ALL
    FROM memflow.edge_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR text_hash = ANY(CAST(:visible_texts AS bytea[])))
   ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
-),
-crossing AS (
-  SELECT EXISTS (SELECT 1 FROM near WHERE collection <> 'Edge_text'
-                   AND (text ~ :cjk_class) <> :cjk)
-      OR EXISTS (SELECT 1 FROM memflow.episode_summary WHERE dataset_id = :dataset_id
-                   AND (text ~ :cjk_class) <> :cjk) AS two
-),
-other AS (
-(SELECT 'Episode_summary' AS collection, node_id, NULL::bytea AS text_hash, text,
-        embedding <=> CAST(:q AS vector) AS distance
-   FROM memflow.episode_summary WHERE dataset_id = :dataset_id
-    AND (SELECT two FROM crossing) AND (text ~ :cjk_class) <> :cjk
-    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
-UNION ALL
-(SELECT 'Facet_search_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
-   FROM memflow.facet_search_text WHERE dataset_id = :dataset_id
-    AND (SELECT two FROM crossing) AND (text ~ :cjk_class) <> :cjk
-    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
-UNION ALL
-(SELECT 'Facet_anchor_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
-   FROM memflow.facet_anchor_text WHERE dataset_id = :dataset_id
-    AND (SELECT two FROM crossing) AND (text ~ :cjk_class) <> :cjk
-    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
-UNION ALL
-(SELECT 'FacetPoint_search_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
-   FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id
-    AND (SELECT two FROM crossing) AND (text ~ :cjk_class) <> :cjk
-    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
-UNION ALL
-(SELECT 'Entity_name', node_id, NULL, text, embedding <=> CAST(:q AS vector)
-   FROM memflow.entity_name WHERE dataset_id = :dataset_id
-    AND (SELECT two FROM crossing) AND (text ~ :cjk_class) <> :cjk
-    AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
-),
-hits AS (
-  SELECT *, false AS crossed FROM near
-  UNION ALL
-  SELECT *, true FROM other o
-   WHERE NOT EXISTS (SELECT 1 FROM near n
-                      WHERE n.collection = o.collection AND n.node_id = o.node_id)
 )
-SELECT h.collection, h.node_id, h.text_hash, h.text, h.distance, h.crossed, f.any_superseded
+SELECT h.collection, h.node_id, h.text_hash, h.text, h.distance, f.any_superseded
 FROM (SELECT EXISTS (SELECT 1 FROM memflow.node WHERE dataset_id = :dataset_id
                        AND superseded_by IS NOT NULL) AS any_superseded) f
 LEFT JOIN hits h ON true;

@@ -138,35 +138,6 @@ def language_shifts(hits: Iterable[Hit], query: str, config: RecallConfig) -> di
     return shifts
 
 
-def within_reach(
-    hits: Sequence[Hit], crossed: Iterable[Hit], query: str, config: RecallConfig
-) -> list[Hit]:
-    """The rows of the other script than ``query``'s that the per-script recall added
-    (``crossed``: rows ``hits`` lacks, sql/recall.sql) and that the language shift brings among
-    the nearest: a row of a collection the shift moves, no farther once moved than the farthest
-    of ``hits`` in that collection (moved too when of the other script). So the rows of an
-    answer written in the other language reach scoring, and every collection keeps the scale
-    (best, worst) its bonuses and missing corroboration are measured on; with no shift
-    (``language_shift`` 0) nothing is added."""
-    crossed = list(crossed)
-    shifts = language_shifts([*hits, *crossed], query, config)
-    if not shifts:
-        return []
-    own = is_cjk_text(query)
-    reach: dict[str, float] = {}
-    for h in hits:
-        if h.collection in shifts:
-            d = h.distance - shifts[h.collection] if is_cjk_text(h.text) != own else h.distance
-            reach[h.collection] = max(reach.get(h.collection, d), d)
-    return [
-        h
-        for h in crossed
-        if h.collection in reach
-        and is_cjk_text(h.text) != own
-        and h.distance - shifts[h.collection] <= reach[h.collection]
-    ]
-
-
 @lru_cache(maxsize=16384)
 def _terms(text: str) -> frozenset[str]:
     return content_terms(text)
@@ -356,5 +327,4 @@ __all__ = [
     "normalize_for_match",
     "number_bonus",
     "term_bonus",
-    "within_reach",
 ]

@@ -399,10 +399,7 @@ def pinyin_names(names: frozenset[str], text: str) -> int:
     )
 
 
-# (also the class the wide recall tells a CJK text by, sql/recall.sql: PostgreSQL's regular
-# expressions read the same \u escapes)
-CJK_SCRIPT_CLASS = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
-_CJK_SCRIPT = re.compile(CJK_SCRIPT_CLASS)
+_CJK_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _LETTER = re.compile(r"[^\W\d_]")
 
 

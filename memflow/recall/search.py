@@ -17,7 +17,6 @@ from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
 from memflow.recall import procedural, sqlrecall, temporal
 from memflow.recall.baseline import baseline_response, baseline_units
-from memflow.recall.bonus import within_reach
 from memflow.recall.budget import honour_budget
 from memflow.recall.config import RecallConfig
 from memflow.recall.options import SearchOptions
@@ -192,12 +191,8 @@ def retrieve_body(
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
     t = time.perf_counter()
     yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
-    recalled = yield lambda conn: sqlrecall.recall(
-        conn, dataset_id, qvec, k, visible, query=pq.original
-    )
+    recalled = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k, visible)
     hits = recalled.hits
-    if recalled.crossed:
-        hits = hits + within_reach(hits, recalled.crossed, pq.original, cfg)
     timings["recall_sql"] = ms(t)
     t = time.perf_counter()
     validity: temporal.Validity | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any
 
@@ -19,7 +19,6 @@ from memflow.db.queries import q
 from memflow.db.rows import column_index, columns
 from memflow.embed.base import Vector
 from memflow.recall.config import RecallConfig
-from memflow.recall.preprocess import CJK_SCRIPT_CLASS, is_cjk_text
 from memflow.recall.temporal import linked_ids
 from memflow.recall.types import GraphEdge, GraphNode, Hit, Subgraph
 from memflow.recall.visibility import Documents, Visible, params
@@ -43,53 +42,29 @@ def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
 @dataclass(frozen=True)
 class Recalled:
     """The wide recall's hits, and whether the dataset holds any replaced node (``replaced``:
-    False lets a search without clocks skip validity, :mod:`memflow.recall.temporal`).
-    ``crossed``: in a store of two scripts, the nearest rows of the other script than the
-    query's that ``hits`` lacks (:func:`memflow.recall.bonus.within_reach` keeps those that
-    count)."""
+    False lets a search without clocks skip validity, :mod:`memflow.recall.temporal`)."""
 
     hits: list[Hit]
     replaced: bool
-    crossed: list[Hit] = field(default_factory=list)
 
 
 def recall(
-    conn: Connection,
-    dataset_id: uuid.UUID,
-    qvec: Vector,
-    k: int,
-    visible: Visible | None = None,
-    *,
-    query: str = "",
+    conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int, visible: Visible | None = None
 ) -> Recalled:
-    """The ``k`` nearest rows of every embedding table to ``qvec``; in a store of two scripts
-    also the ``k`` nearest of each table of the other script than ``query``'s (``recall`` in
-    sql/recall.sql)."""
     result = conn.execute(
-        q("recall"),
-        {
-            "dataset_id": dataset_id,
-            "q": qvec,
-            "k": k,
-            "cjk": is_cjk_text(query),
-            "cjk_class": CJK_SCRIPT_CLASS,
-            **params(visible),
-        },
+        q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k, **params(visible)}
     )
     hit = columns(
         list(result.keys()),
-        "collection", "node_id", "text_hash", "text", "distance", "crossed", "any_superseded",
+        "collection", "node_id", "text_hash", "text", "distance", "any_superseded",
     )  # fmt: skip
     hits: list[Hit] = []
-    crossed: list[Hit] = []
     replaced = False
-    for collection, node_id, text_hash, text, distance, other, any_superseded in map(
-        hit, result.all()
-    ):
+    for collection, node_id, text_hash, text, distance, any_superseded in map(hit, result.all()):
         replaced = bool(any_superseded)
         if collection is None:  # no hit: the row only carries any_superseded
             continue
-        (crossed if other else hits).append(
+        hits.append(
             Hit(
                 collection=collection,
                 node_id=node_id,
@@ -99,7 +74,7 @@ def recall(
                 edge_text_hash=bytes(text_hash) if text_hash is not None else None,
             )
         )
-    return Recalled(hits, replaced, crossed)
+    return Recalled(hits, replaced)
 
 
 def project(
