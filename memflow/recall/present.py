@@ -9,7 +9,8 @@ what the memory holds now; "When did we meet?" asks of an event: ``present_past_
 when
 
 - the write path **linked** them (:mod:`memflow.store.conflicts`: their statements, values
-  masked, mean the same and one value differs), or
+  masked, mean the same and one value differs), unless all they share is a clause of one
+  template ("…, owner: X" / "Owner: Y") and their notes are about two things, or
 - both are among the best recalled points (within ``present_margin`` of the best point's unit
   score: both answer it) and the newer gives **another value** of the kind the question asks
   for ("When …": a date or time; "Who …": a name; "How many …": a count or amount:
@@ -146,11 +147,11 @@ def outdated_points(
         heir = t.get("superseded_by")
         if t.get("invalid_at") is not None and heir in nodes and node_id in nodes:
             pairs.append((node_id, heir, "closed"))
+    links: list[tuple[UUID, UUID]] = []
     for node_id, linked in subgraph.links.items():
         for other, role in linked:
             if node_id in nodes and other in nodes:
-                older, newer = (other, node_id) if role == "restates" else (node_id, other)
-                pairs.append((older, newer, "link"))
+                links.append((other, node_id) if role == "restates" else (node_id, other))
     ranked = sorted(
         (s, p) for p, s in scores.items() if p in nodes and nodes[p].kind == "FacetPoint"
     )
@@ -161,13 +162,17 @@ def outdated_points(
     # read from two statements alone (of one day, the first pair found marks).
     about = _abouts(subgraph)
 
-    def one_topic(older: UUID, newer: UUID) -> bool:
+    def one_topic(older: UUID, newer: UUID, clauses: bool = False) -> bool:
         # "Owner: X" in two notes about two things: not one fact told twice
         a, b = nodes[older], nodes[newer]
         return same_topic(
-            _text(a), _text(b), about.get(older, ""), about.get(newer, ""), TEMPLATE_KEYS
-        )
+            _text(a), _text(b), about.get(older, ""), about.get(newer, ""), TEMPLATE_KEYS,
+            clauses=clauses,
+        )  # fmt: skip
 
+    # The write path's links too: "Owner: X" in two notes about two things was linked as one
+    # statement told twice with another value (issue 29: a budget's owner and a survey's).
+    pairs += [(older, newer, "link") for older, newer in links if one_topic(older, newer, True)]
     taken = [t for t in _taken_up(query or "", near, nodes, times, config) if one_topic(*t[:2])]
     pairs += [(older, newer, "taken up") for older, newer, _ in taken]
     pairs += [

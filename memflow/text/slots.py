@@ -103,16 +103,39 @@ def template(text: str, keys_max: int) -> bool:
     return len(content_keys(" ".join(rest), [])) <= keys_max
 
 
-def same_topic(a: str, b: str, about_a: str, about_b: str, keys_max: int) -> bool:
+def same_topic(
+    a: str, b: str, about_a: str, about_b: str, keys_max: int, *, clauses: bool = False
+) -> bool:
     """Whether two statements may speak of one thing: yes unless they are one template with two
     values ("Owner: X" / "Owner: Y": their masked forms the same, :func:`template`) and what
     each is about (its document's title, its episode's name) shares no content word with the
-    other's (unknown: yes)."""
-    if not (about_a and about_b) or not template(a, keys_max):
+    other's (unknown: yes). ``clauses``: a clause of each that is one template is enough
+    ("总额 35万，负责人：何佳。" / "负责人：孙倩。": two notes' owners, not one fact)."""
+    if not (about_a and about_b):
         return True
-    if " ".join(masked(a).lower().split()) != " ".join(masked(b).lower().split()):
+    if clauses:
+        shared = _template_clauses(a, keys_max) & _template_clauses(b, keys_max)
+    else:
+        shared = {_form(a)} if template(a, keys_max) and _form(a) == _form(b) else set()
+    if not shared:
         return True
     return bool(content_keys(about_a, []) & content_keys(about_b, []))
+
+
+def _form(text: str) -> str:
+    return " ".join(masked(text).lower().split())
+
+
+# clauses: at Chinese punctuation or a middle dot, at a comma but between digits, at a full stop
+# before a space or the end ("12,000" and "v1.2" stay whole; texts may come NFKC-folded)
+_CLAUSE = re.compile(r"[，；。！？·|;!?]|,(?!\d)|\.(?:\s|$)")
+
+
+def _template_clauses(text: str, keys_max: int) -> set[str]:
+    """The masked forms of the clauses of ``text`` that are templates."""
+    return {
+        _form(c) for c in _CLAUSE.split(text) if c.strip() and values(c) and template(c, keys_max)
+    }
 
 
 def _tokens(text: str, drop_change: bool) -> list[str]:

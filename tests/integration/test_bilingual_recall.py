@@ -1,7 +1,8 @@
 """Cross-language recall on a real store (issue 29), notes invented here: a question in one
 language names a month that a note in the other writes in a date; a question answered in its
 own language keeps its answer first; a store of one script ranks exactly as without the
-cross-language rules."""
+cross-language rules; a later note's owner line does not outdate a budget's (its figure asked in
+the other language)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,25 @@ def test_a_store_of_one_script_ranks_as_without_the_cross_language_rules(
         assert [(r.episode_id, r.score) for r in with_rules.results] == [
             (r.episode_id, r.score) for r in without.results
         ]
+
+
+def test_an_owner_line_of_a_later_note_does_not_outdate_a_budget_asked_by_its_figure(
+    local_mem: Any, tmp_path: Path
+) -> None:
+    """The write path links "总额 8万，负责人：X" with a later note's "负责人：Y" (an owner line,
+    values masked, reads the same); the two notes are about two things, so the later owner
+    line takes nothing's place and the budget asked by its figure stays first."""
+    budget = {
+        "团建-预算.md": "# 研发部团建预算\n\n总额 8万，负责人：欧阳澜。\n\n- 千岛湖两天：6万\n- 大巴：2万\n",
+    }
+    later = {
+        "备份-演练.md": "# 数据库备份演练\n\n每季度一次，从冷备份恢复到预发环境。\n\n负责人：田野。\n",
+    }
+    ds = _store(local_mem, "bilingual-owner", {**ENGLISH, **budget}, tmp_path)
+    folder = tmp_path / "later"
+    folder.mkdir()
+    for file, text in later.items():
+        (folder / file).write_text(text, encoding="utf-8")
+    ds.memorize(str(folder), extractor="rules")
+    resp = ds.search("What does the 8万 offsite budget pay for?", top_k=3)
+    assert _notes(resp)[0] == "团建-预算.md"

@@ -124,3 +124,38 @@ def test_the_write_path_closes_or_links_a_term_only_when_the_newer_says_it_chang
     assert cued is not None and uncued is not None
     assert decide(cued, 0.9, 0.95, s) == "close"
     assert decide(uncued, 0.9, 0.99, s) is None  # "that's great" / "that's awesome": no link
+
+
+def test_a_link_between_owner_clauses_of_two_unrelated_notes_marks_nothing() -> None:
+    """The write path linked "…, owner: X" and "Owner: Y" of two notes about two things (issue
+    29, bilingual tune: a budget's owner and a survey's); a clause of each is one template, so
+    the newer does not take the older's place, unless the notes share a topic."""
+    from memflow.text.slots import _template_clauses
+
+    assert _template_clauses("总额 35万，负责人：欧阳澜。", 2) >= _template_clauses(
+        "负责人：田野。", 2
+    )
+    # as a search reads them (NFKC-folded punctuation)
+    assert "负责人:[person]" in _template_clauses("总额 35万,负责人:欧阳澜。", 2)
+    assert not same_topic(
+        "总额 35万，负责人：欧阳澜。",
+        "负责人：田野。",
+        "园区食堂预算",
+        "数据备份演练",
+        2,
+        clauses=True,
+    )
+    # the whole statements are not one template: without clauses they may speak of one thing
+    assert same_topic(
+        "总额 35万，负责人：欧阳澜。", "负责人：田野。", "园区食堂预算", "数据备份演练", 2
+    )
+    query = "What does the greenhouse budget pay for?"
+    texts = ["Total 12,000 EUR. Owner: Baptiste.", "Owner: Ottilie."]
+    for titles, marked in (
+        (["Greenhouse budget", "Canteen menu rotation"], False),
+        (["Greenhouse budget", "Greenhouse budget review"], True),
+    ):
+        graph, scores, (older, newer) = _graph(texts, [OLD_DAY, NEW_DAY], [0.05, 0.06], titles)
+        graph.links = {older: ((newer, "restated_by"),), newer: ((older, "restates"),)}
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert set(got) == ({older} if marked else set()), (titles, got)
