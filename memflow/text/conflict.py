@@ -351,11 +351,16 @@ COUNTED_WORDS = 2  # words (English; 2 characters each in Chinese) after a count
 
 def _counted(text: str, v: Value) -> set[str]:
     """The content words right after a count, in its clause: what it counts ("3 lab
-    technicians", "3 名学徒")."""
+    technicians", "3 名学徒"); in Chinese also the noun right in front of it, which a count
+    with its measure word may follow ("门店 120 家" counts what "85家门店" counts)."""
     after = _CLAUSE.split(text[v.end :], maxsplit=1)[0]
     if is_zh(text):
         run = re.match(r"\s*[\u3400-\u9fff]*", after)
-        return content_keys(run.group(0)[: 2 * COUNTED_WORDS + 1] if run else "", [])
+        out = content_keys(run.group(0)[: 2 * COUNTED_WORDS + 1] if run else "", [])
+        front = re.search(r"[\u3400-\u9fff]+\s*$", text[: v.start])
+        if front and re.search(r"[\u3400-\u9fff]$", v.text):  # "120 家": a measure word
+            out |= content_keys(front.group(0).strip()[-COUNTED_WORDS:], [])
+        return out
     return content_keys(" ".join(re.findall(r"[A-Za-z][\w'’-]*", after)[:COUNTED_WORDS]), [])
 
 
@@ -454,7 +459,8 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
          r"几位|价格|费用|预算", "amount:money amount:percent amount:duration amount:size "
          r"amount:length amount:mass amount:rate count"),
         (r"\bversion\b|\brelease\b|版本", "version code id"),
-        (r"where do (?:we|they) stand|\bstatus\b|\bstate\b|progress|进展|状态", "status"),
+        (r"where (?:do|does|are|is) (?:we|they|things|it) (?:stand|with|at)\b|\bstatus\b|"
+         r"\bstate\b|progress|进展|进度|状态", "status"),
     )
 )  # fmt: skip
 _ADDITIVE = re.compile(
@@ -505,13 +511,16 @@ def asserted(text: str) -> str:
 _CLAUSE_BREAK = re.compile(r"\s[-–—]\s|;\s|；")
 
 
-def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
+def answers_differ(
+    new: str, old: str, kinds: frozenset[str], asked: frozenset[str] = frozenset()
+) -> Answers | None:
     """Whether ``new`` and ``old``, two statements that answer one question (the search found
     both near it), give different values of the kinds it asks for: ``new`` states one that
     ``old`` does not, about the same thing (no other name, id or code of theirs disagrees, no
     word in front of a shared one swapped), and ``new`` neither adds to ``old`` ("also") nor
     only wonders ("maybe", "?": read per sentence, :func:`asserted`); None when they do not
-    differ so."""
+    differ so. ``asked``: the values the question names itself (normalised): what it asks
+    about, not an answer ("Which version fixes BUG-2207?": BUG-2207 answers nothing)."""
     new, old = asserted(new), asserted(old)
     if not new or not old or is_zh(new) != is_zh(old):
         return None
@@ -519,14 +528,17 @@ def answers_differ(new: str, old: str, kinds: frozenset[str]) -> Answers | None:
         return None
     zh = is_zh(new)
     vn, vo = values(new), values(old)
-    an, ao = _families(vn, kinds), _families(vo, kinds)
+    an = _families([v for v in vn if v.norm not in asked], kinds)
+    ao = _families([v for v in vo if v.norm not in asked], kinds)
     if not an or not ao:
         return None
     came = [
         v
         for v in vn
-        if v.family in an and v.norm not in ao.get(v.family, set()) and not _departed(new, v)
-    ]
+        # another value of a kind the older gives too: a version does not answer an id
+        if v.family in an and v.family in ao and v.norm not in asked
+        and v.norm not in ao[v.family] and not _departed(new, v)
+    ]  # fmt: skip
     slotted = [
         v
         for v in came
