@@ -29,7 +29,9 @@ A question asking where something stands ("Where are we with …?", "status", "�
 about now as if it said so: a status has no form of its own, each statement of it is one.
 Another value outdates one answer per older source (its statement nearest the question, and
 those of it naming that answer's value again), not its greeting, signature or other items; a
-value the question names itself (a ticket's id) is what it asks about, never an answer.
+value the question names itself (a ticket's id) is what it asks about, never an answer. A
+later statement that places its value in a year before the older was said tells of the past
+("the rent was £950 when we moved in in 2021"): it outdates nothing.
 
 The one said later (record time: the sources' own dates; a source memorised without a date of
 its own counts from the day its episode starts) is the newer. An unrelated statement is
@@ -192,6 +194,8 @@ def outdated_points(
             continue
         if ahead and named is not None and to >= named:
             continue  # the older said within or after the time asked about: that time decides
+        if how not in ("closed", "link") and _recalls(_text(nodes[newer]), to):
+            continue  # "the rent was £950 when we moved in in 2021": history, not a new value
         held = out.get(older)
         if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
             continue  # the newest restatement marks it
@@ -200,6 +204,16 @@ def outdated_points(
         seq = order.get((older, newer), ()) if how == "taken up" else ()
         out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq)
     return out
+
+
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:年|(?!\d))")
+
+
+def _recalls(text: str, older: datetime) -> bool:
+    """Whether ``text`` places what it says in a year before the older statement was said: it
+    tells of the past, not of a value that came later."""
+    years = [int(y) for y in _YEAR.findall(text)]
+    return bool(years) and max(years) < older.year
 
 
 _PARTS = ("has_facet", "has_point", "has_key_point", "has_context_point")

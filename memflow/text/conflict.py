@@ -568,17 +568,19 @@ def answers_differ(
         and any(v.end <= o.start for o in olds)
     }  # fmt: skip
     front_new = {n for n in front_new if n not in {v.norm for v in vn if v.family == w.family}}
-    if front_new and front_old and not front_new & front_old:
+    if front_new and front_old and not _names_meet(front_new, front_old):
         return None  # another subject: "Tomas flies …" against "Aisha flies …"
     if substituted(new, old, [v.text for v in vn], [v.text for v in vo], modifier_only=True):
         return None
     head = max(_head(old, o, vo, new, w, vn) for o in olds)
-    if _same_count(new, w, old, vo):
-        head = 1.0  # a count is the count of the thing after it: "4 trainees" -> "2 trainees"
+    if _same_count(new, w, old, vo) or any(_same_form(w, o) for o in olds):
+        # a count is the count of the thing after it: "4 trainees" -> "2 trainees"; a label
+        # of one form names one of the same things: "3号会议室" -> "5号会议室"
+        head = 1.0
     named_apart = (  # a thing, not a time: times are restated without their subject
         zh
         and w.family != "when"
-        and not any(_same_product(w, o) for o in olds)
+        and not any(_same_product(w, o) or _same_form(w, o) for o in olds)
         and head == 0
         and not _PRONOUN_ZH.search(new[: w.start])
         and all(_before(old, o, vo) for o in olds)
@@ -590,6 +592,24 @@ def answers_differ(
 
 
 _PRONOUN_ZH = re.compile(r"[他她它]们?|这个|那个|这边|那边")
+
+
+def _same_form(a: Value, b: Value) -> bool:
+    """Two labels of one form ("3号" / "5号", "4B" / "4D"): numbered things of one kind."""
+
+    def form(v: Value) -> str:
+        return re.sub(r"\d+", "#", re.sub(r"[a-z]", "a", v.norm))
+
+    return a.kind == b.kind == "code" and form(a) == form(b)
+
+
+def _names_meet(a: set[str], b: set[str]) -> bool:
+    """Two sets of names share one, whole or as a word of a longer form ("the Trust" / "Heathland
+    Trust": one subject named short)."""
+    if a & b:
+        return True
+    words_a = {w for n in a for w in n.split() if len(w) > 2}
+    return any(w in words_a for n in b for w in n.split() if len(w) > 2)
 
 
 def _same_count(new: str, v: Value, old: str, vo: list[Value]) -> bool:

@@ -113,3 +113,43 @@ def test_undated_sources_are_ordered_by_the_day_their_episodes_start() -> None:
     got = outdated_points("What do we use for app logs now?", graph, scores, RecallConfig())
     assert set(got) == {old} and got[old].newer == new, got
     assert got[old].day == NEW_DAY.date().isoformat()
+
+
+def test_numbered_labels_are_values_and_one_form_names_one_kind_of_thing() -> None:
+    from memflow.text.values import values
+
+    assert [(v.text, v.family) for v in values("The review is in room 7C, not 7A.")] == [
+        ("7C", "code"), ("7A", "code")]  # fmt: skip
+    assert [(v.text, v.family) for v in values("评审在6号会议室")] == [("6号", "code")]
+    # a day of the month stays a day, with what may follow one
+    assert [v.family for v in values("每月18号（原来是22号）")] == ["when", "when"]
+    assert [v.family for v in values("请在22号之前交")] == ["when"]
+    # a name with a label inside stays one name
+    assert [v.text for v in values("new hires get the Lenovo Yoga C9 laptop")][:1] != ["C9"]
+    kinds = asked_kinds("周会在哪个会议室？")
+    got = answers_differ("不好意思写错了，是8号会议室！", "周会下午三点，在6号会议室", kinds)
+    assert got is not None and got.head == 1.0
+    got = answers_differ(
+        "Apologies, my error: the review is in room 7C, not 7A.",
+        "The review meets Friday in room 7A.",
+        asked_kinds("Which room is the review in?"),
+    )
+    assert got is not None
+
+
+def test_a_subject_named_short_is_the_same_subject() -> None:
+    kinds = asked_kinds("When is the Marlow Fund progress report due?")
+    new = "Ines says the Fund gave us till Nov 3 for the progress report."
+    assert answers_differ(new, "Marlow Fund progress report due 15 October.", kinds) is not None
+    # another subject altogether still is another
+    other = "Ines says the Harbour Board gave us till Nov 3 for their survey."
+    assert answers_differ(other, "Marlow Fund progress report due 15 October.", kinds) is None
+
+
+def test_a_later_line_recalling_an_earlier_year_outdates_nothing() -> None:
+    graph, scores, _ = _graph([
+        ("Boat mooring: £310 a quarter, paid on the 2nd.", OLD_DAY, 0.05, "budget"),
+        ("Can't believe the mooring was £180 when we first got the boat in 2027.", NEW_DAY, 0.07,
+         "chat"),
+    ])  # fmt: skip
+    assert outdated_points("How much is the mooring?", graph, scores, RecallConfig()) == {}
