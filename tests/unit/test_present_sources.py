@@ -153,3 +153,28 @@ def test_a_later_line_recalling_an_earlier_year_outdates_nothing() -> None:
          "chat"),
     ])  # fmt: skip
     assert outdated_points("How much is the mooring?", graph, scores, RecallConfig()) == {}
+
+
+def test_an_amount_with_its_unit_is_no_word_another_line_item_shares() -> None:
+    # a later note raising another line item of the budget does not take up this one
+    graph, scores, (travel, *_) = _graph([
+        ("差旅：6万元", OLD_DAY, 0.06, "budget"),
+        ("设计部 2031年度预算", OLD_DAY, 0.07, "budget"),
+        ("团建：2万元", OLD_DAY, 0.12, "budget"),
+        ("财务: 培训预算追加到9万元了，已经在系统里调好", NEW_DAY, 0.11, "chat"),
+    ])  # fmt: skip
+    got = outdated_points("设计部差旅预算多少？", graph, scores, RecallConfig())
+    assert travel not in got, got
+
+
+def test_a_chinese_change_said_of_another_named_thing_closes_nothing() -> None:
+    from memflow.text.supersede import PointFact, superseded_by_rules
+
+    old = PointFact(uuid.uuid4(), "目标：11月8日全量上线。", None, OLD_DAY, OLD_DAY)
+    other = PointFact(
+        uuid.uuid4(), "同步一下：智能排班项目推迟到12月2日上线", "PMO", NEW_DAY, NEW_DAY
+    )
+    assert superseded_by_rules(other, [old]) == []
+    # said of the thing itself, it still closes
+    same = PointFact(uuid.uuid4(), "目标推迟到12月2日上线", "PMO", NEW_DAY, NEW_DAY)
+    assert superseded_by_rules(same, [old]) != []
