@@ -113,6 +113,8 @@ _SLOT_ZH = re.compile(
     r"推迟到|提前到|延期到|改到|搬到|迁到|切到|向|归|至|：|:)\s*$"
 )
 _NOW_THAT = re.compile(r"now\s+that\b", re.IGNORECASE)
+# What a day or time may carry in front in Chinese: which period it recurs in or belongs to.
+_PERIOD_ZH = re.compile(r"(?:每|本|下|上|这)个?(?:月|周|星期|礼拜|年|天)\s*$")
 _ACTS_ZH = re.compile(r"(?:来)?(?:负责|维护|接手|牵头|主导|跟进|对接|管理?)")
 # A value followed by what it does is the subject of a statement ("Lena is looking after …",
 # "Tom owns …", "Priya will lead …").
@@ -196,6 +198,7 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
     ):
         return True
     if zh:
+        before = _PERIOD_ZH.sub("", before)  # "提前为每月20号": the day, every month
         return (
             bool(_SLOT_ZH.search(before) or _ACTS_ZH.match(text, v.end))
             or v.start == 0
@@ -448,6 +451,8 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
         (r"\bwhen\b|what (?:time|date|day)|which (?:day|date)|how soon|\bdeadline|\bdue\b|"
          r"什么时候|哪天|哪一天|几号|几点|日期|时间|截止|何时", "when"),
         (r"\bwho\b|\bwhom\b|\bwhose\b|谁", "name"),
+        # "which" asks for one of a kind of thing: its name or label (哪家快递, 哪个会议室)
+        (r"\bwhich\b|哪(?:家|个|位|种|款|台|间)", "name code"),
         (r"\bwhere\b|哪儿|哪里|在哪|哪个城市|哪个机房|哪台|地点|"
          r"\bwhich (?:host|server|machine|region|cluster|database|db|instance|node|city|office|"
          r"room|venue)\b", "name code"),

@@ -178,3 +178,14 @@ def test_a_chinese_change_said_of_another_named_thing_closes_nothing() -> None:
     # said of the thing itself, it still closes
     same = PointFact(uuid.uuid4(), "目标推迟到12月2日上线", "PMO", NEW_DAY, NEW_DAY)
     assert superseded_by_rules(same, [old]) != []
+
+
+def test_which_asks_for_a_name_and_a_day_may_recur_every_month() -> None:
+    assert "name" in asked_kinds("我们仓库发货用哪家物流？")
+    assert "name" in asked_kinds("Which courier do we ship with?")
+    got = answers_differ("下周一开始发货都走青鸟物流，面单机已经装好", "发货：继续走远帆快运，首重6元",
+                         asked_kinds("我们仓库发货用哪家物流？"))  # fmt: skip
+    assert got is not None
+    got = answers_differ("从本月起报表截止日提前为每月18号（原来是22号）。",
+                         "每月报表请在22号之前交到财务。", asked_kinds("每月报表最晚几号交？"))  # fmt: skip
+    assert got is not None and got.cued
