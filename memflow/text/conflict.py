@@ -613,8 +613,11 @@ def _names_meet(a: set[str], b: set[str]) -> bool:
     Trust": one subject named short)."""
     if a & b:
         return True
-    words_a = {w for n in a for w in n.split() if len(w) > 2}
-    return any(w in words_a for n in b for w in n.split() if len(w) > 2)
+
+    def words(names: set[str]) -> set[str]:  # "Dr Varga's practice": Varga
+        return {_POSSESSIVE.sub("", w) for n in names for w in n.split() if len(w) > 2}
+
+    return bool(words(a) & words(b))
 
 
 def _same_count(new: str, v: Value, old: str, vo: list[Value]) -> bool:

@@ -141,6 +141,10 @@ def test_a_subject_named_short_is_the_same_subject() -> None:
     kinds = asked_kinds("When is the Marlow Fund progress report due?")
     new = "Ines says the Fund gave us till Nov 3 for the progress report."
     assert answers_differ(new, "Marlow Fund progress report due 15 October.", kinds) is not None
+    # a possessive is the name ("Dr Oduya's practice" / "Dr Oduya")
+    moved = "Hi Ana, Dr Oduya is away that week, we've rebooked you for Tue 9 June at 15:10."
+    first = "Rang Dr Oduya's practice, got the first slot they had: Thu 4 June, 9:40."
+    assert answers_differ(moved, first, asked_kinds("When is my dentist appointment?")) is not None
     # another subject altogether still is another
     other = "Ines says the Harbour Board gave us till Nov 3 for their survey."
     assert answers_differ(other, "Marlow Fund progress report due 15 October.", kinds) is None
