@@ -451,8 +451,10 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
         (r"\bwhen\b|what (?:time|date|day)|which (?:day|date)|how soon|\bdeadline|\bdue\b|"
          r"什么时候|哪天|哪一天|几号|几点|日期|时间|截止|何时", "when"),
         (r"\bwho\b|\bwhom\b|\bwhose\b|谁", "name"),
-        # "which" asks for one of a kind of thing: its name or label (哪家快递, 哪个会议室)
-        (r"\bwhich\b|哪(?:家|个|位|种|款|台|间)", "name code"),
+        # 哪 + a measure word asks for one of a kind of thing: its name or label (哪家快递,
+        # 哪个会议室). (English "which" alone: LoCoMo's tune half loses 1.1 points of
+        # open-domain evidence recall @200 with it, locomo_replay at 0038e6b.)
+        (r"哪(?:家|个|位|种|款|台|间)", "name code"),
         (r"\bwhere\b|哪儿|哪里|在哪|哪个城市|哪个机房|哪台|地点|"
          r"\bwhich (?:host|server|machine|region|cluster|database|db|instance|node|city|office|"
          r"room|venue)\b", "name code"),
