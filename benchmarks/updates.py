@@ -16,8 +16,8 @@ baseline, same run):
   such points; and, for information, the share of the truly outdated statements superseded.
 
 Beside the generator (a regression check: its sentences are the rules' own), the frozen
-hand-written set (:mod:`benchmarks.updates_handwritten`, both halves, each language) is measured
-in the same run: evidence on wording the rules were not written for.
+hand-written sets named in ``--sets`` (:mod:`benchmarks.updates_handwritten`, both halves, each
+language) are measured in the same run: evidence on wording the rules were not written for.
 
     python -m benchmarks.updates            # 60 conversations and the hand-written set, e5
     python -m benchmarks.updates --sets generator --quick   # smoke: 8 conversations, hash
@@ -217,11 +217,14 @@ def markdown(res: dict[str, Any]) -> str:
                   f"halves: {hw['split']}. Constants chosen on `tune` only "
                   f"(`python -m benchmarks.updates_handwritten --set {flag} --half tune --show`).",
                   ""]  # fmt: skip
-        lines.append(
-            common.md_table(
-                updates_handwritten.HEADER, updates_handwritten.markdown_rows(hw["summary"])
-            )
-        )
+        header, rows = updates_handwritten.HEADER, updates_handwritten.markdown_rows(hw["summary"])
+        was = res.get("before", {}).get("handwritten", {}).get(key)
+        if was:  # the same set in --before: its figures beside each row
+            header = [*header, "before current first", "before stale unmarked"]
+            rows = [[*row, *_before_handwritten(was, row[0], row[1])] for row in rows]
+        lines.append(common.md_table(header, rows))
+        if was:
+            lines += ["", f"- before: {res['before']['label']}"]
         lines += ["", "- targets (issue 26): current first >= "
                   f"{HANDWRITTEN_TARGETS['current_first']} in each language, "
                   f"{HANDWRITTEN_TARGETS['false_closures']} false closures on the controls; "
@@ -237,7 +240,13 @@ def markdown(res: dict[str, Any]) -> str:
 HANDWRITTEN_SETS = (
     ("handwritten", "The frozen hand-written set", "1"),
     ("handwritten2", "The second frozen hand-written set", "2"),
+    ("handwritten3", "The third frozen hand-written set", "3"),
 )
+
+
+def _before_handwritten(summary: dict[str, Any], half: str, lang: str) -> list[Any]:
+    m = summary.get(half, {}).get(lang, {})
+    return [m.get("current_first", ""), m.get("stale_unmarked", "")]
 
 
 def _handwritten_misses(summary: dict[str, Any]) -> str:
@@ -324,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--sets",
         default="generator,handwritten,handwritten2",
-        help="generator, handwritten (set 1), handwritten2 (set 2)",
+        help="generator, handwritten (set 1), handwritten2 (set 2), handwritten3 (set 3)",
     )
     ap.add_argument(
         "--render-only",
@@ -378,10 +387,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.before:
         saved = json.loads(args.before.read_text(encoding="utf-8"))
         label = args.before_label or str(args.before.name)
-        before = saved["accuracy"]
-        if "all" not in before:  # a result from before the tune/test halves
+        before = saved.get("accuracy", {})
+        if before and "all" not in before:  # a result from before the tune/test halves
             before = {"all": before}
         res["before"] = {"label": label, "accuracy": before}
+        # The hand-written sets the saved result measured too (their summaries).
+        was = {key: saved[key]["summary"] for key, _, _ in HANDWRITTEN_SETS if key in saved}
+        if was:
+            res["before"]["handwritten"] = was
     common.write_json(args.out / f"{args.name}.json", res)
     common.write_text(args.out / f"{args.name}.md", markdown(res))
     print(markdown(res))

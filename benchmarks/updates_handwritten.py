@@ -1,8 +1,9 @@
 """Facts that change, on the frozen hand-written sets (issue 26): ``benchmarks/data/
 updates_handwritten.json`` (set 1, committed before any tuning in 71a6ef0) and
-``updates_handwritten2.json`` (set 2, by another author, committed before any tuning in 0e2c2e4);
-format and provenance: ``benchmarks/data/README.md``. Both were written by authors who had not
-read the rules, and neither is ever edited.
+``updates_handwritten2.json`` (set 2, by another author, committed before any tuning in 0e2c2e4)
+and ``updates_handwritten3.json`` (set 3, a third author); format and provenance:
+``benchmarks/data/README.md``. Each was written by an author who had not read the rules, and none
+is ever edited.
 
 Each case is a small world: its documents are written to a folder under their own names (a
 conversation as ``.json``) and that folder is memorised into a fresh dataset today, with no
@@ -24,7 +25,7 @@ Halves: within each (language, kind), cases are ordered by the SHA-256 of their 
 half (rounded up) is ``tune``, the rest ``test``. Constants are chosen on ``tune`` only.
 
     python -m benchmarks.updates_handwritten            # set 1, both halves, local e5 embedder
-    python -m benchmarks.updates_handwritten --set 2    # the second set
+    python -m benchmarks.updates_handwritten --set 2    # the second set (--set 3: the third)
     python -m benchmarks.updates_handwritten --half tune --show   # every tune miss, with context
 """
 
@@ -53,6 +54,7 @@ from memflow.recall.types import SUPERSEDED_MARK
 SETS = {
     "1": common.REPO / "benchmarks" / "data" / "updates_handwritten.json",
     "2": common.REPO / "benchmarks" / "data" / "updates_handwritten2.json",
+    "3": common.REPO / "benchmarks" / "data" / "updates_handwritten3.json",
 }
 DATA = SETS["1"]
 HALVES = ("tune", "test")

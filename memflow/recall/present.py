@@ -26,7 +26,16 @@ when
 A question in the present tense naming a time that a statement was said before ("the plan
 for Q3", said in May) asks what holds for it: a later statement outdates that one as above
 (``present_planned``).
-The one said later (record time: the sources' own dates) is the newer. An unrelated statement is
+A question asking where something stands ("Where are we with …?", "status", "进展") asks
+about now as if it said so: a status has no form of its own, each statement of it is one.
+Another value outdates one answer per older source (its statement nearest the question, and
+those of it naming that answer's value again), not its greeting, signature or other items; a
+value the question names itself (a ticket's id) is what it asks about, never an answer. A
+later statement that places its value in a year before the older was said tells of the past
+("the rent was £950 when we moved in in 2021"): it outdates nothing.
+
+The one said later (record time: the sources' own dates; a source memorised without a date of
+its own counts from the day its episode starts) is the newer. An unrelated statement is
 never moved: a pair needs a link, another value of the same thing, or (asked "now") the same
 words; then the newer takes the older's place, no further.
 """
@@ -37,6 +46,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 from uuid import UUID
 
 from memflow.recall.config import RecallConfig
@@ -113,6 +123,11 @@ def _text(node: GraphNode, name_speaker: bool = False) -> str:
 
 
 def _keys(text: str) -> frozenset[str]:
+    """What ``text`` says in words: its content words (names too), not its numbers with their
+    units ("8万元" gives "差旅：8万元" no word "万元")."""
+    for v in values(text):
+        if v.family.startswith("amount") or v.family == "count":
+            text = text.replace(v.text, " ")
     return frozenset(content_keys(text, []))
 
 
@@ -141,7 +156,7 @@ def outdated_points(
     )
     if not applies(query, dated and not ahead, config) or not subgraph.times:
         return {}  # no times yet (the first ranking, before node_times): nothing to order
-    nodes, times = subgraph.nodes, subgraph.times
+    nodes, times = subgraph.nodes, _said_times(subgraph)
     pairs: list[tuple[UUID, UUID, str]] = []  # (older, newer, how)
     for node_id, t in times.items():  # closed, and its replacement is in the search too
         heir = t.get("superseded_by")
@@ -189,6 +204,8 @@ def outdated_points(
             continue
         if ahead and named is not None and to >= named:
             continue  # the older said within or after the time asked about: that time decides
+        if how not in ("closed", "link") and _recalls(_text(nodes[newer]), to):
+            continue  # "the rent was £950 when we moved in in 2021": history, not a new value
         held = out.get(older)
         if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
             continue  # the newest restatement marks it
@@ -199,7 +216,58 @@ def outdated_points(
     return out
 
 
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:年|(?!\d))")
+
+
+def _recalls(text: str, older: datetime) -> bool:
+    """Whether ``text`` places what it says in a year before the older statement was said: it
+    tells of the past, not of a value that came later."""
+    years = [int(y) for y in _YEAR.findall(text)]
+    return bool(years) and max(years) < older.year
+
+
 _PARTS = ("has_facet", "has_point", "has_key_point", "has_context_point")
+# A record time this close to the row's write time is the write time: the source gave no date.
+_WRITTEN = timedelta(hours=1)
+
+
+def _said_times(subgraph: Subgraph) -> dict[UUID, dict[str, Any]]:
+    """The nodes' times, with the record time of a point whose source gave no date of its own
+    (recorded when it was memorised) replaced by the day its episode starts when that is
+    earlier (a ticket "Opened 2024-11-04", memorised today, was said then, not today): two
+    sources are ordered by when they were said, not by when they were memorised."""
+    nodes, times = subgraph.nodes, subgraph.times
+    up: dict[UUID, list[UUID]] = {}
+    for e in subgraph.edges:
+        if e.relationship in _PARTS:
+            up.setdefault(e.dst, []).append(e.src)
+    out: dict[UUID, dict[str, Any]] = dict(times)
+    for p, t in times.items():
+        node, rec = nodes.get(p), t.get("recorded_at")
+        if node is None or node.kind != "FacetPoint" or not isinstance(rec, datetime):
+            continue
+        if node.created_at is None or abs(rec - node.created_at) > _WRITTEN:
+            continue
+        start = _episode_start(p, up, nodes)
+        if start is not None and start.date() < rec.date():
+            out[p] = {**t, "recorded_at": start}
+    return out
+
+
+def _episode_start(
+    p: UUID, up: Mapping[UUID, list[UUID]], nodes: Mapping[UUID, GraphNode]
+) -> datetime | None:
+    seen, todo = {p}, list(up.get(p, ()))
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        node = nodes.get(n)
+        if node is not None and node.kind == "Episode":
+            return node.time_start
+        todo += up.get(n, ())
+    return None
 
 
 def _abouts(subgraph: Subgraph) -> dict[UUID, str]:
@@ -350,7 +418,9 @@ def _answer_pairs(
         return []
     best = ranked[0][0]
     close = {p for s, p in ranked if s <= best + config.present_margin}
-    loose = asks_about_the_present(query)
+    # A question asking where something stands asks about now, whatever its words: a status
+    # has no form of its own (kick-off booked / report received), each statement of it is one.
+    loose = asks_about_the_present(query) or "status" in asked_kinds(query)
     # A question that names no kind of value ("What type of model am I working on?") may be
     # answered by any (RecallConfig.present_any_kind).
     kinds = asked_kinds(query) or (any_kind() if config.present_any_kind else frozenset())
@@ -359,6 +429,7 @@ def _answer_pairs(
     # Only statements that give a value of a kind asked for can answer differently.
     answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
     asked = _keys(query) if loose else frozenset()
+    subject = frozenset(v.norm for v in values(query))  # what it asks about
     out = _apart_pair(query, ranked, nodes, times, kinds, config)
     for i, a in enumerate(near):
         for b in near[i + 1 :]:
@@ -368,7 +439,7 @@ def _answer_pairs(
             older, newer = (a, b) if ta < tb else (b, a)
             both_close = a in close and b in close
             if older in answers and newer in answers:
-                got = answers_differ(text[newer], text[older], kinds)
+                got = answers_differ(text[newer], text[older], kinds, subject)
                 if got is not None and (got.head > 0 or got.cued):
                     out.append((older, newer, "value"))
                     continue
@@ -397,7 +468,38 @@ def _answer_pairs(
                 )
             ):
                 out.append((older, newer, "wording"))
-    return out
+    # Values: one answer per source. (Shared words are no answer of their own: every line of a
+    # source that names what the question names is told again by the newer.)
+    return [p for p in out if p[2] != "value"] + _one_per_source(
+        [p for p in out if p[2] == "value"], ranked, nodes
+    )
+
+
+def _one_per_source(
+    pairs: list[tuple[UUID, UUID, str]],
+    ranked: list[tuple[float, UUID]],
+    nodes: Mapping[UUID, GraphNode],
+) -> list[tuple[UUID, UUID, str]]:
+    """Of the pairs of another value, for each newer statement the older
+    source's statement nearest the question (its answer) and those of that source that state
+    a value of the answer again ("On-call: Oskar" / "Status page: Oskar"). A source answers a
+    question once; its other lines (a greeting, a signature, another item) are not that answer
+    told again."""
+    rank = {p: i for i, (_, p) in enumerate(ranked)}
+    best: dict[tuple[UUID, object], UUID] = {}
+    for older, newer, _ in pairs:
+        key = (newer, _document(nodes[older]))
+        if key not in best or rank.get(older, 1 << 30) < rank.get(best[key], 1 << 30):
+            best[key] = older
+    said = {p: {v.norm for v in values(_text(nodes[p]))} for p in best.values()}
+
+    def keep(older: UUID, newer: UUID) -> bool:
+        answer = best[(newer, _document(nodes[older]))]
+        if older == answer:
+            return True
+        return bool(said[answer] & {v.norm for v in values(_text(nodes[older]))})
+
+    return [pair for pair in pairs if keep(pair[0], pair[1])]
 
 
 def _term_changed(new: str, old: str) -> bool:
@@ -457,7 +559,10 @@ def _apart_pair(
     if not kinds:
         return []
     got = answers_differ(
-        _text(nodes[newer], "name" in kinds), _text(nodes[older], "name" in kinds), kinds
+        _text(nodes[newer], "name" in kinds),
+        _text(nodes[older], "name" in kinds),
+        kinds,
+        frozenset(v.norm for v in values(query)),
     )
     return [] if got is None else [(older, newer, "apart")]
 

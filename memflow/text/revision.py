@@ -267,10 +267,27 @@ def _same_subject(marked: tuple[str, int], new: str, old: str, shared: set[str])
     if not _zh(new) and not _subject_known(clause[:at], old):
         return False  # "Dario moved the cache audit" does not revise what Ravi did with it
     if _zh(new):
+        # A thing named in front of the change word that the earlier statement never names
+        # ("智能客服项目推迟到…" against another project's "目标：9月26日上线"): its change, not
+        # this one's. (A short subject, "财务说延到…", says who reported it.)
+        subject = named_front_zh(clause[:at])
+        if subject and not subject & content_keys(old, []):
+            return False
         near = clause[max(0, at - 2 * MARKER_REACH) : at + 2 * MARKER_REACH]
         return any(k in near for k in shared)
     near_words = clause[:at].split()[-MARKER_REACH:] + clause[at:].split()[: MARKER_REACH + 1]
     return any(_stem(w.strip(".,!?;:")) in shared for w in near_words)
+
+
+_ZH_SUBJECT_KEYS = 3  # character pairs: a named thing ("客服项目"), not a reporter ("财务")
+
+
+def named_front_zh(before: str) -> set[str]:
+    """The character pairs of the thing a Chinese statement names right in front of its change
+    word or value (after the last separator: "同步一下：智能客服项目" gives 智能客服项目's), when it
+    is a named thing (``_ZH_SUBJECT_KEYS`` pairs or more); empty otherwise."""
+    subject = content_keys(re.split(r"[：:，,、。；]", before)[-1], [])
+    return subject if len(subject) >= _ZH_SUBJECT_KEYS else set()
 
 
 def _subject_known(before: str, old: str) -> bool:

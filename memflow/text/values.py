@@ -250,7 +250,9 @@ def _dates(f: _Found, text: str) -> None:
 _ORDINAL_DAY = re.compile(
     r"\b(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b|"
     r"\b(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?\b|"
-    r"(?<![\d月])(?P<d3>\d{1,2})[日号](?!\w)",
+    # "3号", "每月20号", "25号之前" (a day: what may follow one); not "12月3号" (a date)
+    r"(?<!\d)(?<!\d月)(?P<d3>\d{1,2})[日号](?!\w|\s*[\u3400-\u9fff])|"
+    r"(?<!\d)(?<!\d月)(?P<d4>\d{1,2})[日号](?=之前|以前|前|为止|截止|左右|前后|起|以后|后|开始)",
     re.IGNORECASE,
 )
 # A ticket or issue id ("PAY-1893", "BUG-2207"), a bare version ("3.4.2", "16.2") and a code
@@ -262,7 +264,9 @@ _CODE = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
 
 def _days(f: _Found, text: str) -> None:
     for m in _ORDINAL_DAY.finditer(text):
-        day = next(g for g in (m.group("d"), m.group("d2"), m.group("d3")) if g is not None)
+        day = next(
+            g for g in (m.group("d"), m.group("d2"), m.group("d3"), m.group("d4")) if g is not None
+        )
         if 1 <= int(day) <= 31:
             f.add("date", f"day {int(day)}", m.start(), m.end())
 
@@ -273,6 +277,17 @@ def _ids(f: _Found, text: str) -> None:
     for m in _CODE.finditer(text):
         if any(ch.isdigit() for ch in m.group(0)):
             f.add("code", m.group(0), m.start(), m.end())
+
+
+# A numbered thing's label: "room 4B", "gate A12", "3号会议室" (a number naming which one, not
+# counting: a count's measure word is not 号).
+_LABEL_EN = re.compile(r"(?<![\w.-])(?:\d{1,3}[A-Z]{1,2}|[A-Z]{1,2}\d{1,3})(?![\w-]|\.\w)")
+_LABEL_ZH = re.compile(r"(?<![\d月])\d{1,4}\s*号(?=[\u3400-\u9fff])")
+
+
+def _labels(f: _Found, text: str, zh: bool) -> None:
+    for m in (_LABEL_ZH if zh else _LABEL_EN).finditer(text):
+        f.add("code", m.group(0).replace(" ", "").lower(), m.start(), m.end())
 
 
 def _bare_versions(f: _Found, text: str) -> None:
@@ -458,6 +473,7 @@ def _values(text: str) -> tuple[Value, ...]:
         _names_zh(f, text)
     else:
         _names_en(f, text)
+    _labels(f, text, zh)  # after the names: "ThinkPad X1 Carbon" is one
     return tuple(sorted(f.out, key=lambda v: v.start))
 
 
