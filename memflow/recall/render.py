@@ -23,6 +23,7 @@ from memflow.recall.types import (
     Citation,
     ContextUnit,
     GraphNode,
+    Record,
     SearchResult,
     Subgraph,
     citations,
@@ -97,8 +98,8 @@ def point_text(node: GraphNode) -> str:
 # ------------------------------------------------------------------------------- highly_related
 
 
-@dataclass(frozen=True, slots=True)
-class EvidenceUnit:
+@dataclass(slots=True, unsafe_hash=True)
+class EvidenceUnit(Record):  # (not frozen: memflow.recall.types.Record)
     node_id: UUID
     episode_id: UUID
     text: str

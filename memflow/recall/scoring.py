@@ -46,6 +46,7 @@ from memflow.recall.types import (
     NodeKind,
     PathKind,
     PathStep,
+    Record,
     Subgraph,
 )
 from memflow.text.timeparse import TimeMatch
@@ -250,8 +251,8 @@ class Evidence:
         return got if got is not None else self.worst.get(collection, missing)
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
+@dataclass(slots=True, unsafe_hash=True)
+class Choice(Record):  # (not frozen: memflow.recall.types.Record)
     """How a facet or an episode reached its cheapest chain."""
 
     cost: float
@@ -265,8 +266,8 @@ class Choice:
         return (round(self.cost, 9), PATH_PREFERENCE[self.kind])
 
 
-@dataclass(frozen=True, slots=True)
-class Support:
+@dataclass(slots=True, unsafe_hash=True)
+class Support(Record):  # (not frozen: memflow.recall.types.Record)
     """The corroboration of an episode: each term's cost and the node it came from."""
 
     second: float = 0.0

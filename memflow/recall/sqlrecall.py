@@ -275,7 +275,9 @@ def expand_points(
     node, extra = columns(keys, *_NODE_COLUMNS), columns(keys, *_EXPAND_COLUMNS)
     timed, document = columns(keys, *_TIME_COLUMNS), _documents(keys)
     row_type = column_index(keys, "row_type")
-    links = {(e.src, e.relationship, e.dst) for e in graph.edges}
+    # A fetched point is new to the graph, so is its has_point link (once per facet and point);
+    # its facet's has_facet link may be known.
+    links = {(e.src, e.dst) for e in graph.edges if e.relationship == "has_facet"}
     for r in result.all():
         if r[row_type] == "document":
             if docs is not None:
@@ -287,13 +289,12 @@ def expand_points(
         if times is not None:
             times.setdefault(n.id, timed(r))
         graph.unit_distances[n.id] = float(distance)
-        for link in (
-            GraphEdge(episode, "has_facet", facet, facet_text),
-            GraphEdge(facet, "has_point", n.id, point_text),
-        ):
-            if (link.src, link.relationship, link.dst) not in links:
-                links.add((link.src, link.relationship, link.dst))
-                graph.edges.append(link)
+        if (episode, facet) not in links:
+            links.add((episode, facet))
+            graph.edges.append(GraphEdge(episode, "has_facet", facet, facet_text))
+        if (facet, n.id) not in links:
+            links.add((facet, n.id))
+            graph.edges.append(GraphEdge(facet, "has_point", n.id, point_text))
     return graph
 
 

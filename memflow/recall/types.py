@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -64,8 +64,26 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Record:
+    """The base of the search's hot-path dataclasses (built by the hundred per search): declared
+    ``@dataclass(slots=True, unsafe_hash=True)``, not frozen, as a frozen dataclass's __init__
+    sets every field through object.__setattr__ (~3x the cost of building one). They hash and
+    compare by value as frozen ones do, and pickle as they did (a list of the fields' values:
+    recordings of earlier searches still load, benchmarks/locomo_replay.py). Nothing assigns to
+    their fields; dataclasses.replace makes a changed copy."""
+
+    __slots__ = ()
+
+    def __getstate__(self) -> list[Any]:
+        return [getattr(self, f.name) for f in fields(cast(Any, self))]
+
+    def __setstate__(self, state: list[Any]) -> None:
+        for f, value in zip(fields(cast(Any, self)), state, strict=True):
+            setattr(self, f.name, value)
+
+
+@dataclass(slots=True, unsafe_hash=True)
+class Hit(Record):
     """One ANN row. ``score`` starts as the raw distance until normalisation and bonuses set it.
 
     A plain slotted dataclass: a search builds and rescores ~600 of them (hot path)."""
@@ -79,7 +97,7 @@ class Hit:
 
     def __post_init__(self) -> None:
         if math.isnan(self.score):
-            object.__setattr__(self, "score", self.distance)
+            self.score = self.distance
 
     def rescored(self, score: float) -> Hit:
         # Positional construction: several times faster than dataclasses.replace.
@@ -129,10 +147,10 @@ class Provenance(Sequence[Any]):
         self._text, self._rows = state, None
 
 
-# The projected subgraph is internal to a search (never serialised) and rebuilt for every query:
-# plain slotted dataclasses, several times cheaper to construct than pydantic models.
-@dataclass(frozen=True, slots=True)
-class GraphNode:
+# The projected subgraph is internal to a search and rebuilt for every query: plain slotted
+# dataclasses (Record), several times cheaper to construct than pydantic models.
+@dataclass(slots=True, unsafe_hash=True)
+class GraphNode(Record):
     id: UUID
     kind: NodeKind
     name: str = ""
@@ -157,11 +175,11 @@ class GraphNode:
 
     def __post_init__(self) -> None:
         if isinstance(self.sources, str):
-            object.__setattr__(self, "sources", Provenance(self.sources))
+            self.sources = Provenance(self.sources)
 
 
-@dataclass(frozen=True, slots=True)
-class GraphEdge:
+@dataclass(slots=True, unsafe_hash=True)
+class GraphEdge(Record):
     src: UUID
     relationship: Relationship
     dst: UUID
