@@ -72,7 +72,7 @@ from memflow.text.slots import (
 )
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
-from memflow.text.values import is_zh, values
+from memflow.text.values import is_zh, masked, values
 
 # What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
 # restated 2024-10-20]".
@@ -195,6 +195,7 @@ def outdated_points(
         for older, newer, how in _answer_pairs(query or "", near, ranked, nodes, times, config)
         if one_topic(older, newer)
     ]
+    pairs += _versions(near, subgraph, times, config.present_versions)
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     out: dict[UUID, Outdated] = {}
@@ -268,6 +269,78 @@ def _episode_start(
             return node.time_start
         todo += up.get(n, ())
     return None
+
+
+def _titles(subgraph: Subgraph, points: list[UUID]) -> dict[UUID, str]:
+    """The name of the episode each of ``points`` belongs to (its document's title)."""
+    up: dict[UUID, list[UUID]] = {}
+    for e in subgraph.edges:
+        if e.relationship in _PARTS:
+            up.setdefault(e.dst, []).append(e.src)
+    out: dict[UUID, str] = {}
+    for p in points:
+        seen, todo = {p}, list(up.get(p, ()))
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            node = subgraph.nodes.get(n)
+            if node is not None and node.kind == "Episode":
+                out[p] = node.name
+                break
+            todo += up.get(n, ())
+    return out
+
+
+_VERSION = re.compile(
+    r"\bv(?:er(?:sion)?)?\.?\s*\d+(?:\.\d+)*\b|版本?\s*\d+|第?\d+版", re.IGNORECASE
+)
+
+
+_PLACEHOLDER = re.compile(r"\[[^\]]*\]")
+
+
+def _title_keys(title: str) -> frozenset[str]:
+    """What a document's title says besides its dates and version numbers."""
+    return _keys(_PLACEHOLDER.sub(" ", masked(_VERSION.sub(" ", title))))
+
+
+def _versions(
+    near: list[UUID],
+    subgraph: Subgraph,
+    times: Mapping[UUID, Mapping[str, object]],
+    alike: float,
+) -> list[tuple[UUID, UUID, str]]:
+    """(older, newer, "version") of the best recalled points of two sources that are two
+    versions of one document (``RecallConfig.present_versions``): their titles differ only in
+    their dates and version numbers (content words this alike, Jaccard) and the newer source was
+    said on a later day; the older statement and the newer speak of one thing (a content word
+    in common) in other words. A document written again is what holds now, line by line."""
+    if alike <= 0 or len(near) < 2:
+        return []
+    nodes = subgraph.nodes
+    title = _titles(subgraph, near)
+    keys = {p: _title_keys(t) for p, t in title.items()}
+    when = {p: _when(nodes[p], times) for p in near}
+    doc = {p: _document(nodes[p]) for p in near}
+    out: list[tuple[UUID, UUID, str]] = []
+    for older in near:
+        for newer in near:
+            to, tn = when[older], when[newer]
+            if to is None or tn is None or tn.date() <= to.date() or doc[older] == doc[newer]:
+                continue
+            ka, kb = keys.get(older, frozenset()), keys.get(newer, frozenset())
+            if not ka or not kb or len(ka & kb) < alike * len(ka | kb):
+                continue
+            if title[older] == title[newer]:
+                continue  # one title, no date or version apart: two threads, not two versions
+            a, b = _text(nodes[older]), _text(nodes[newer])
+            if not (_keys(a) - _keys(title[older])) or not (_keys(b) - _keys(title[newer])):
+                continue  # a title line ("People budget revision (DATE)") says no value
+            if a != b and _keys(a) & _keys(b):
+                out.append((older, newer, "version"))
+    return out
 
 
 def _abouts(subgraph: Subgraph) -> dict[UUID, str]:
