@@ -186,9 +186,7 @@ def _unmarked(context: str, stale: str) -> list[str]:
     ]
 
 
-def test_a_document_written_again_outdates_its_earlier_version(
-    mem: Memory, tmp_path: Path
-) -> None:
+def test_a_document_written_again_outdates_its_earlier_version(mem: Memory, tmp_path: Path) -> None:
     """Two versions of one document (the same title but for its date) answer the question: the
     older version's lines that the newer speaks of again are possibly outdated, though no value
     of theirs is a value of the newer's (i26-facts7, RecallConfig.present_versions)."""
