@@ -238,10 +238,7 @@ def _said_times(subgraph: Subgraph) -> dict[UUID, dict[str, Any]]:
     earlier (a ticket "Opened 2024-11-04", memorised today, was said then, not today): two
     sources are ordered by when they were said, not by when they were memorised."""
     nodes, times = subgraph.nodes, subgraph.times
-    up: dict[UUID, list[UUID]] = {}
-    for e in subgraph.edges:
-        if e.relationship in _PARTS:
-            up.setdefault(e.dst, []).append(e.src)
+    up = _parents(subgraph)
     out: dict[UUID, dict[str, Any]] = dict(times)
     for p, t in times.items():
         node, rec = nodes.get(p), t.get("recorded_at")
@@ -249,15 +246,26 @@ def _said_times(subgraph: Subgraph) -> dict[UUID, dict[str, Any]]:
             continue
         if node.created_at is None or abs(rec - node.created_at) > _WRITTEN:
             continue
-        start = _episode_start(p, up, nodes)
+        episode = _episode(p, up, nodes)
+        start = episode.time_start if episode is not None else None
         if start is not None and start.date() < rec.date():
             out[p] = {**t, "recorded_at": start}
     return out
 
 
-def _episode_start(
+def _parents(subgraph: Subgraph) -> dict[UUID, list[UUID]]:
+    """Each node of ``subgraph`` -> the nodes it is a part of (a point's facet, its episode)."""
+    up: dict[UUID, list[UUID]] = {}
+    for e in subgraph.edges:
+        if e.relationship in _PARTS:
+            up.setdefault(e.dst, []).append(e.src)
+    return up
+
+
+def _episode(
     p: UUID, up: Mapping[UUID, list[UUID]], nodes: Mapping[UUID, GraphNode]
-) -> datetime | None:
+) -> GraphNode | None:
+    """The episode point ``p`` belongs to (its source), if the search fetched it."""
     seen, todo = {p}, list(up.get(p, ()))
     while todo:
         n = todo.pop()
@@ -266,31 +274,15 @@ def _episode_start(
         seen.add(n)
         node = nodes.get(n)
         if node is not None and node.kind == "Episode":
-            return node.time_start
+            return node
         todo += up.get(n, ())
     return None
 
 
 def _titles(subgraph: Subgraph, points: list[UUID]) -> dict[UUID, str]:
     """The name of the episode each of ``points`` belongs to (its document's title)."""
-    up: dict[UUID, list[UUID]] = {}
-    for e in subgraph.edges:
-        if e.relationship in _PARTS:
-            up.setdefault(e.dst, []).append(e.src)
-    out: dict[UUID, str] = {}
-    for p in points:
-        seen, todo = {p}, list(up.get(p, ()))
-        while todo:
-            n = todo.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            node = subgraph.nodes.get(n)
-            if node is not None and node.kind == "Episode":
-                out[p] = node.name
-                break
-            todo += up.get(n, ())
-    return out
+    up = _parents(subgraph)
+    return {p: e.name for p in points if (e := _episode(p, up, subgraph.nodes)) is not None}
 
 
 _VERSION = re.compile(
@@ -316,10 +308,13 @@ def _versions(
     versions of one document (``RecallConfig.present_versions``): their titles differ only in
     their dates and version numbers (content words this alike, Jaccard) and the newer source was
     said on a later day; the older statement and the newer speak of one thing (a content word
-    in common) in other words. A document written again is what holds now, line by line."""
+    in common) in other words. A document written again is what holds now, line by line; a
+    chat's sessions are not versions of each other."""
     if alike <= 0 or len(near) < 2:
         return []
     nodes = subgraph.nodes
+    # A chat's turns (a speaker's) are not a document written again: each session adds to it.
+    near = [p for p in near if not nodes[p].speaker]
     title = _titles(subgraph, near)
     keys = {p: _title_keys(t) for p, t in title.items()}
     when = {p: _when(nodes[p], times) for p in near}
@@ -346,10 +341,7 @@ def _versions(
 def _abouts(subgraph: Subgraph) -> dict[UUID, str]:
     """What each point of ``subgraph`` is about beyond its own words: the names of the facet
     and the episode it belongs to (a note's heading and title)."""
-    up: dict[UUID, list[UUID]] = {}
-    for e in subgraph.edges:
-        if e.relationship in _PARTS:
-            up.setdefault(e.dst, []).append(e.src)
+    up = _parents(subgraph)
     out: dict[UUID, str] = {}
     for p, node in subgraph.nodes.items():
         if node.kind != "FacetPoint":
