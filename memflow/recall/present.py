@@ -23,6 +23,10 @@ when
   that source gives (``present_mention``); its statements among the best recalled that day
   come first together.
 
+- two versions of one document (titles the same but for their dates and version numbers)
+  both answer it: each line of the older that a line of the newer speaks of again in other
+  words is outdated by it (``present_versions``).
+
 A question in the present tense naming a time that a statement was said before ("the plan
 for Q3", said in May) asks what holds for it: a later statement outdates that one as above
 (``present_planned``).
