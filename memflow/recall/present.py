@@ -311,8 +311,8 @@ def _versions(
     """(older, newer, "version") of the best recalled points of two sources that are two
     versions of one document (``RecallConfig.present_versions``): their titles differ only in
     their dates and version numbers (content words this alike, Jaccard) and the newer source was
-    said on a later day; the older statement and the newer speak of one thing (a content word
-    in common) in other words. A document written again is what holds now, line by line; a
+    said on a later day; the older statement and the newer speak of one thing in other words
+    (of the older's lines, those sharing the most content words with the newer). A document written again is what holds now, line by line; a
     chat's sessions are not versions of each other."""
     if alike <= 0 or len(near) < 2:
         return []
@@ -323,7 +323,8 @@ def _versions(
     keys = {p: _title_keys(t) for p, t in title.items()}
     when = {p: _when(nodes[p], times) for p in near}
     doc = {p: _document(nodes[p]) for p in near}
-    out: list[tuple[UUID, UUID, str]] = []
+    # newer -> its older lines speaking of one thing, with the content words they share
+    found: dict[UUID, list[tuple[int, UUID]]] = {}
     for older in near:
         for newer in near:
             to, tn = when[older], when[newer]
@@ -337,9 +338,16 @@ def _versions(
             a, b = _text(nodes[older]), _text(nodes[newer])
             if not (_keys(a) - _keys(title[older])) or not (_keys(b) - _keys(title[newer])):
                 continue  # a title line ("People budget revision (DATE)") says no value
-            if a != b and _keys(a) & _keys(b):
-                out.append((older, newer, "version"))
-    return out
+            if a != b and (shared := len(_keys(a) & _keys(b))):
+                found.setdefault(newer, []).append((shared, older))
+    # A newer line speaks again of the older lines it shares the most words with, not of every
+    # line of the older version naming the same attribute ("负责人" of another item).
+    return [
+        (older, newer, "version")
+        for newer, olders in found.items()
+        for shared, older in olders
+        if shared == max(n for n, _ in olders)
+    ]
 
 
 def _abouts(subgraph: Subgraph) -> dict[UUID, str]:
