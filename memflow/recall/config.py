@@ -325,6 +325,16 @@ class RecallConfig(BaseModel):
     # outdates it as for the present. Chosen on the tune halves
     # of both hand-written sets.
     present_planned: bool = knob(True, "updates-tune")
+    # i26-facts7: two sources that are two versions of one document (their titles the same but
+    # for their dates and version numbers, "Weekly report (6 June)" / "(4 July)", "launch plan"
+    # / "launch plan v2") and both answer the question: each statement of the older that a
+    # statement of the newer speaks of again in other words (of the older's, those sharing the
+    # most content words with it) is possibly outdated (``present._versions``); a title line
+    # alone states nothing. Titles this alike (Jaccard of their content words, values masked)
+    # are one document's. 0: off. Designed on the tune halves of hand-written sets 2 and 3 (one
+    # stale line shown unmarked in each; the title-line rule from a set-2 tune control), set 1's
+    # tune half held out (unchanged); the generator, held-out pairs and LoCoMo replay unchanged.
+    present_versions: float = knob(0.6, "updates-tune", ge=0, le=1)
     # How far ahead of an outdated episode the episode that outdates it is placed: a step far
     # below any score difference that means something (it orders, it does not weigh).
     present_ahead: float = knob(1e-6, "reasoning", gt=0)

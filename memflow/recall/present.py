@@ -23,6 +23,10 @@ when
   that source gives (``present_mention``); its statements among the best recalled that day
   come first together.
 
+- two versions of one document (titles the same but for their dates and version numbers)
+  both answer it: each line of the older that a line of the newer speaks of again in other
+  words is outdated by it (``present_versions``).
+
 A question in the present tense naming a time that a statement was said before ("the plan
 for Q3", said in May) asks what holds for it: a later statement outdates that one as above
 (``present_planned``).
@@ -72,7 +76,7 @@ from memflow.text.slots import (
 )
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
-from memflow.text.values import is_zh, values
+from memflow.text.values import is_zh, masked, values
 
 # What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
 # restated 2024-10-20]".
@@ -195,6 +199,7 @@ def outdated_points(
         for older, newer, how in _answer_pairs(query or "", near, ranked, nodes, times, config)
         if one_topic(older, newer)
     ]
+    pairs += _versions(near, subgraph, times, config.present_versions)
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     out: dict[UUID, Outdated] = {}
@@ -237,10 +242,7 @@ def _said_times(subgraph: Subgraph) -> dict[UUID, dict[str, Any]]:
     earlier (a ticket "Opened 2024-11-04", memorised today, was said then, not today): two
     sources are ordered by when they were said, not by when they were memorised."""
     nodes, times = subgraph.nodes, subgraph.times
-    up: dict[UUID, list[UUID]] = {}
-    for e in subgraph.edges:
-        if e.relationship in _PARTS:
-            up.setdefault(e.dst, []).append(e.src)
+    up = _parents(subgraph)
     out: dict[UUID, dict[str, Any]] = dict(times)
     for p, t in times.items():
         node, rec = nodes.get(p), t.get("recorded_at")
@@ -248,15 +250,26 @@ def _said_times(subgraph: Subgraph) -> dict[UUID, dict[str, Any]]:
             continue
         if node.created_at is None or abs(rec - node.created_at) > _WRITTEN:
             continue
-        start = _episode_start(p, up, nodes)
+        episode = _episode(p, up, nodes)
+        start = episode.time_start if episode is not None else None
         if start is not None and start.date() < rec.date():
             out[p] = {**t, "recorded_at": start}
     return out
 
 
-def _episode_start(
+def _parents(subgraph: Subgraph) -> dict[UUID, list[UUID]]:
+    """Each node of ``subgraph`` -> the nodes it is a part of (a point's facet, its episode)."""
+    up: dict[UUID, list[UUID]] = {}
+    for e in subgraph.edges:
+        if e.relationship in _PARTS:
+            up.setdefault(e.dst, []).append(e.src)
+    return up
+
+
+def _episode(
     p: UUID, up: Mapping[UUID, list[UUID]], nodes: Mapping[UUID, GraphNode]
-) -> datetime | None:
+) -> GraphNode | None:
+    """The episode point ``p`` belongs to (its source), if the search fetched it."""
     seen, todo = {p}, list(up.get(p, ()))
     while todo:
         n = todo.pop()
@@ -265,18 +278,82 @@ def _episode_start(
         seen.add(n)
         node = nodes.get(n)
         if node is not None and node.kind == "Episode":
-            return node.time_start
+            return node
         todo += up.get(n, ())
     return None
+
+
+def _titles(subgraph: Subgraph, points: list[UUID]) -> dict[UUID, str]:
+    """The name of the episode each of ``points`` belongs to (its document's title)."""
+    up = _parents(subgraph)
+    return {p: e.name for p in points if (e := _episode(p, up, subgraph.nodes)) is not None}
+
+
+_VERSION = re.compile(
+    r"\bv(?:er(?:sion)?)?\.?\s*\d+(?:\.\d+)*\b|版本?\s*\d+|第?\d+版", re.IGNORECASE
+)
+
+
+_PLACEHOLDER = re.compile(r"\[[^\]]*\]")
+
+
+def _title_keys(title: str) -> frozenset[str]:
+    """What a document's title says besides its dates and version numbers."""
+    return _keys(_PLACEHOLDER.sub(" ", masked(_VERSION.sub(" ", title))))
+
+
+def _versions(
+    near: list[UUID],
+    subgraph: Subgraph,
+    times: Mapping[UUID, Mapping[str, object]],
+    alike: float,
+) -> list[tuple[UUID, UUID, str]]:
+    """(older, newer, "version") of the best recalled points of two sources that are two
+    versions of one document (``RecallConfig.present_versions``): their titles differ only in
+    their dates and version numbers (content words this alike, Jaccard) and the newer source was
+    said on a later day; the older statement and the newer speak of one thing in other words
+    (of the older's lines, those sharing the most content words with the newer). A document written again is what holds now, line by line; a
+    chat's sessions are not versions of each other."""
+    if alike <= 0 or len(near) < 2:
+        return []
+    nodes = subgraph.nodes
+    # A chat's turns (a speaker's) are not a document written again: each session adds to it.
+    near = [p for p in near if not nodes[p].speaker]
+    title = _titles(subgraph, near)
+    keys = {p: _title_keys(t) for p, t in title.items()}
+    when = {p: _when(nodes[p], times) for p in near}
+    doc = {p: _document(nodes[p]) for p in near}
+    # newer -> its older lines speaking of one thing, with the content words they share
+    found: dict[UUID, list[tuple[int, UUID]]] = {}
+    for older in near:
+        for newer in near:
+            to, tn = when[older], when[newer]
+            if to is None or tn is None or tn.date() <= to.date() or doc[older] == doc[newer]:
+                continue
+            ka, kb = keys.get(older, frozenset()), keys.get(newer, frozenset())
+            if not ka or not kb or len(ka & kb) < alike * len(ka | kb):
+                continue
+            if title[older] == title[newer]:
+                continue  # one title, no date or version apart: two threads, not two versions
+            a, b = _text(nodes[older]), _text(nodes[newer])
+            if not (_keys(a) - _keys(title[older])) or not (_keys(b) - _keys(title[newer])):
+                continue  # a title line ("People budget revision (DATE)") says no value
+            if a != b and (shared := len(_keys(a) & _keys(b))):
+                found.setdefault(newer, []).append((shared, older))
+    # A newer line speaks again of the older lines it shares the most words with, not of every
+    # line of the older version naming the same attribute ("负责人" of another item).
+    return [
+        (older, newer, "version")
+        for newer, olders in found.items()
+        for shared, older in olders
+        if shared == max(n for n, _ in olders)
+    ]
 
 
 def _abouts(subgraph: Subgraph) -> dict[UUID, str]:
     """What each point of ``subgraph`` is about beyond its own words: the names of the facet
     and the episode it belongs to (a note's heading and title)."""
-    up: dict[UUID, list[UUID]] = {}
-    for e in subgraph.edges:
-        if e.relationship in _PARTS:
-            up.setdefault(e.dst, []).append(e.src)
+    up = _parents(subgraph)
     out: dict[UUID, str] = {}
     for p, node in subgraph.nodes.items():
         if node.kind != "FacetPoint":

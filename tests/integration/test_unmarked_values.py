@@ -176,3 +176,59 @@ def test_the_current_value_comes_first(
         ds.memorize(notes_folder(tmp_path, name, docs))
     context = _context(ds, query)
     assert _first(context, current, stale), context
+
+
+def _unmarked(context: str, stale: str) -> list[str]:
+    return [
+        line
+        for line in context.splitlines()
+        if stale.lower() in line.lower() and not any(m in line for m in MARKS)
+    ]
+
+
+def test_a_document_written_again_outdates_its_earlier_version(mem: Memory, tmp_path: Path) -> None:
+    """Two versions of one document (the same title but for its date) answer the question: the
+    older version's lines that the newer speaks of again are possibly outdated, though no value
+    of theirs is a value of the newer's (i26-facts7, RecallConfig.present_versions)."""
+    ds = mem.dataset("versions")
+    ds.memorize(
+        notes_folder(tmp_path, "versions", {
+            "festival plan.md": "# Quillmere garden festival plan — 2025-02-03\n\n"
+            "Small festival, residents only (about 200 people). Decide on music later.\n"
+            "Publicity: a leaflet in every letterbox, no posters.\n",
+            "festival plan v2.md": "# Quillmere garden festival — 2025-03-10\n\n"
+            "Going for an open festival for the whole district on 14 June. Residents get early "
+            "entry as a thank-you.\nPosters in the library; the leaflets are cancelled.\n",
+            "allotment rota.md": "# Allotment rota — 2025-02-20\n\nWatering: Mondays and "
+            "Thursdays. Tools are in the blue shed.\n",
+            "2025-03-07 仓储组周报.md": "# 仓储组周报（2025年3月7日）\n\n| 事项 | 负责人 | 进度 |\n"
+            "|---|---|---|\n| 拣货系统升级 | 龚立 | 30% |\n| 叉车年检 | 邱岚 | 50% |\n",
+            "2025-04-04 仓储组周报.md": "# 仓储组周报（2025年4月4日）\n\n| 事项 | 负责人 | 进度 |\n"
+            "|---|---|---|\n| 拣货系统升级 | 尹航 | 60% |\n| 叉车年检 | 邱岚 | 80% |\n",
+            "2025-03-20 安全培训.md": "# 安全培训安排 2025-03-20\n\n每季度一次，新员工入职一周内完成。\n",
+        }),
+    )  # fmt: skip
+    context = _context(ds, "What's the plan for the Quillmere garden festival?")
+    assert "open festival" in context and not _unmarked(context, "residents only"), context
+    context = _context(ds, "拣货系统升级是谁负责？")
+    assert _first(context, "尹航", "龚立") and not _unmarked(context, "龚立"), context
+
+
+def test_a_revision_note_saying_only_its_title_outdates_nothing(
+    mem: Memory, tmp_path: Path
+) -> None:
+    """A later version of a document whose only line about the question is its title ("Garden
+    budget revision (DATE)") gives no value: the approved line stays unmarked."""
+    ds = mem.dataset("revision-title")
+    ds.memorize(
+        notes_folder(tmp_path, "revision-title", {
+            "garden-budget.txt": "Garden budget 2025 (approved 2024-11-18)\nSeeds: EUR 900\n"
+            "Tools: EUR 400\nCompost: EUR 250\n",
+            "garden-budget-rev.txt": "Garden budget revision (2025-02-11)\nCompost lowered to "
+            "EUR 150 after the council's free delivery. Other lines as approved.\n",
+            "seed-orders.txt": "Seed orders spring 2025 (2025-03-01)\nTomatoes, beans, two kinds "
+            "of squash. Delivery to the north gate.\n",
+        }),
+    )  # fmt: skip
+    context = _context(ds, "What's the seeds budget for 2025?")
+    assert _unmarked(context, "900"), context
