@@ -236,8 +236,10 @@ def _unit_blocks(i: int, resp: SearchResponse) -> list[_Block]:
     units = resp.context_units
     if resp.mode == "episodic":
         parts = resp.context.split(GROUP_SEPARATOR) if resp.context else []
-        order = list(dict.fromkeys(u.episode_id for u in units))
-        grouped = [[u for u in units if u.episode_id == e] for e in order]
+        # (the units that only fill the room form groups of their own: memflow.recall.render)
+        runs = list(dict.fromkeys((u.episode_id, u.fill) for u in units))
+        order = [e for e, _ in runs]
+        grouped = [[u for u in units if (u.episode_id, u.fill) == run] for run in runs]
     else:
         parts = resp.context.split("\n") if resp.context else []
         order, grouped = [u.episode_id for u in units], [[u] for u in units]
