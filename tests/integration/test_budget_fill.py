@@ -60,3 +60,5 @@ def test_a_budget_left_empty_gets_the_units_past_the_cut_off(mem: Any) -> None:
     tight = sum(u.tokens for u in old.context_units) + sum(headers.values())
     small = ds.search(QUERY, display="highly_related", budget_tokens=tight)
     assert small.context == old.context
+    # The default budget (none given) is a cap, not a request: it keeps to the cut-off.
+    assert ds.search(QUERY, display="highly_related").context == old.context
