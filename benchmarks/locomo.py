@@ -36,7 +36,7 @@ from memflow.memory import Dataset, Memory
 from memflow.recall.config import DisplayMode, RecallConfig, SearchMode
 from memflow.recall.options import DEFAULTS
 from memflow.recall.preprocess import PreprocessedQuery, preprocess
-from memflow.recall.render import pack_indexes
+from memflow.recall.render import fill_start, pack_indexes
 from memflow.recall.types import SearchResponse
 from memflow.text.document import ParsedDocument
 
@@ -411,7 +411,9 @@ def packed_keys(resp: SearchResponse, budget: int) -> set[str]:
     units = resp.context_units
     items = [(u.episode_id, u.tokens, u.header_tokens) for u in units]
     keys: set[str] = set()
-    for i in pack_indexes(items, budget, shared_headers=resp.mode == "episodic"):
+    fill_from = fill_start([u.fill for u in units])
+    shared = resp.mode == "episodic"
+    for i in pack_indexes(items, budget, shared_headers=shared, fill_from=fill_from):
         keys.update(units[i].sources)
     return keys
 

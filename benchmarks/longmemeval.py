@@ -42,7 +42,7 @@ from memflow.memory import Dataset, Memory
 from memflow.recall.config import RecallConfig, chosen_on
 from memflow.recall.options import SearchOptions
 from memflow.recall.preprocess import preprocess
-from memflow.recall.render import pack_indexes
+from memflow.recall.render import fill_start, pack_indexes
 from memflow.recall.types import SearchResponse
 
 # Where a copy of the per-question files is kept when ../shared/data has none (outside the
@@ -135,15 +135,17 @@ def _mean(vals: Sequence[float]) -> float | None:
 def context_order(resp: SearchResponse, budget: int) -> list[set[str]]:
     """The chunk keys of each unit packed into ``budget`` tokens, in the order the context shows
     them: rank order for the baselines; for episodic, grouped under each episode's header in the
-    order the episodes first appear (memflow.recall.render.pack_units)."""
+    order the episodes first appear, the units that only fill the room after the others
+    (memflow.recall.render.pack_units)."""
     units = resp.context_units
     shared = resp.mode == "episodic"
     items = [(u.episode_id, u.tokens, u.header_tokens) for u in units]
-    packed = pack_indexes(items, budget, shared_headers=shared)
+    fill_from = fill_start([u.fill for u in units])
+    packed = pack_indexes(items, budget, shared_headers=shared, fill_from=fill_from)
     if shared:
         groups: dict[object, list[int]] = {}
-        for i in packed:
-            groups.setdefault(units[i].episode_id, []).append(i)
+        for i in packed:  # (the units that only fill the room form groups of their own)
+            groups.setdefault((units[i].episode_id, units[i].fill), []).append(i)
         packed = [i for idxs in groups.values() for i in idxs]
     return [set(units[i].sources) for i in packed]
 

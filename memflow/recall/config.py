@@ -218,6 +218,17 @@ class RecallConfig(BaseModel):
     # none .6554/.7816/.8379, 0.05 .6152/.6840/.6979, 0.1 .6659/.7754/.8238,
     # 0.15 .6574/.7822/.8381, 0.2-0.3 as none. Test half at 0.15: .6234/.7410/.7944.
     relevance_cutoff: float | None = knob(0.15, "locomo-tune", ge=0)
+    # The units beyond the cut-off are not dropped but follow the others in rank order, packed
+    # only into the room the others leave (memflow.recall.render.pack_indexes ``fill_from``):
+    # a budget the caller gives (SearchOptions.budget_tokens) that the best units do not fill
+    # gets further evidence, and what comes first stays as it was. The default budget is a cap,
+    # never filled (memflow.recall.search.plan_search). Set by that contract, not tuned; checked
+    # on the tune halves: LoCoMo (locomo_replay rank, recording at 2ef5d3c) ev@200/500/1000
+    # .6526/.7844/.8375 and ep@1 .6397 either way; LongMemEval_S (6 multi-session and
+    # temporal-reasoning tune items, benchmarks/longmemeval --search-only) ev@500/1000/2000
+    # .917/.917/1.0 and ep@1 1.0 either way, while without it the context of 3 of the 6 stopped
+    # at 304-801 tokens.
+    fill_budget: bool = knob(True, "reasoning")
     # --- Chosen on the tune halves of LoCoMo (locomo_replay rank, recording at a67bdd2: 760
     # questions) and LongMemEval_S (benchmarks/longmemeval, 14 tune items: the --per-type 2
     # slice and the two --per-type 3 items ingested in time) together; rule: the highest mean

@@ -16,7 +16,8 @@ distance), so results are merged on the score itself. Per-dataset normalisation 
 would give every dataset's best result the same score: a dataset holding only weak matches would
 tie with the one holding the answer. Equal scores (to 1e-9) go to the dataset listed first, then
 to its own rank. The context is the datasets' contexts merged in the same order (each dataset's
-own order kept) and packed again into the budget by :func:`memflow.recall.render.pack_indexes`.
+own order kept; the units that only fill the room after all the others) and packed again into the
+budget by :func:`memflow.recall.render.pack_indexes`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from memflow.errors import EmbedderMismatch, InvalidInput
 from memflow.recall.budget import honour_budget
 from memflow.recall.options import SearchOptions
 from memflow.recall.plan import SearchPlan
-from memflow.recall.render import GROUP_SEPARATOR, SUMMARY_SEPARATOR, pack_indexes
+from memflow.recall.render import GROUP_SEPARATOR, SUMMARY_SEPARATOR, fill_start, pack_indexes
 from memflow.recall.rows import BaselineRows, EpisodicRows, Fetched, ProceduralRows
 from memflow.recall.search import finish_rows, plan_search, search_body
 from memflow.recall.types import ContextUnit, SearchResponse, SearchResult
@@ -228,6 +229,11 @@ class _Block:
     text: str
     units: list[ContextUnit]
 
+    @property
+    def fill(self) -> bool:
+        """Units that only fill the room (``ContextUnit.fill``): merged after all the others."""
+        return bool(self.units) and all(u.fill for u in self.units)
+
 
 def _unit_blocks(i: int, resp: SearchResponse) -> list[_Block]:
     """A ``highly_related`` context cut into its episode groups (episodic) or unit lines
@@ -236,8 +242,10 @@ def _unit_blocks(i: int, resp: SearchResponse) -> list[_Block]:
     units = resp.context_units
     if resp.mode == "episodic":
         parts = resp.context.split(GROUP_SEPARATOR) if resp.context else []
-        order = list(dict.fromkeys(u.episode_id for u in units))
-        grouped = [[u for u in units if u.episode_id == e] for e in order]
+        # (the units that only fill the room form groups of their own: memflow.recall.render)
+        runs = list(dict.fromkeys((u.episode_id, u.fill) for u in units))
+        order = [e for e, _ in runs]
+        grouped = [[u for u in units if (u.episode_id, u.fill) == run] for run in runs]
     else:
         parts = resp.context.split("\n") if resp.context else []
         order, grouped = [u.episode_id for u in units], [[u] for u in units]
@@ -286,7 +294,7 @@ def merge(
     if display == "highly_related" and mode != "procedural":
         blocks = sorted(
             (b for i, resp in enumerate(tagged) for b in _unit_blocks(i, resp)),
-            key=lambda b: (round(b.key, 9), b.source, b.pos),
+            key=lambda b: (b.fill, round(b.key, 9), b.source, b.pos),
         )
         budget = plan.options.budget_tokens
         separator = GROUP_SEPARATOR if mode == "episodic" else "\n"
@@ -296,7 +304,8 @@ def merge(
     if budget is not None:
         counter = token_counter(plan.options.token_counter)
         items = [(n, counter(b.text), 0) for n, b in enumerate(blocks)]
-        kept = pack_indexes(items, budget, floor=plan.cfg.pack_ladder_floor)
+        fill_from = fill_start([b.fill for b in blocks])
+        kept = pack_indexes(items, budget, floor=plan.cfg.pack_ladder_floor, fill_from=fill_from)
         blocks = [blocks[n] for n in kept]
     timings = _timings(tagged, plan)
     timings["merge"] = round((time.perf_counter() - t) * 1000, 3)

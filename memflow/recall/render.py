@@ -108,6 +108,7 @@ class EvidenceUnit(Record):  # (not frozen: memflow.recall.types.Record)
     replaced: bool = False  # a fact replaced as of the search's time (GraphNode.replaced_at)
     outdated_by: UUID | None = None  # a newer statement of the search (memflow.recall.present)
     small_talk: bool = False  # a greeting or thanks only (RecallConfig.small_talk_last)
+    fill: bool = False  # past the relevance cut-off: fills the room only (RecallConfig.fill_budget)
 
 
 def evidence_units(
@@ -126,7 +127,9 @@ def evidence_units(
     near-ties (docs/benchmarks/locomo.md).
     ``extra_distance`` holds points that were not recalled but fetched with their exact distance
     for the best episodes (``expand_episodes``). With ``relevance_cutoff``, units ranked more than
-    that behind the best one are left out (not replaced facts: they are shown marked)."""
+    that behind the best one are left out (not replaced facts: they are shown marked); with
+    ``fill_budget`` they follow all the others instead, in rank order, marked ``fill``: packed
+    only into the room the others leave (:func:`pack_indexes`)."""
     extra = extra_distance or {}
 
     def raw(node: UUID) -> float:
@@ -179,6 +182,7 @@ def evidence_units(
         ordered = _repeats_back(ordered, index, config.repeat_turn_penalty)
     seen: set[str] = set()
     out: list[EvidenceUnit] = []
+    rest: list[EvidenceUnit] = []
     cutoff = config.relevance_cutoff
     for u in ordered:
         # Padding: far less relevant than the best unit. A replaced fact is exempt: its
@@ -188,7 +192,13 @@ def evidence_units(
             cutoff is not None and out and own_score[u.node_id] > own_score[out[0].node_id] + cutoff
         )
         if far and not u.replaced:
+            if config.fill_budget:
+                rest.append(replace(u, fill=True))
             continue
+        if u.text not in seen:
+            seen.add(u.text)
+            out.append(u)
+    for u in rest:
         if u.text not in seen:
             seen.add(u.text)
             out.append(u)
@@ -275,6 +285,7 @@ def pack_indexes(
     *,
     shared_headers: bool = True,
     floor: int = _FLOOR,
+    fill_from: int | None = None,
 ) -> list[int]:
     """The packing rule of every context (the library and benchmarks/locomo.py call it): which of
     ``items`` (group, tokens, header tokens), in rank order, go into ``budget`` tokens. A group's
@@ -287,7 +298,25 @@ def pack_indexes(
     point extending the set of the one below it (nothing is removed); past the last point, the
     longest rank-order prefix of the remaining items that fits (stop at the first that does not).
     Proof: for budgets between the same two points the prefix grows with the budget; the prefix
-    at a budget below the next point is what the greedy pass at that point takes first."""
+    at a budget below the next point is what the greedy pass at that point takes first.
+
+    ``fill_from``: the items from this index on only fill the room the ones before it leave. They
+    are packed (by the same rule, into that room, their groups' headers paid again) only when
+    every item before it is packed, so what comes first is what it is without them. Still
+    monotonic: once every earlier item is packed it stays packed, with the same cost, and the
+    room only grows with the budget."""
+    cut = len(items) if fill_from is None else fill_from
+    packed, used = _pack(items[:cut], budget, shared_headers, floor)
+    if len(packed) < cut or cut == len(items):
+        return packed
+    rest, _ = _pack(items[cut:], budget - used, shared_headers, floor)
+    return [*packed, *(cut + i for i in rest)]
+
+
+def _pack(
+    items: Sequence[tuple[object, int, int]], budget: int, shared_headers: bool, floor: int
+) -> tuple[list[int], int]:
+    """:func:`pack_indexes` without fill: the packed indexes and the tokens they cost."""
     opened: set[object] = set()
     packed: list[bool] = [False] * len(items)
     used = 0
@@ -309,7 +338,13 @@ def pack_indexes(
     for point in budget_ladder(budget, floor):
         extend(point, stop=False)
     extend(budget, stop=True)
-    return [i for i, done in enumerate(packed) if done]
+    return [i for i, done in enumerate(packed) if done], used
+
+
+def fill_start(fill: Sequence[bool]) -> int | None:
+    """The index of the first unit that only fills the room (``fill_from`` of
+    :func:`pack_indexes`), None when there is none."""
+    return next((i for i, f in enumerate(fill) if f), None)
 
 
 def pack_units(
@@ -318,14 +353,16 @@ def pack_units(
     budget_tokens: int,
     counter: TokenCounter = count_tokens,
     floor: int = _FLOOR,
-) -> dict[UUID, list[EvidenceUnit]]:
+) -> list[tuple[UUID, list[EvidenceUnit]]]:
     """The units :func:`pack_indexes` packs, grouped by episode (an episode's header is paid by
-    its first unit). Insertion order = group order."""
+    its first unit), in group order. The units that only fill the room (``EvidenceUnit.fill``, a
+    suffix of ``units``) form groups of their own after the others."""
     items = [(u.episode_id, counter(u.text), counter(headers.get(u.episode_id, ""))) for u in units]
-    groups: dict[UUID, list[EvidenceUnit]] = {}
-    for i in pack_indexes(items, budget_tokens, floor=floor):
-        groups.setdefault(units[i].episode_id, []).append(units[i])
-    return groups
+    fill_from = fill_start([u.fill for u in units])
+    groups: dict[tuple[UUID, bool], list[EvidenceUnit]] = {}
+    for i in pack_indexes(items, budget_tokens, floor=floor, fill_from=fill_from):
+        groups.setdefault((units[i].episode_id, units[i].fill), []).append(units[i])
+    return [(e, group) for (e, _), group in groups.items()]
 
 
 # ---------------------------------------------------------------------------------------- detail
@@ -462,7 +499,7 @@ def render(
         budget = budget_tokens or HIGHLY_RELATED_BUDGET
         groups = pack_units(units, headers, budget, counter, config.pack_ladder_floor)
         if units_out is not None:
-            packed = {u.node_id for group in groups.values() for u in group}
+            packed = {u.node_id for _, group in groups for u in group}
             units_out.extend(
                 ContextUnit(
                     node_id=u.node_id,
@@ -473,14 +510,17 @@ def render(
                     tokens=counter(u.text),
                     header_tokens=counter(headers.get(u.episode_id, "")),
                     outdated_by=u.outdated_by,
+                    fill=u.fill,
                 )
                 for u in units
                 if u.node_id in packed
             )
-        contexts = {
-            e: "\n".join([headers[e], *(u.text for u in group)]) for e, group in groups.items()
-        }
-        context = GROUP_SEPARATOR.join(contexts.values())
+        blocks = ["\n".join([headers[e], *(u.text for u in group)]) for e, group in groups]
+        context = GROUP_SEPARATOR.join(blocks)
+        lines: dict[UUID, list[str]] = {}
+        for e, group in groups:  # a result's context: its episode's packed units, fill included
+            lines.setdefault(e, [headers[e]]).extend(u.text for u in group)
+        contexts = {e: "\n".join(text) for e, text in lines.items()}
     else:
         scorer = BundleScorer(index, evidence, config)
         contexts = {b.episode_id: detail_context(b.episode_id, scorer) for b in bundles}
@@ -513,6 +553,7 @@ __all__ = [
     "count_tokens",
     "detail_context",
     "evidence_units",
+    "fill_start",
     "format_time",
     "header",
     "pack_indexes",

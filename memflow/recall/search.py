@@ -60,6 +60,10 @@ def plan_search(embedder: Embedder, query: str, options: SearchOptions) -> Searc
         )
     flt = search_filter(opts.scope, opts.where)
     cfg = opts.config or RecallConfig()
+    if options.budget_tokens is None and cfg.fill_budget:
+        # Only a budget the caller gives is filled: the default one is a cap, and the context
+        # keeps to the evidence within the relevance cut-off.
+        cfg = cfg.model_copy(update={"fill_budget": False})
     query = check_text(query, "the query").replace("\x00", "")
     timings: dict[str, float] = {}
     t = time.perf_counter()

@@ -317,6 +317,9 @@ class ContextUnit(_Frozen):
     outdated_by: UUID | None = None
     # Memory.search(datasets=[...]): the dataset the unit is from (None: Dataset.search).
     dataset: str | None = None
+    # Episodic highly_related: beyond the relevance cut-off, packed only into the room the
+    # other units left (RecallConfig.fill_budget; memflow.recall.render.pack_indexes).
+    fill: bool = False
 
 
 # How a replaced fact's text is marked in a context (memflow.recall.temporal): "<text> [superseded,

@@ -80,3 +80,39 @@ def test_headers_are_paid_once_per_group_or_on_every_line() -> None:
     items = [(0, 10, 5), (0, 10, 5), (1, 10, 5)]
     assert pack_indexes(items, 50, shared_headers=True) == [0, 1, 2]  # 15 + 10 + 15
     assert pack_indexes(items, 44, shared_headers=False) == [0, 1]  # 15 + 15 (+15 = 45)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    items=items_strategy,
+    cut=st.integers(0, 60),
+    low=st.integers(1, 3000),
+    extra=st.integers(0, 3000),
+)
+def test_fill_keeps_what_comes_first_and_stays_monotonic(
+    items: list[tuple[int, int, int]], cut: int, low: int, extra: int
+) -> None:
+    cut = min(cut, len(items))
+    high = low + extra
+    small = pack_indexes(items, low, fill_from=cut)
+    large = pack_indexes(items, high, fill_from=cut)
+    assert set(small) <= set(large)
+    for budget, packed in ((low, small), (high, large)):
+        first = [i for i in packed if i < cut]
+        # The items before ``fill_from`` are packed exactly as without the others.
+        assert first == pack_indexes(items[:cut], budget)
+        filled = [i for i in packed if i >= cut]
+        assert not filled or len(first) == cut  # filling only once every earlier one is in
+        # Fill groups pay their headers again (they are shown as groups of their own).
+        assert _cost(items, first, True) + _cost(items, filled, True) <= budget
+
+
+def test_fill_takes_the_room_left_and_only_that() -> None:
+    items = [(0, 30, 5), (0, 20, 5), (1, 40, 5), (2, 300, 5)]
+    assert pack_indexes(items, 1000) == [0, 1, 2, 3]
+    # The first two cost 55: the fill gets the rest of a budget of 110 (40 + its header).
+    assert pack_indexes(items, 110, fill_from=2) == [0, 1, 2]
+    assert pack_indexes(items, 99, fill_from=2) == [0, 1]
+    # Not every ranked item fits: nothing fills (the budget is the ranked items').
+    assert pack_indexes(items, 50, fill_from=2) == [0]
+    assert pack_indexes(items, 50, fill_from=len(items)) == pack_indexes(items, 50)

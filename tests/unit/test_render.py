@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -514,11 +515,17 @@ def test_the_relevance_cutoff_leaves_out_units_far_behind_the_best() -> None:
     every = evidence_units(bundles, index, ev(best), RecallConfig(relevance_cutoff=None))
     top = every[0].rank_score
     for cutoff in (0.0, 0.15, 0.5):
-        kept = evidence_units(bundles, index, ev(best), RecallConfig(relevance_cutoff=cutoff))
+        cut = RecallConfig(relevance_cutoff=cutoff, fill_budget=False)
+        kept = evidence_units(bundles, index, ev(best), cut)
         assert kept == [u for u in every if u.rank_score <= top + cutoff]
-    assert len(evidence_units(bundles, index, ev(best), RecallConfig(relevance_cutoff=0.0))) < len(
-        every
-    )
+        # With fill_budget (the default) the others follow them, in rank order, marked.
+        filled = evidence_units(bundles, index, ev(best), RecallConfig(relevance_cutoff=cutoff))
+        assert filled[: len(kept)] == kept
+        assert filled[len(kept) :] == [
+            replace(u, fill=True) for u in every if u.rank_score > top + cutoff
+        ]
+    cut = RecallConfig(relevance_cutoff=0.0, fill_budget=False)
+    assert len(evidence_units(bundles, index, ev(best), cut)) < len(every)
 
 
 def test_the_relevance_cut_off_spares_a_replaced_fact_by_its_validity_not_its_text() -> None:
@@ -529,7 +536,7 @@ def test_the_relevance_cut_off_spares_a_replaced_fact_by_its_validity_not_its_te
     bundles = [bundle("Lunch with Ines", 0.2), bundle("API 流式返回改造", 1.0)]
     cfg = RecallConfig(
         relevance_cutoff=0.05, highly_related_facets=False, episode_prior_lambda=0.3,
-        facet_prior_mu=0.0,
+        facet_prior_mu=0.0, fill_budget=False,
     )  # fmt: skip
     units = evidence_units(bundles, RelationshipIndex.build(g.sub()), ev(best), cfg)
     # p_rome 0.16 is best; p_bob 0.36 and p_auth 0.42 are both beyond 0.16 + 0.05.
