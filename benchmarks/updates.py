@@ -241,6 +241,7 @@ HANDWRITTEN_SETS = (
     ("handwritten", "The frozen hand-written set", "1"),
     ("handwritten2", "The second frozen hand-written set", "2"),
     ("handwritten3", "The third frozen hand-written set", "3"),
+    ("handwritten4", "The fourth frozen hand-written set", "4"),
 )
 
 
@@ -333,7 +334,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--sets",
         default="generator,handwritten,handwritten2",
-        help="generator, handwritten (set 1), handwritten2 (set 2), handwritten3 (set 3)",
+        help="generator, handwritten (set 1), handwritten2 (set 2), handwritten3 (set 3), "
+        "handwritten4 (set 4)",
     )
     ap.add_argument(
         "--render-only",

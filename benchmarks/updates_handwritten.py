@@ -1,7 +1,8 @@
 """Facts that change, on the frozen hand-written sets (issue 26): ``benchmarks/data/
 updates_handwritten.json`` (set 1, committed before any tuning in 71a6ef0) and
 ``updates_handwritten2.json`` (set 2, by another author, committed before any tuning in 0e2c2e4)
-and ``updates_handwritten3.json`` (set 3, a third author); format and provenance:
+and ``updates_handwritten3.json`` (set 3, a third author, 964be1c) and ``updates_handwritten4.json``
+(set 4, a fourth author, 86a482b); format and provenance:
 ``benchmarks/data/README.md``. Each was written by an author who had not read the rules, and none
 is ever edited.
 
@@ -25,7 +26,7 @@ Halves: within each (language, kind), cases are ordered by the SHA-256 of their 
 half (rounded up) is ``tune``, the rest ``test``. Constants are chosen on ``tune`` only.
 
     python -m benchmarks.updates_handwritten            # set 1, both halves, local e5 embedder
-    python -m benchmarks.updates_handwritten --set 2    # the second set (--set 3: the third)
+    python -m benchmarks.updates_handwritten --set 2    # the second set (--set 3, --set 4: the third, the fourth)
     python -m benchmarks.updates_handwritten --half tune --show   # every tune miss, with context
 """
 
@@ -55,6 +56,7 @@ SETS = {
     "1": common.REPO / "benchmarks" / "data" / "updates_handwritten.json",
     "2": common.REPO / "benchmarks" / "data" / "updates_handwritten2.json",
     "3": common.REPO / "benchmarks" / "data" / "updates_handwritten3.json",
+    "4": common.REPO / "benchmarks" / "data" / "updates_handwritten4.json",
 }
 DATA = SETS["1"]
 HALVES = ("tune", "test")
