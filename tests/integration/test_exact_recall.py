@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import text
+
 from memflow.db.engine import transaction
-from memflow.db.queries import q
+from memflow.db.queries import q, raw
 from memflow.recall import sqlrecall
 from memflow.recall.config import RecallConfig
+from memflow.recall.visibility import params
 
 NOTES = [
     "The greenhouse heater was serviced on Monday; the thermostat now holds 18 degrees.",
@@ -53,3 +56,25 @@ def test_an_exact_recall_ranks_as_the_indexes_do_on_a_small_dataset(mem: Any) ->
         assert [r.episode_id for r in a.results] == [r.episode_id for r in b.results]
         assert a.context == b.context
         assert a.results, query
+
+
+def test_an_exact_recall_never_plans_an_hnsw_scan(mem: Any) -> None:
+    ds = mem.dataset("exact-recall-plan")
+    for note in NOTES:
+        ds.memorize(note, extractor="rules")
+    qvec = mem.embedder.embed_query("who waters the seedlings?")
+    with transaction(mem.engine) as conn:
+        sqlrecall.bind(conn, ds.id, 200)
+        # Sorting made dear: the planner then takes the HNSW order wherever the statement lets
+        # it (on rows this few it would otherwise sort).
+        conn.exec_driver_sql("SET LOCAL enable_sort = off")
+
+        def plan(exact: bool) -> str:
+            lines = conn.execute(
+                text("EXPLAIN (COSTS OFF) " + raw("recall")),
+                {"dataset_id": ds.id, "q": qvec, "k": 50, "exact": exact, **params(None)},
+            ).scalars()
+            return "\n".join(lines)
+
+        assert plan(False).count("hnsw") == 6, plan(False)
+        assert "hnsw" not in plan(True), plan(True)
