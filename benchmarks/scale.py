@@ -10,10 +10,12 @@ synthetic store (benchmarks/synth.py), then measure on the largest dataset
 - p50/p95/p99 and errors under 1, 4 and 16 concurrent clients (threads, one connection each);
 and the same ANN/exact comparison on a small dataset (1 % of the rows) of the same tables.
 
-Exact baseline: the recall statement of sql/recall.sql with every ``ORDER BY embedding <=> q``
-rewritten to ``ORDER BY (embedding <=> q) + 0``. An expression is not the indexed operator, so
-the HNSW index cannot serve the order: PostgreSQL reads the dataset's rows (dataset B-tree or
+Exact baseline: the recall statement of sql/recall.sql with ``exact`` set, the form memflow
+itself uses for small datasets (RecallConfig.exact_recall_nodes / exact_recall_share): every
+branch ordered by ``(embedding <=> q) + 0``. An expression is not the indexed operator, so the
+HNSW index cannot serve the order: PostgreSQL reads the dataset's rows (dataset B-tree or
 sequential scan) and sorts them by exact distance. Projection, scoring and rendering are shared.
+memflow's own search of the small dataset (1 % of the rows) takes that exact form too.
 
 Run: ``python -m benchmarks.scale [--sizes 10k,100k,1M] [--quick] [--out DIR]``.
 """
@@ -47,11 +49,9 @@ from memflow.recall.options import DEFAULTS, SearchOptions
 from memflow.recall.pipeline import episode_hits, hit_ids_for_projection, respond, score_hits
 from memflow.recall.preprocess import preprocess
 from memflow.recall.search import search_op
-from memflow.recall.types import Hit, SearchResponse
+from memflow.recall.types import SearchResponse
 from memflow.store.datasets import DatasetRef
 
-_ANN_ORDER = "ORDER BY embedding <=> CAST(:q AS vector) LIMIT"
-_EXACT_ORDER = "ORDER BY (embedding <=> CAST(:q AS vector)) + 0 LIMIT"
 _LOWER_BOUND = (
     "SELECT node_id FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id "
     "ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k"
@@ -65,14 +65,6 @@ def search(ctx: StoreContext, query: str, **options: Any) -> SearchResponse:
     """One search as ``Dataset.search`` runs it (:func:`memflow.recall.search.search_op`)."""
     ref = DatasetRef(ctx.dataset_id, "bench")
     return run_op(ctx.engine, search_op(ctx, ref, query, SearchOptions(**options)))
-
-
-def exact_recall_sql() -> str:
-    sql = raw("recall")
-    n = sql.count(_ANN_ORDER)
-    if n != 6:
-        raise RuntimeError(f"sql/recall.sql changed: expected 6 ANN branches, found {n}")
-    return sql.replace(_ANN_ORDER, _EXACT_ORDER)
 
 
 class LookupEmbedder:
@@ -114,11 +106,7 @@ def search_exact(
         t = time.perf_counter()
         sqlrecall.bind(conn, ds, max(cfg.ef_search, k))
         visible = visibility.resolve(conn, ds, flt)
-        rows = conn.execute(text(exact_recall_sql()),
-                            {"dataset_id": ds, "q": qvec, "k": k, **visibility.params(visible)}).all()  # fmt: skip
-        hits = [Hit(collection=r.collection, node_id=r.node_id, text=r.text, distance=float(r.distance),
-                    edge_text_hash=bytes(r.text_hash) if r.text_hash is not None else None)
-                for r in rows]  # fmt: skip
+        hits = sqlrecall.recall(conn, ds, qvec, k, visible, exact=True).hits
         timings["recall_sql"] = _ms(t)
         t = time.perf_counter()
         scored = score_hits(hits, pq, cfg)
@@ -152,11 +140,23 @@ def recall_plan(
     """How the planner reads each recall branch (index or scan lines of EXPLAIN; filtered: with
     the filter lines, the bound id arrays cut short)."""
     with dbe.transaction(engine) as conn:
-        sqlrecall.bind(conn, ds, max(cfg.ef_search, cfg.wide_search_top_k))
+        exact = sqlrecall.bind(
+            conn,
+            ds,
+            max(cfg.ef_search, cfg.wide_search_top_k),
+            cfg.exact_recall_nodes,
+            cfg.exact_recall_share,
+        )
         visible = visibility.resolve(conn, ds, flt)
         lines = conn.execute(
             text("EXPLAIN (COSTS OFF) " + raw("recall")),
-            {"dataset_id": ds, "q": qvec, "k": cfg.wide_search_top_k, **visibility.params(visible)},
+            {
+                "dataset_id": ds,
+                "q": qvec,
+                "k": cfg.wide_search_top_k,
+                "exact": exact,
+                **visibility.params(visible),
+            },
         ).scalars()
         keep = ("Scan", "Filter", "Index Cond") if flt else ("Scan",)
         return [

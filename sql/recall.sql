@@ -6,14 +6,27 @@
 -- Always plan with the actual values: psycopg prepares a statement after 5 runs and PostgreSQL then
 -- may switch to a generic plan, which for the projection (ids and dataset unknown) is ~10x slower
 -- (benchmarks/scale.py measured 100-150 ms -> 900-1200 ms from the 11th search on a connection).
+-- It also says whether recall sorts the dataset's rows exactly instead of scanning the HNSW
+-- indexes: when the dataset holds at most exact_nodes nodes (counted no further) and at most
+-- the share exact_share of the store's nodes (the planner's estimate). An HNSW scan filtered to
+-- a small share of a shared index skips the other datasets' rows and then costs more than
+-- sorting a few thousand (benchmarks/exact_recall.py). The count comes after the set_config
+-- calls, so it runs with the dataset bound (row-level security).
 SELECT set_config('memflow.dataset_id', :dataset_id, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', :ef_search, true),
-       set_config('plan_cache_mode', 'force_custom_plan', true);
+       set_config('plan_cache_mode', 'force_custom_plan', true),
+       (SELECT n.held <= :exact_nodes AND n.held <= :exact_share * greatest(c.reltuples, n.held)
+          FROM (SELECT count(*) AS held
+                  FROM (SELECT 1 FROM memflow.node WHERE dataset_id = CAST(:dataset_id AS uuid)
+                         LIMIT :exact_nodes + 1) d) n,
+               pg_class c
+         WHERE c.oid = 'memflow.node'::regclass) AS exact;
 
 -- name: recall
 -- Wide vector recall: the :k nearest rows of every per-field embedding table, in one round trip.
--- Each branch orders by the distance to the same query vector so the HNSW index is used.
+-- Each branch orders by the distance to the same query vector so the HNSW index is used; for a
+-- small dataset (exact, from bind_search) by an expression no index matches: an exact sort.
 -- A filtered search (scope / where: memflow.recall.visibility) keeps only the visible rows in
 -- every branch; unfiltered (:filtered false), the condition folds away at planning.
 -- Every row also says whether the dataset holds any replaced node (revision 0004: searches of
@@ -24,32 +37,38 @@ WITH hits AS (
         embedding <=> CAST(:q AS vector) AS distance
    FROM memflow.episode_summary WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
+  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
 UNION ALL
 (SELECT 'Facet_search_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
    FROM memflow.facet_search_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
+  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
 UNION ALL
 (SELECT 'Facet_anchor_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
    FROM memflow.facet_anchor_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
+  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
 UNION ALL
 (SELECT 'FacetPoint_search_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
    FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
+  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
 UNION ALL
 (SELECT 'Entity_name', node_id, NULL, text, embedding <=> CAST(:q AS vector)
    FROM memflow.entity_name WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
+  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
 UNION ALL
 (SELECT 'Edge_text', NULL, text_hash, text, embedding <=> CAST(:q AS vector)
    FROM memflow.edge_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR text_hash = ANY(CAST(:visible_texts AS bytea[])))
-  ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
+  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
 )
 SELECT h.collection, h.node_id, h.text_hash, h.text, h.distance, f.any_superseded
 FROM (SELECT EXISTS (SELECT 1 FROM memflow.node WHERE dataset_id = :dataset_id

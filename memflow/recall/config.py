@@ -28,6 +28,7 @@ ChosenOn = Literal[
     "upstream",
     "reasoning",
     "locomo+lme-tune",
+    "latency",
 ]
 # Where a constant's value came from.
 CHOSEN_ON: dict[ChosenOn, str] = {
@@ -43,6 +44,8 @@ CHOSEN_ON: dict[ChosenOn, str] = {
     "reasoning": "set by argument (a cap, a unit, a neutral value), not measured",
     "locomo+lme-tune": "measured on the tune halves of LoCoMo and LongMemEval_S together "
     "(benchmarks/locomo_replay.py, benchmarks/longmemeval.py)",
+    "latency": "a speed setting, measured on search time (benchmarks/exact_recall.py); it "
+    "changes no score, at most which near neighbours an approximate index scan misses",
 }
 
 
@@ -69,6 +72,12 @@ class RecallConfig(BaseModel):
     ef_search: int = knob(
         200, "reasoning", ge=1, le=1000
     )  # hnsw.ef_search; the SQL uses max(this, k)
+    # A dataset of at most exact_recall_nodes nodes and at most exact_recall_share of the
+    # store's nodes is recalled by an exact sort instead of the HNSW indexes (bind_search in
+    # sql/recall.sql): filtered to a small share of a shared index, an HNSW scan skips the other
+    # datasets' rows and costs more than sorting a few thousand.
+    exact_recall_nodes: int = knob(5000, "latency", ge=0, le=1_000_000)
+    exact_recall_share: float = knob(0.25, "latency", ge=0.0, le=1.0)
     # Provenance rows (chunks) read per FacetPoint or procedure (a LIMIT of sql/recall.sql and
     # sql/procedures.sql): a point cites a turn or a few sentences, far fewer than this.
     max_sources: int = knob(64, "reasoning", ge=1, le=1000)

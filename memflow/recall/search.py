@@ -199,8 +199,10 @@ def retrieve_body(
     as_of, known_at = opts.as_of, opts.known_at
     k = cfg.recall_k(pq.time.confidence if pq.time else None)
     t = time.perf_counter()
-    yield lambda conn: sqlrecall.bind(conn, dataset_id, max(cfg.ef_search, k))
-    recalled = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k, visible)
+    exact = yield lambda conn: sqlrecall.bind(
+        conn, dataset_id, max(cfg.ef_search, k), cfg.exact_recall_nodes, cfg.exact_recall_share
+    )
+    recalled = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k, visible, exact=exact)
     hits = recalled.hits
     timings["recall_sql"] = ms(t)
     t = time.perf_counter()

@@ -35,8 +35,26 @@ _STOP = frozenset(
 )
 
 
-def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
-    conn.execute(q("bind_search"), {"dataset_id": str(dataset_id), "ef_search": str(ef_search)})
+def bind(
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    ef_search: int,
+    exact_nodes: int = 0,
+    exact_share: float = 0.0,
+) -> bool:
+    """Bind the search transaction to ``dataset_id``. True when :func:`recall` should sort the
+    dataset exactly: it holds at most ``exact_nodes`` nodes and at most ``exact_share`` of the
+    store's (``bind_search``)."""
+    row = conn.execute(
+        q("bind_search"),
+        {
+            "dataset_id": str(dataset_id),
+            "ef_search": str(ef_search),
+            "exact_nodes": exact_nodes,
+            "exact_share": exact_share,
+        },
+    ).one()
+    return bool(row.exact)
 
 
 @dataclass(frozen=True)
@@ -49,10 +67,18 @@ class Recalled:
 
 
 def recall(
-    conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int, visible: Visible | None = None
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    qvec: Vector,
+    k: int,
+    visible: Visible | None = None,
+    *,
+    exact: bool = False,
 ) -> Recalled:
+    """The wide recall; ``exact`` (from :func:`bind`) sorts every branch instead of an HNSW scan."""
     result = conn.execute(
-        q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k, **params(visible)}
+        q("recall"),
+        {"dataset_id": dataset_id, "q": qvec, "k": k, "exact": exact, **params(visible)},
     )
     hit = columns(
         list(result.keys()),

@@ -15,12 +15,6 @@ PER_SIZE = {
 }  # fmt: skip
 
 
-def test_exact_recall_sql_cannot_use_the_hnsw_order() -> None:
-    sql = scale.exact_recall_sql()
-    assert "ORDER BY embedding <=> CAST(:q AS vector) LIMIT" not in sql
-    assert sql.count("ORDER BY (embedding <=> CAST(:q AS vector)) + 0 LIMIT") == 6
-
-
 def test_dataset_plan_has_one_large_and_one_small_dataset() -> None:
     plans = synth.plan_datasets(100_000)
     assert [p.role for p in plans].count("large") == 1
