@@ -135,6 +135,9 @@ COLUMNS: dict[tuple[str, str], str] = {
     "role).",
     ("change_log", "at"): "When the change was written.",
     ("change_log", "detail"): "Free-form JSON: the replacing node, texts, scores.",
+    # revision 0009
+    ("graph_revision", "revision"): "How many writing statements the dataset's graph has seen "
+    "since revision 0009.",
 }
 
 

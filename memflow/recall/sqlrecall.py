@@ -42,27 +42,43 @@ def bind(conn: Connection, dataset_id: uuid.UUID, ef_search: int) -> None:
 @dataclass(frozen=True)
 class Recalled:
     """The wide recall's hits, and whether the dataset holds any replaced node (``replaced``:
-    False lets a search without clocks skip validity, :mod:`memflow.recall.temporal`)."""
+    False lets a search without clocks skip validity, :mod:`memflow.recall.temporal`); the
+    dataset's graph revision (None: none yet) and, when asked, every FacetPoint's distance to
+    the query in node id order (:mod:`memflow.recall.graphcache`)."""
 
     hits: list[Hit]
     replaced: bool
+    revision: int | None = None
+    point_distances: list[float] | None = None
 
 
 def recall(
-    conn: Connection, dataset_id: uuid.UUID, qvec: Vector, k: int, visible: Visible | None = None
+    conn: Connection,
+    dataset_id: uuid.UUID,
+    qvec: Vector,
+    k: int,
+    visible: Visible | None = None,
+    *,
+    point_distances: bool = False,
 ) -> Recalled:
     result = conn.execute(
-        q("recall"), {"dataset_id": dataset_id, "q": qvec, "k": k, **params(visible)}
+        q("recall"),
+        {
+            "dataset_id": dataset_id,
+            "q": qvec,
+            "k": k,
+            "point_distances": point_distances,
+            **params(visible),
+        },
     )
-    hit = columns(
-        list(result.keys()),
-        "collection", "node_id", "text_hash", "text", "distance", "any_superseded",
-    )  # fmt: skip
+    keys = list(result.keys())
+    hit = columns(keys, "collection", "node_id", "text_hash", "text", "distance")
+    dataset = columns(keys, "any_superseded", "revision", "point_distances")
     hits: list[Hit] = []
-    replaced = False
-    for collection, node_id, text_hash, text, distance, any_superseded in map(hit, result.all()):
-        replaced = bool(any_superseded)
-        if collection is None:  # no hit: the row only carries any_superseded
+    rows = result.all()
+    replaced, revision, distances = dataset(rows[0]) if rows else (False, None, None)
+    for collection, node_id, text_hash, text, distance in map(hit, rows):
+        if collection is None:  # no hit: the row only carries the dataset's columns
             continue
         hits.append(
             Hit(
@@ -74,7 +90,7 @@ def recall(
                 edge_text_hash=bytes(text_hash) if text_hash is not None else None,
             )
         )
-    return Recalled(hits, replaced)
+    return Recalled(hits, bool(replaced), revision, distances)
 
 
 def project(
