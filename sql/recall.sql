@@ -16,12 +16,12 @@ SELECT set_config('memflow.dataset_id', :dataset_id, true),
 -- Each branch orders by the distance to the same query vector so the HNSW index is used.
 -- A filtered search (scope / where: memflow.recall.visibility) keeps only the visible rows in
 -- every branch; unfiltered (:filtered false), the condition folds away at planning.
--- Every row also says whether the dataset holds any replaced node (revision 0004: searches of
--- datasets without one skip validity), so that costs no round trip of its own; with no hit at
--- all, one row with a NULL collection carries it. So do the dataset's graph revision (revision
--- 0009; NULL: none yet) and, with :point_distances, the distance of every FacetPoint to the query
--- in node id order: with the graph cached at that revision (memflow.recall.graphcache), the
--- projection and the expansion of an unfiltered search need no statement.
+-- A last row (NULL collection) says whether the dataset holds any replaced node (revision 0004:
+-- searches of datasets without one skip validity), so that costs no round trip of its own, and
+-- carries the dataset's graph revision (revision 0009; NULL: none yet) and, with
+-- :point_distances, every FacetPoint's distance to the query in node id order (one text,
+-- ','-separated: a float8 prints exactly): with the graph cached at that revision
+-- (memflow.recall.graphcache), an unfiltered search projects and expands with no statement.
 WITH hits AS (
 (SELECT 'Episode_summary' AS collection, node_id, NULL::bytea AS text_hash, text,
         embedding <=> CAST(:q AS vector) AS distance
@@ -54,17 +54,19 @@ UNION ALL
     AND (NOT :filtered OR text_hash = ANY(CAST(:visible_texts AS bytea[])))
   ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k)
 )
-SELECT h.collection, h.node_id, h.text_hash, h.text, h.distance, f.any_superseded, f.revision,
-       f.point_distances
-FROM (SELECT EXISTS (SELECT 1 FROM memflow.node WHERE dataset_id = :dataset_id
-                       AND superseded_by IS NOT NULL) AS any_superseded,
-             (SELECT revision FROM memflow.graph_revision WHERE dataset_id = :dataset_id)
-               AS revision,
-             CASE WHEN :point_distances THEN
-               (SELECT array_agg(embedding <=> CAST(:q AS vector) ORDER BY node_id)
-                  FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id)
-             END AS point_distances) f
-LEFT JOIN hits h ON true;
+SELECT h.collection, h.node_id, h.text_hash, h.text, h.distance, NULL::boolean AS any_superseded,
+       NULL::bigint AS revision, NULL::text AS point_distances
+FROM hits h
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL,
+       EXISTS (SELECT 1 FROM memflow.node WHERE dataset_id = :dataset_id
+                 AND superseded_by IS NOT NULL),
+       (SELECT revision FROM memflow.graph_revision WHERE dataset_id = :dataset_id),
+       CASE WHEN :point_distances THEN
+         (SELECT string_agg(CAST(p.distance AS text), ',' ORDER BY p.node_id)
+            FROM (SELECT node_id, embedding <=> CAST(:q AS vector) AS distance
+                    FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id) p)
+       END;
 
 -- name: project
 -- Graph projection: from the hit ids (:ids, best first) up to 2 hops towards their episodes,

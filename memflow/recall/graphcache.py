@@ -72,6 +72,7 @@ class CachedGraph:
     # dst -> its walked parents (src, relationship, edge_text), by text_hash then src: the order
     # `project` ranks them in (seed parents first, applied per search).
     parents: dict[uuid.UUID, list[tuple[uuid.UUID, str, str]]] = field(default_factory=dict)
+    children: dict[uuid.UUID, list[uuid.UUID]] = field(default_factory=dict)  # src -> its dsts
     facets: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = field(default_factory=dict)
     points: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = field(default_factory=dict)
     embedded: dict[uuid.UUID, int] = field(default_factory=dict)  # point -> its distance's index
@@ -94,13 +95,19 @@ class CachedGraph:
         if not ids:
             return graph
         fanout, seeds, leaf = config.hub_fanout, set(ids), set(leaves)
+        # The nodes a seed is a parent of: only their parents need reordering (seeds first).
+        seeded = {dst for seed in seeds for dst in self.children.get(seed, ())}
+        tops: dict[uuid.UUID, list[tuple[uuid.UUID, str, str]]] = {}
 
         def top(dst: uuid.UUID) -> list[tuple[uuid.UUID, str, str]]:
-            ranked = self.parents.get(dst, ())
-            hit = [p for p in ranked if p[0] in seeds]
-            if hit and len(hit) < len(ranked):
-                hit += [p for p in ranked if p[0] not in seeds]
-            return (hit or list(ranked))[:fanout]
+            found = tops.get(dst)
+            if found is None:
+                ranked = self.parents.get(dst, [])
+                if dst in seeded:
+                    hit = [p for p in ranked if p[0] in seeds]
+                    ranked = hit + [p for p in ranked if p[0] not in seeds]
+                found = tops[dst] = ranked[:fanout]
+            return found
 
         reached: dict[uuid.UUID, list[int]] = {}  # node -> [min ord, min depth]
 
@@ -120,15 +127,11 @@ class CachedGraph:
             for src, rel, text in top(seed):
                 lvl1[(src, ord_, rel == "has_facet", rel, seed, text)] = None
         lvl2: dict[tuple[Any, ...], None] = {}
-        tops: dict[uuid.UUID, list[tuple[uuid.UUID, str, str]]] = {}
         for node, ord_, is_episode, *_ in lvl1:
             reach(node, ord_, 1)
             if is_episode:
                 continue
-            above = tops.get(node)
-            if above is None:
-                above = tops[node] = top(node)
-            for src, rel, text in above:
+            for src, rel, text in top(node):
                 lvl2[(src, ord_, rel == "has_facet", rel, node, text)] = None
         for node, ord_, *_ in lvl2:
             reach(node, ord_, 2)
@@ -284,6 +287,7 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
     ranked.sort(key=lambda e: (e[0], e[1]))
     for _, _, src, rel, dst, text in ranked:
         graph.parents.setdefault(dst, []).append((src, rel, text))
+        graph.children.setdefault(src, []).append(dst)
         if rel == "has_facet":
             graph.facets.setdefault(src, []).append((dst, text))
         elif rel == "has_point":

@@ -75,10 +75,11 @@ def recall(
     hit = columns(keys, "collection", "node_id", "text_hash", "text", "distance")
     dataset = columns(keys, "any_superseded", "revision", "point_distances")
     hits: list[Hit] = []
-    rows = result.all()
-    replaced, revision, distances = dataset(rows[0]) if rows else (False, None, None)
-    for collection, node_id, text_hash, text, distance in map(hit, rows):
-        if collection is None:  # no hit: the row only carries the dataset's columns
+    replaced, revision, distances = False, None, None
+    for row in result.all():
+        collection, node_id, text_hash, text, distance = hit(row)
+        if collection is None:  # the last row: the dataset's columns
+            replaced, revision, distances = dataset(row)
             continue
         hits.append(
             Hit(
@@ -90,7 +91,8 @@ def recall(
                 edge_text_hash=bytes(text_hash) if text_hash is not None else None,
             )
         )
-    return Recalled(hits, bool(replaced), revision, distances)
+    points = None if distances is None else [float(d) for d in distances.split(",") if d]
+    return Recalled(hits, bool(replaced), revision, points)
 
 
 def project(
