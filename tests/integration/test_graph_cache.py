@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import Engine, event
 
 from memflow.cli.app import main
+from memflow.config import sqlalchemy_url
 from memflow.db import engine as dbe
 from memflow.embed.hash import HashEmbedder
 from memflow.memory import Dataset, Memory
@@ -49,7 +50,7 @@ def _context(ds: Dataset, query: str) -> str:
 @pytest.fixture
 def seeded(mem: Memory, seed_drafts: list[dict[str, Any]]) -> Dataset:
     ds = mem.dataset("cache")
-    ds.add_episodes(seed_drafts)
+    ds.add_episodes(seed_drafts, metadata={"project": "atlas"})
     return ds
 
 
@@ -79,15 +80,16 @@ def test_an_unfiltered_search_sends_two_statements_once_the_graph_is_cached(
 ) -> None:
     log = Statements(mem.engine)
     seeded.search("latency under 500 ms", display="highly_related")
-    assert len(log.sent) == 3 and "graph_revision" in log.sent[2]  # bind, recall, graph_load
+    # bind, recall, graph_load, then the expansion's SQL (the recall had no distances to give)
+    assert len(log.sent) == 4 and "graph_revision" in log.sent[2], log.sent
     log.sent.clear()
     seeded.search("what did the team decide?", display="highly_related")
     # bind + recall (with the revision and the points' distances): no projection, no expansion
     assert len(log.sent) == 2, log.sent
     assert "graph_revision" in log.sent[1] and "point_distances" in log.sent[1]
     log.sent.clear()
-    seeded.search("what did the team decide?", where={"nothing": "matches"})
-    assert any("memflow.node_chunk" in s for s in log.sent)  # filtered: the SQL projection
+    filtered = seeded.search("what did the team decide?", where={"project": "atlas"})
+    assert filtered.results and any("kept_ids" in s for s in log.sent)  # the SQL projection
 
 
 def test_every_write_is_seen_by_the_next_search(seeded: Dataset) -> None:
@@ -103,9 +105,14 @@ def test_every_write_is_seen_by_the_next_search(seeded: Dataset) -> None:
 
 def test_correct_and_reopen_are_seen_by_the_next_search(seeded: Dataset) -> None:
     written = seeded.add_episode(_draft("kiln schedule", "the kiln fires on Tuesdays"))
-    assert "fires on Tuesdays" in _context(seeded, "when does the kiln fire?")
-    tree = seeded.episode_tree(written.episode_ids[0])
-    point = next(r["id"] for r in tree if r["kind"] == "FacetPoint")
+    before = seeded.search("when does the kiln fire?", display="highly_related", budget_tokens=5000)
+    assert "fires on Tuesdays" in before.context
+    point = next(
+        u.node_id
+        for u in before.context_units
+        if u.kind == "FacetPoint" and u.episode_id == written.episode_ids[0]
+    )
+    assert point is not None
     seeded.correct(point, "the kiln fires on Thursdays")
     after = seeded.search("when does the kiln fire?", display="highly_related", budget_tokens=5000)
     assert "fires on Thursdays" in after.context
@@ -131,7 +138,7 @@ def reader_engine(db_url: str, mem: Memory) -> Iterator[Engine]:
     with login_role(db_url, "mf_cache_reader") as (role, url):
         argv = ["db", "grant-reader", role, "--dataset", "granted", "--database-url", db_url]
         assert main(argv) == 0
-        engine = dbe.make_engine(url, pool_size=1)
+        engine = dbe.make_engine(sqlalchemy_url(url), pool_size=1)
         try:
             yield engine
         finally:
