@@ -1,5 +1,5 @@
 """Graph revision: every statement that writes a dataset's nodes, edges, documents or node
-sources adds one to its revision (memflow.graph_revision, by statement triggers), in the writer's
+sources gives it a new revision (memflow.graph_revision, by statement triggers), in the writer's
 transaction; search reads it with its recall and reuses the dataset's graph cached at that
 revision (memflow.recall.graphcache).
 

@@ -1,9 +1,14 @@
 -- Revision 0009: each dataset's graph revision. Every statement that writes the rows a search's
--- projection and expansion read (node, edge, document, node_source, facetpoint_search_text) adds one to the revision of
--- the datasets it wrote, in the writer's transaction (a statement trigger over its transition
--- table: one row update per statement, not per row). A search reads the revision in its recall
+-- projection and expansion read (node, edge, document, node_source, facetpoint_search_text) gives
+-- the datasets it wrote a new revision, in the writer's transaction (a statement trigger over its
+-- transition table: one row update per statement, not per row). A search reads the revision in its recall
 -- statement; a process that cached the dataset's graph at that revision reads it from memory
 -- (memflow.recall.graphcache). No row: no write since this revision, nothing cached.
+
+-- Revisions are drawn from one sequence, so a value never repeats: not across datasets, nor for
+-- a dataset dropped and created again under its name (the same id).
+CREATE SEQUENCE memflow.graph_revision_seq;
+COMMENT ON SEQUENCE memflow.graph_revision_seq IS 'Every graph revision''s value (memflow.graph_revision).';
 
 CREATE TABLE memflow.graph_revision (
   dataset_id uuid NOT NULL,
@@ -18,9 +23,9 @@ CREATE POLICY dataset_isolation ON memflow.graph_revision
   USING (dataset_id = (SELECT memflow.readable_dataset(current_user)))
   WITH CHECK (dataset_id = (SELECT memflow.readable_dataset(current_user)));
 COMMENT ON TABLE memflow.graph_revision IS
-  'Each dataset''s graph revision: +1 by every statement that writes its nodes, edges, documents or node sources.';
+  'Each dataset''s graph revision: new with every statement that writes its nodes, edges, documents, node sources or point embeddings.';
 COMMENT ON COLUMN memflow.graph_revision.dataset_id IS 'The dataset (tenant) of the row; row-level security shows only the bound one.';
-COMMENT ON COLUMN memflow.graph_revision.revision IS 'How many writing statements the dataset''s graph has seen since revision 0009.';
+COMMENT ON COLUMN memflow.graph_revision.revision IS 'The revision of the dataset''s graph (memflow.graph_revision_seq): a new value with every write.';
 
 -- (A dataset being deleted gets no row: its nodes go with it.)
 CREATE FUNCTION memflow.bump_graph_revision() RETURNS trigger
@@ -29,13 +34,14 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
   INSERT INTO memflow.graph_revision AS r (dataset_id, revision)
-  SELECT DISTINCT w.dataset_id, 1 FROM written w
+  SELECT w.dataset_id, nextval('memflow.graph_revision_seq')
+    FROM (SELECT DISTINCT dataset_id FROM written) w
    WHERE EXISTS (SELECT 1 FROM memflow.dataset d WHERE d.id = w.dataset_id)
-  ON CONFLICT (dataset_id) DO UPDATE SET revision = r.revision + 1;
+  ON CONFLICT (dataset_id) DO UPDATE SET revision = excluded.revision;
   RETURN NULL;
 END $$;
 COMMENT ON FUNCTION memflow.bump_graph_revision() IS
-  'Statement trigger: +1 to the graph revision of every dataset the statement wrote (transition table "written").';
+  'Statement trigger: a new graph revision for every dataset the statement wrote (transition table "written").';
 
 DO $$
 DECLARE
@@ -61,6 +67,7 @@ DECLARE
 BEGIN
   IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'memflow_app') THEN
     GRANT SELECT, INSERT, UPDATE ON memflow.graph_revision TO memflow_app;
+    GRANT USAGE ON SEQUENCE memflow.graph_revision_seq TO memflow_app;
   END IF;
   FOR r IN SELECT DISTINCT role_name FROM memflow.dataset_reader
            WHERE EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname = role_name) LOOP

@@ -12,3 +12,4 @@ BEGIN
 END $$;
 DROP FUNCTION memflow.bump_graph_revision();
 DROP TABLE memflow.graph_revision;
+DROP SEQUENCE memflow.graph_revision_seq;

@@ -136,8 +136,8 @@ COLUMNS: dict[tuple[str, str], str] = {
     ("change_log", "at"): "When the change was written.",
     ("change_log", "detail"): "Free-form JSON: the replacing node, texts, scores.",
     # revision 0009
-    ("graph_revision", "revision"): "How many writing statements the dataset's graph has seen "
-    "since revision 0009.",
+    ("graph_revision", "revision"): "The revision of the dataset's graph "
+    "(memflow.graph_revision_seq): a new value with every write.",
 }
 
 

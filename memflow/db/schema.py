@@ -227,8 +227,8 @@ def build_metadata(dim: int) -> MetaData:
             ondelete="CASCADE",
             name="graph_revision_dataset_fk",
         ),
-        comment="Each dataset's graph revision: +1 by every statement that writes its nodes, "
-        "edges, documents or node sources.",
+        comment="Each dataset's graph revision: new with every statement that writes its "
+        "nodes, edges, documents, node sources or point embeddings.",
     )
     Table(
         "chunk",

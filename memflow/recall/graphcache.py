@@ -2,7 +2,8 @@
 memory instead of in SQL (issue 28).
 
 Every statement that writes a dataset's nodes, edges, documents, node sources or FacetPoint
-embeddings adds one to its graph revision (revision 0009, in the writer's transaction). A
+embeddings gives it a new graph revision (revision 0009, in the writer's transaction; drawn from
+one sequence, so never the same value twice, even for a dataset dropped and made again). A
 search's recall statement returns the revision it read (and, when asked, every FacetPoint's
 distance to the query): a :class:`CachedGraph` held at that revision answers ``project`` and
 ``expand_points`` of sql/recall.sql exactly as they would (the same rows, walked by the same

@@ -172,3 +172,15 @@ def test_a_role_reads_no_graph_another_role_cached(
     with dbe.transaction(mem.engine, granted.id) as conn:
         owners = graphcache.load(conn, granted.id, 3)
     assert mine is not None and owners is not None and mine.nodes.keys() == owners.nodes.keys()
+
+
+def test_a_dataset_made_again_under_its_name_is_not_served_from_the_cache(mem: Memory) -> None:
+    old = mem.dataset("again")
+    old.add_episode(_draft("lighthouse", "the old lighthouse keeper rings at noon"))
+    assert "old lighthouse keeper" in _context(old, "lighthouse keeper")
+    assert mem.drop_dataset("again")
+    new = mem.dataset("again")
+    assert new.id == old.id  # (ids come from names) and the same writes follow
+    new.add_episode(_draft("lighthouse", "the new lighthouse keeper rings at dusk"))
+    context = _context(new, "lighthouse keeper")
+    assert "new lighthouse keeper" in context and "old lighthouse keeper" not in context
