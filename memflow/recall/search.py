@@ -211,15 +211,7 @@ def retrieve_body(
     )
     hits = recalled.hits
     timings["recall_sql"] = ms(t)
-    cached: graphcache.CachedGraph | None = None
     revision = recalled.revision
-    if store is not None and revision is not None:
-        cached = store.at(dataset_id, revision, cfg.max_sources)
-        if cached is None and not store.too_big(dataset_id, revision):
-            t = time.perf_counter()
-            found = store
-            cached = yield lambda conn: found.load(conn, dataset_id, revision, cfg.max_sources)
-            timings["graph_load_sql"] = ms(t)
     t = time.perf_counter()
     validity: temporal.Validity | None = None
     if recalled.replaced or as_of is not None or known_at is not None:
@@ -236,6 +228,12 @@ def retrieve_body(
     t = time.perf_counter()
     seeds = hit_ids_for_projection(scored, cfg, pq, top_k=top_k)
     times: sqlrecall.NodeTimes = {}  # every fetched node's times, read with it
+    cached: graphcache.CachedGraph | None = None
+    if store is not None and revision is not None:  # (a load counts as the projection's SQL)
+        cached = store.at(dataset_id, revision, cfg.max_sources)
+        if cached is None and not store.too_big(dataset_id, revision):
+            found = store
+            cached = yield lambda conn: found.load(conn, dataset_id, revision, cfg.max_sources)
     graph: Subgraph
     if cached is not None:
         graph = cached.project(
