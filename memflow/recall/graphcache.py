@@ -64,21 +64,24 @@ class _Node:
 
 @dataclass
 class CachedGraph:
-    """One dataset's graph at ``revision``, as ``graph_load`` in sql/recall.sql read it."""
+    """One dataset's graph at ``revision``, as ``graph_load`` in sql/recall.sql read it. Nodes
+    are keyed by their ids' ints (``UUID.int``): a UUID hashes in Python, an int in C, and a walk
+    looks up ~20,000 keys; ``ids`` gives each its UUID back."""
 
     revision: int
     max_sources: int
     episode_count: int = 0
-    nodes: dict[uuid.UUID, _Node] = field(default_factory=dict)
+    nodes: dict[int, _Node] = field(default_factory=dict)
+    ids: dict[int, uuid.UUID] = field(default_factory=dict)
     # dst -> its walked parents (src, relationship, edge_text), by text_hash then src: the order
     # `project` ranks them in (seed parents first, applied per search).
-    parents: dict[uuid.UUID, list[tuple[uuid.UUID, str, str]]] = field(default_factory=dict)
-    children: dict[uuid.UUID, list[uuid.UUID]] = field(default_factory=dict)  # src -> its dsts
-    facets: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = field(default_factory=dict)
-    points: dict[uuid.UUID, list[tuple[uuid.UUID, str]]] = field(default_factory=dict)
-    embedded: dict[uuid.UUID, int] = field(default_factory=dict)  # point -> its distance's index
+    parents: dict[int, list[tuple[int, str, str]]] = field(default_factory=dict)
+    children: dict[int, list[int]] = field(default_factory=dict)  # src -> its dsts
+    facets: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_facet
+    points: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_point
+    embedded: dict[int, int] = field(default_factory=dict)  # point -> its distance's index
     documents: dict[uuid.UUID, tuple[Any, Any, Any]] = field(default_factory=dict)
-    sources_of: dict[uuid.UUID, list[uuid.UUID]] = field(default_factory=dict)
+    sources_of: dict[int, list[uuid.UUID]] = field(default_factory=dict)  # node_source
 
     def project(
         self,
@@ -95,12 +98,14 @@ class CachedGraph:
         graph = Subgraph()
         if not ids:
             return graph
-        fanout, seeds, leaf = config.hub_fanout, set(ids), set(leaves)
+        fanout = config.hub_fanout
+        order = [i.int for i in ids]
+        seeds, leaf = set(order), {i.int for i in leaves}
         # The nodes a seed is a parent of: only their parents need reordering (seeds first).
-        seeded = {dst for seed in seeds for dst in self.children.get(seed, ())}
-        tops: dict[uuid.UUID, list[tuple[uuid.UUID, str, str]]] = {}
+        seeded = {dst for seed in order for dst in self.children.get(seed, ())}
+        tops: dict[int, list[tuple[int, str, str]]] = {}
 
-        def top(dst: uuid.UUID) -> list[tuple[uuid.UUID, str, str]]:
+        def top(dst: int) -> list[tuple[int, str, str]]:
             found = tops.get(dst)
             if found is None:
                 ranked = self.parents.get(dst, [])
@@ -110,9 +115,9 @@ class CachedGraph:
                 found = tops[dst] = ranked[:fanout]
             return found
 
-        reached: dict[uuid.UUID, list[int]] = {}  # node -> [min ord, min depth]
+        reached: dict[int, list[int]] = {}  # node -> [min ord, min depth]
 
-        def reach(node: uuid.UUID, ord_: int, depth: int) -> None:
+        def reach(node: int, ord_: int, depth: int) -> None:
             best = reached.get(node)
             if best is None:
                 reached[node] = [ord_, depth]
@@ -121,7 +126,7 @@ class CachedGraph:
 
         # lvl1 / lvl2 rows (DISTINCT): (node, ord, is_episode, relationship, dst, edge_text)
         lvl1: dict[tuple[Any, ...], None] = {}
-        for ord_, seed in enumerate(ids, 1):
+        for ord_, seed in enumerate(order, 1):
             reach(seed, ord_, 0)
             if seed in leaf:
                 continue
@@ -136,18 +141,16 @@ class CachedGraph:
                 lvl2[(src, ord_, rel == "has_facet", rel, node, text)] = None
         for node, ord_, *_ in lvl2:
             reach(node, ord_, 2)
-        kept_ids = sorted(reached, key=lambda n: (*reached[n], n.int))[
-            : config.max_projection_nodes
-        ]
+        kept_ids = sorted(reached, key=lambda n: (*reached[n], n))[: config.max_projection_nodes]
         kept = set(kept_ids)
         cap = max(config.entity_degree_cap, fanout + 1)
         cited_docs: dict[uuid.UUID, None] = {}
         sourced: list[tuple[uuid.UUID, uuid.UUID]] = []
-        for node_id in kept_ids:
-            n = self.nodes.get(node_id)
+        for key in kept_ids:
+            n = self.nodes.get(key)
             if n is None:
                 continue
-            kind = n.kind
+            kind, node_id = n.kind, n.base[0]
             prov = n.cited and (
                 kind in ("FacetPoint", "Episode") or (with_sources and kind == "Facet")
             )
@@ -170,18 +173,16 @@ class CachedGraph:
             if prov:
                 cited_docs.update(dict.fromkeys(n.documents))
             elif kind == "Episode":
-                sourced += [(d, node_id) for d in self.sources_of.get(node_id, ())]
-        same = {i: i for i in graph.nodes}
+                sourced += [(d, node_id) for d in self.sources_of.get(key, ())]
+        # (the nodes' own id objects: the scorer's lookups then compare by identity)
+        uid = self.ids
         walked = dict.fromkeys(
             (src, rel, dst, text)
             for level in (lvl1, lvl2)
             for src, _, _, rel, dst, text in level
             if src in kept and dst in kept
         )
-        graph.edges = [
-            GraphEdge(same.get(src) or src, rel, same.get(dst) or dst, text)
-            for src, rel, dst, text in walked
-        ]
+        graph.edges = [GraphEdge(uid[src], rel, uid[dst], text) for src, rel, dst, text in walked]
         if docs is not None:
             self._add_documents(docs, cited_docs, sourced)
         return graph
@@ -213,27 +214,30 @@ class CachedGraph:
     ) -> Subgraph:
         """What sqlrecall.expand_points adds for an unfiltered search; ``distances``: the
         recall's point_distances, read at this revision."""
-        known = {n.id for n in graph.nodes.values() if n.kind == "FacetPoint"}
-        links = {(e.src, e.dst) for e in graph.edges if e.relationship == "has_facet"}
+        known = {n.id.int for n in graph.nodes.values() if n.kind == "FacetPoint"}
+        links = {(e.src.int, e.dst.int) for e in graph.edges if e.relationship == "has_facet"}
+        uid = self.ids
         cited: dict[uuid.UUID, None] = {}
-        for episode in dict.fromkeys(episode_ids):
+        for episode in dict.fromkeys(e.int for e in episode_ids):
             for facet, facet_text in self.facets.get(episode, ()):
                 for point, point_text in self.points.get(facet, ()):
                     at = self.embedded.get(point)
                     n = self.nodes.get(point)
                     if point in known or at is None or n is None:
                         continue
-                    node = n.graph_node(n.sources, n.speaker, None)
-                    graph.nodes.setdefault(point, node)
+                    point_id = n.base[0]
+                    graph.nodes.setdefault(point_id, n.graph_node(n.sources, n.speaker, None))
                     if times is not None:
-                        times.setdefault(point, n.times)
-                    graph.unit_distances[point] = float(distances[at])
+                        times.setdefault(point_id, n.times)
+                    graph.unit_distances[point_id] = float(distances[at])
                     if (episode, facet) not in links:
                         links.add((episode, facet))
-                        graph.edges.append(GraphEdge(episode, "has_facet", facet, facet_text))
+                        graph.edges.append(
+                            GraphEdge(uid[episode], "has_facet", uid[facet], facet_text)
+                        )
                     if (facet, point) not in links:
                         links.add((facet, point))
-                        graph.edges.append(GraphEdge(facet, "has_point", point, point_text))
+                        graph.edges.append(GraphEdge(uid[facet], "has_point", point_id, point_text))
                     cited.update(dict.fromkeys(n.documents))
         if docs is not None:
             self._add_documents(docs, cited, [])
@@ -255,8 +259,8 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
     size = columns(keys, "revision", "episode_count")
     doc = columns(keys, "id", "scope", "metadata", "created_at")
     graph: CachedGraph | None = None
-    ranked: list[tuple[bytes, int, uuid.UUID, str, uuid.UUID, str]] = []
-    embedded: list[uuid.UUID] = []
+    ranked: list[tuple[bytes, int, int, str, str, uuid.UUID, uuid.UUID]] = []
+    embedded: list[int] = []
     rows = result.all()
     for r in rows:
         if r[kind_at] == "size":
@@ -271,29 +275,32 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
         if row_type == "node":
             kind, sources, speaker, cited, degree, documents = extra(r)
             b = base(r)
-            graph.nodes[b[0]] = _Node(
+            graph.nodes[b[0].int] = _Node(
                 b, kind, sources, speaker, bool(cited), int(degree), timed(r), tuple(documents)
             )
+            graph.ids[b[0].int] = b[0]
         elif row_type == "edge":
             src, rel, dst, text, text_hash = edge(r)
-            ranked.append((bytes(text_hash), src.int, src, rel, dst, text))
+            ranked.append((bytes(text_hash), src.int, dst.int, rel, text, src, dst))
         elif row_type == "point":
-            embedded.append(r[column_index(keys, "id")])
+            embedded.append(r[column_index(keys, "id")].int)
         elif row_type == "document":
             d, scope, metadata, created_at = doc(r)
             graph.documents[d] = (scope, metadata, created_at)
         elif row_type == "source":
             d, episode = r[column_index(keys, "id")], r[column_index(keys, "src")]
-            graph.sources_of.setdefault(episode, []).append(d)
+            graph.sources_of.setdefault(episode.int, []).append(d)
     ranked.sort(key=lambda e: (e[0], e[1]))
-    for _, _, src, rel, dst, text in ranked:
+    for _, src, dst, rel, text, src_id, dst_id in ranked:
+        graph.ids.setdefault(src, src_id)
+        graph.ids.setdefault(dst, dst_id)
         graph.parents.setdefault(dst, []).append((src, rel, text))
         graph.children.setdefault(src, []).append(dst)
         if rel == "has_facet":
             graph.facets.setdefault(src, []).append((dst, text))
         elif rel == "has_point":
             graph.points.setdefault(src, []).append((dst, text))
-    embedded.sort(key=lambda p: p.int)  # the recall's point_distances: node id order
+    embedded.sort()  # the recall's point_distances: node id order
     graph.embedded = {p: i for i, p in enumerate(embedded)}
     return graph
 
