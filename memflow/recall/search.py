@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from memflow.bounds import check_text
 from memflow.context import StoreContext
@@ -234,27 +235,18 @@ def retrieve_body(
         if cached is None and not store.too_big(dataset_id, revision):
             found = store
             cached = yield lambda conn: found.load(conn, dataset_id, revision, cfg.max_sources)
+    walk: dict[str, Any] = {
+        "leaves": episode_hits(scored),
+        "with_sources": display == "highly_related",
+        "times": times,
+        "docs": docs,
+    }
     graph: Subgraph
     if cached is not None:
-        graph = cached.project(
-            seeds,
-            cfg,
-            leaves=episode_hits(scored),
-            with_sources=display == "highly_related",
-            times=times,
-            docs=docs,
-        )
+        graph = cached.project(seeds, cfg, **walk)
     else:
         graph = yield lambda conn: sqlrecall.project(
-            conn,
-            dataset_id,
-            seeds,
-            cfg,
-            leaves=episode_hits(scored),
-            with_sources=display == "highly_related",
-            visible=visible,
-            times=times,
-            docs=docs,
+            conn, dataset_id, seeds, cfg, visible=visible, **walk
         )
     if validity is not None:
         projected = graph

@@ -16,8 +16,8 @@ from memflow.memory import Memory
 from tests.integration.test_memorize import CONVERSATION, MEMO
 
 from .snapshot import store_catalog
+from .test_citations_migration import _searches  # (the same searches of dataset "team")
 
-QUERIES = ("orders database migration", "who moved the backups?")
 TRIGGERS = (
     "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
     "WHERE t.tgname LIKE '%\\_revision\\_%' AND NOT t.tgisinternal"
@@ -31,16 +31,6 @@ def _all(url: str, sql: str) -> list[tuple[Any, ...]]:
 
 def _revisions(url: str) -> dict[Any, int]:
     return dict(_all(url, "SELECT dataset_id, revision FROM memflow.graph_revision"))  # type: ignore[arg-type]
-
-
-def _searches(url: str) -> list[Any]:
-    with Memory.open(url, embedder=HashEmbedder(384)) as mem:
-        ds = mem.dataset("team")
-        return [
-            ds.search(query, display=display).model_dump(mode="json", exclude={"timings_ms"})
-            for query in QUERIES
-            for display in ("highly_related", "summary")
-        ]
 
 
 def test_writes_bump_their_datasets_revision_and_downgrade_drops_it(fresh_db: str) -> None:
