@@ -155,6 +155,7 @@ def recall_plan(
                 "q": qvec,
                 "k": cfg.wide_search_top_k,
                 "exact": exact,
+                "point_distances": False,
                 **visibility.params(visible),
             },
         ).scalars()

@@ -135,6 +135,9 @@ COLUMNS: dict[tuple[str, str], str] = {
     "role).",
     ("change_log", "at"): "When the change was written.",
     ("change_log", "detail"): "Free-form JSON: the replacing node, texts, scores.",
+    # revision 0009
+    ("graph_revision", "revision"): "The revision of the dataset's graph "
+    "(memflow.graph_revision_seq): a new value with every write.",
 }
 
 

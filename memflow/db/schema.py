@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     CheckConstraint,
     Column,
@@ -213,6 +214,21 @@ def build_metadata(dim: int) -> MetaData:
         Index("change_log_node_idx", "dataset_id", "node_id"),
         comment="Audit of every change to what is true: supersessions, corrections, revivals, "
         "document versions.",
+    )
+    Table(
+        "graph_revision",
+        md,
+        Column("dataset_id", UUID(as_uuid=True), nullable=False),
+        Column("revision", BigInteger, nullable=False),
+        PrimaryKeyConstraint("dataset_id", name="graph_revision_pkey"),
+        ForeignKeyConstraint(
+            ["dataset_id"],
+            ["memflow.dataset.id"],
+            ondelete="CASCADE",
+            name="graph_revision_dataset_fk",
+        ),
+        comment="Each dataset's graph revision: new with every statement that writes its "
+        "nodes, edges, documents, node sources or point embeddings.",
     )
     Table(
         "chunk",

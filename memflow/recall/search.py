@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from memflow.bounds import check_text
 from memflow.context import StoreContext
@@ -15,7 +16,7 @@ from memflow.db.filters import search_filter
 from memflow.db.steps import Body, Op, Tx
 from memflow.embed.base import Embedder
 from memflow.errors import InvalidInput
-from memflow.recall import procedural, sqlrecall, temporal
+from memflow.recall import graphcache, procedural, sqlrecall, temporal
 from memflow.recall.baseline import baseline_response, baseline_units
 from memflow.recall.budget import honour_budget
 from memflow.recall.config import RecallConfig
@@ -202,9 +203,18 @@ def retrieve_body(
     exact = yield lambda conn: sqlrecall.bind(
         conn, dataset_id, max(cfg.ef_search, k), cfg.exact_recall_nodes, cfg.exact_recall_share
     )
-    recalled = yield lambda conn: sqlrecall.recall(conn, dataset_id, qvec, k, visible, exact=exact)
+    # Unfiltered, the dataset's graph cached by this engine at the recall's revision answers the
+    # projection and the expansion (memflow.recall.graphcache); filtered, the SQL does.
+    store: graphcache.GraphStore | None = (
+        None if visible is not None else (yield lambda conn: graphcache.store_of(conn.engine))
+    )
+    points = store is not None and display == "highly_related" and store.holds(dataset_id)
+    recalled = yield lambda conn: sqlrecall.recall(
+        conn, dataset_id, qvec, k, visible, exact=exact, point_distances=points
+    )
     hits = recalled.hits
     timings["recall_sql"] = ms(t)
+    revision = recalled.revision
     t = time.perf_counter()
     validity: temporal.Validity | None = None
     if recalled.replaced or as_of is not None or known_at is not None:
@@ -221,17 +231,25 @@ def retrieve_body(
     t = time.perf_counter()
     seeds = hit_ids_for_projection(scored, cfg, pq, top_k=top_k)
     times: sqlrecall.NodeTimes = {}  # every fetched node's times, read with it
-    graph: Subgraph = yield lambda conn: sqlrecall.project(
-        conn,
-        dataset_id,
-        seeds,
-        cfg,
-        leaves=episode_hits(scored),
-        with_sources=display == "highly_related",
-        visible=visible,
-        times=times,
-        docs=docs,
-    )
+    cached: graphcache.CachedGraph | None = None
+    if store is not None and revision is not None:  # (a load counts as the projection's SQL)
+        cached = store.at(dataset_id, revision, cfg.max_sources)
+        if cached is None and not store.too_big(dataset_id, revision):
+            found = store
+            cached = yield lambda conn: found.load(conn, dataset_id, revision, cfg.max_sources)
+    walk: dict[str, Any] = {
+        "leaves": episode_hits(scored),
+        "with_sources": display == "highly_related",
+        "times": times,
+        "docs": docs,
+    }
+    graph: Subgraph
+    if cached is not None:
+        graph = cached.project(seeds, cfg, **walk)
+    else:
+        graph = yield lambda conn: sqlrecall.project(
+            conn, dataset_id, seeds, cfg, visible=visible, **walk
+        )
     if validity is not None:
         projected = graph
         graph = yield lambda conn: temporal.mark_graph(
@@ -266,6 +284,13 @@ def retrieve_body(
             graph = yield lambda conn: sqlrecall.expand(
                 conn, dataset_id, chosen, shown, cfg, visible, times
             )
+        elif (
+            cached is not None
+            and cached.revision == revision
+            and recalled.point_distances is not None
+            and len(recalled.point_distances) == len(cached.embedded)
+        ):  # (the distances were read at the cached revision, in the same order)
+            graph = cached.expand_points(recalled.point_distances, chosen, shown, times, docs)
         else:
             graph = yield lambda conn: sqlrecall.expand_points(
                 conn, dataset_id, qvec, chosen, shown, cfg, visible, times, docs

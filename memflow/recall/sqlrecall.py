@@ -60,10 +60,14 @@ def bind(
 @dataclass(frozen=True)
 class Recalled:
     """The wide recall's hits, and whether the dataset holds any replaced node (``replaced``:
-    False lets a search without clocks skip validity, :mod:`memflow.recall.temporal`)."""
+    False lets a search without clocks skip validity, :mod:`memflow.recall.temporal`); the
+    dataset's graph revision (None: none yet) and, when asked, every FacetPoint's distance to
+    the query in node id order (:mod:`memflow.recall.graphcache`)."""
 
     hits: list[Hit]
     replaced: bool
+    revision: int | None = None
+    point_distances: list[float] | None = None
 
 
 def recall(
@@ -74,21 +78,29 @@ def recall(
     visible: Visible | None = None,
     *,
     exact: bool = False,
+    point_distances: bool = False,
 ) -> Recalled:
     """The wide recall; ``exact`` (from :func:`bind`) sorts every branch instead of an HNSW scan."""
     result = conn.execute(
         q("recall"),
-        {"dataset_id": dataset_id, "q": qvec, "k": k, "exact": exact, **params(visible)},
+        {
+            "dataset_id": dataset_id,
+            "q": qvec,
+            "k": k,
+            "exact": exact,
+            "point_distances": point_distances,
+            **params(visible),
+        },
     )
-    hit = columns(
-        list(result.keys()),
-        "collection", "node_id", "text_hash", "text", "distance", "any_superseded",
-    )  # fmt: skip
+    keys = list(result.keys())
+    hit = columns(keys, "collection", "node_id", "text_hash", "text", "distance")
+    dataset = columns(keys, "any_superseded", "revision", "point_distances")
     hits: list[Hit] = []
-    replaced = False
-    for collection, node_id, text_hash, text, distance, any_superseded in map(hit, result.all()):
-        replaced = bool(any_superseded)
-        if collection is None:  # no hit: the row only carries any_superseded
+    replaced, revision, distances = False, None, None
+    for row in result.all():
+        collection, node_id, text_hash, text, distance = hit(row)
+        if collection is None:  # the last row: the dataset's columns
+            replaced, revision, distances = dataset(row)
             continue
         hits.append(
             Hit(
@@ -100,7 +112,8 @@ def recall(
                 edge_text_hash=bytes(text_hash) if text_hash is not None else None,
             )
         )
-    return Recalled(hits, replaced)
+    points = None if distances is None else [float(d) for d in distances.split(",") if d]
+    return Recalled(hits, bool(replaced), revision, points)
 
 
 def project(

@@ -37,9 +37,10 @@ def test_a_small_run_counts_the_statements_of_each_mode(pg_admin_url: str) -> No
     assert set(trees) == {"this"} and shape["episodes"] >= 5
     this = trees["this"]
     assert this["episodic"]["searches"] == this["vector"]["searches"] == 4
-    # bind, recall, projection, the best episodes' points (the results' documents come with
-    # the last two)
-    assert this["episodic"]["statements"] == 4
+    # bind and recall: after the warm-up searches the dataset's graph is cached at its
+    # revision, so the projection and the best episodes' points (with the results' documents)
+    # need no statement (memflow.recall.graphcache)
+    assert this["episodic"]["statements"] == 2
     assert {"recall_sql", "projection_sql", "expand_rank", "expand_sql", "index_grow",
             "score"} <= set(this["episodic"]["stages_p50"])  # fmt: skip
     assert this["ratio"] > 0

@@ -72,7 +72,14 @@ def test_an_exact_recall_never_plans_an_hnsw_scan(mem: Any) -> None:
         def plan(exact: bool) -> str:
             lines = conn.execute(
                 text("EXPLAIN (COSTS OFF) " + raw("recall")),
-                {"dataset_id": ds.id, "q": qvec, "k": 50, "exact": exact, **params(None)},
+                {
+                    "dataset_id": ds.id,
+                    "q": qvec,
+                    "k": 50,
+                    "exact": exact,
+                    "point_distances": False,
+                    **params(None),
+                },
             ).scalars()
             return "\n".join(lines)
 

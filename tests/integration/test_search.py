@@ -105,18 +105,18 @@ def test_search_counts_one_round_trip_each_for_recall_and_projection(
         event.remove(m.engine, "before_cursor_execute", count)
     assert resp.results and related.results
     # bind (dataset + HNSW settings) + recall (which also says whether anything was replaced,
-    # revision 0004) + projection (with the validity times of its nodes and the scope and
-    # metadata of the results' documents, revision 0006); no per-node queries (issue 28).
+    # revision 0004, and the dataset's graph revision, 0009) + the dataset's graph, loaded once
+    # into the engine's cache (memflow.recall.graphcache); no per-node queries (issue 28).
     assert len(summary) == 3, summary
     assert "set_config" in summary[0]
     assert "memflow.episode_summary" in summary[1] and "memflow.edge_text" in summary[1]
-    assert "superseded_by IS NOT NULL" in summary[1]
-    assert "memflow.edge" in summary[2] and "memflow.node_chunk" in summary[2]
-    assert "restated_by" in summary[2] and "d.metadata" in summary[2]
-    # highly_related: one more, the points of the best episodes (with their times and documents).
-    assert len(statements) == 4, statements
-    assert "fp.embedding" in statements[3] and "restated_by" in statements[3]
-    assert "d.metadata" in statements[3]
+    assert "superseded_by IS NOT NULL" in summary[1] and "graph_revision" in summary[1]
+    assert "memflow.edge" in summary[2] and "restated_by" in summary[2]
+    assert "d.metadata" in summary[2] and "node_source" in summary[2]
+    # highly_related at the cached revision: the recall also sends every point's distance, and
+    # the projection and the expansion (with times and documents) run on the cached graph.
+    assert len(statements) == 2, statements
+    assert "point_distances" in statements[1]
     # and one relationship index: the expansion's ranking builds it, the final one grows it
     assert "index_grow" in related.timings_ms and "index" not in related.timings_ms
     assert resp.results[0].path and all(step.recorded_at for step in resp.results[0].path

@@ -1,0 +1,366 @@
+"""A dataset's graph cached in the process, so an unfiltered search projects and expands in
+memory instead of in SQL (issue 28).
+
+Every statement that writes a dataset's nodes, edges, documents, node sources or FacetPoint
+embeddings gives it a new graph revision (revision 0009, in the writer's transaction; drawn from
+one sequence, so never the same value twice, even for a dataset dropped and made again). A
+search's recall statement returns the revision it read (and, when asked, every FacetPoint's
+distance to the query): a :class:`CachedGraph` held at that revision answers ``project`` and
+``expand_points`` of sql/recall.sql exactly as they would (the same rows, walked by the same
+rules); any other revision loads the graph again (``graph_load``, one statement). Filtered
+searches (document filters, scopes) keep the SQL: their rows depend on what they may see.
+
+Each engine has its own :class:`GraphStore` (:func:`store_of`): connections of one engine run as
+one role, so a role never reads a graph another role's connection loaded. Row-level security
+shows a role a dataset whole or not at all, and the revision is read under it: a role that may
+not read a dataset gets no revision, so no cache. Bounded: at most :data:`MAX_DATASETS`
+datasets per engine, none with more than :data:`MAX_NODES` nodes (those keep the SQL).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+import weakref
+from collections import OrderedDict
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+
+from memflow.db.queries import q
+from memflow.db.rows import column_index, columns
+from memflow.recall.config import RecallConfig
+from memflow.recall.types import GraphEdge, GraphNode, Subgraph
+from memflow.recall.visibility import Documents
+
+# Memory, not quality: ~1 KB a node with its text and links, so a cached dataset holds at most
+# ~20 MB (a LongMemEval-sized dataset has ~1,500 nodes); larger datasets keep the SQL path.
+MAX_NODES = 20_000
+MAX_DATASETS = 8  # per engine, least recently searched dropped first
+_WALKED = ("has_point", "has_facet", "involves_entity")
+_BASE = (
+    "id", "kind", "name", "summary", "search_text", "anchor_text", "description", "facet_type",
+    "created_at", "time_start", "time_end", "display_only",
+)  # fmt: skip
+_TIMES = ("valid_at", "recorded_at", "invalid_at", "superseded_by", "restates", "restated_by")
+
+
+@dataclass(slots=True)
+class _Node:
+    base: tuple[Any, ...]  # GraphNode's fields up to display_only
+    kind: str
+    sources: str  # the JSON text `project` returns (cut to max_sources; '[]': no citations)
+    speaker: str | None  # the stored first speaker
+    cited: bool  # has citations (`project`'s provenance row exists)
+    degree: int  # every edge into it
+    times: tuple[Any, ...]  # sqlrecall._TIME_COLUMNS
+    documents: tuple[uuid.UUID, ...]  # the documents its cut sources cite
+
+    def graph_node(self, sources: str, speaker: str | None, degree: int | None) -> GraphNode:
+        return GraphNode(*(*self.base, sources, speaker, degree))
+
+
+@dataclass
+class CachedGraph:
+    """One dataset's graph at ``revision``, as ``graph_load`` in sql/recall.sql read it. Nodes
+    are keyed by their ids' ints (``UUID.int``): a UUID hashes in Python, an int in C, and a walk
+    looks up ~20,000 keys; ``ids`` gives each its UUID back."""
+
+    revision: int
+    max_sources: int
+    episode_count: int = 0
+    nodes: dict[int, _Node] = field(default_factory=dict)
+    ids: dict[int, uuid.UUID] = field(default_factory=dict)
+    # dst -> its walked parents (src, relationship, edge_text), by text_hash then src: the order
+    # `project` ranks them in (seed parents first, applied per search).
+    parents: dict[int, list[tuple[int, str, str]]] = field(default_factory=dict)
+    children: dict[int, list[int]] = field(default_factory=dict)  # src -> its dsts
+    facets: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_facet
+    points: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_point
+    embedded: dict[int, int] = field(default_factory=dict)  # point -> its distance's index
+    documents: dict[uuid.UUID, tuple[Any, Any, Any]] = field(default_factory=dict)
+    sources_of: dict[int, list[uuid.UUID]] = field(default_factory=dict)  # node_source
+
+    def project(
+        self,
+        ids: Sequence[uuid.UUID],
+        config: RecallConfig,
+        *,
+        leaves: Collection[uuid.UUID] = (),
+        with_sources: bool = True,
+        times: dict[uuid.UUID, tuple[Any, ...]] | None = None,
+        docs: Documents | None = None,
+    ) -> Subgraph:
+        """What sqlrecall.project returns for an unfiltered search (``project`` in
+        sql/recall.sql, step by step)."""
+        graph = Subgraph()
+        if not ids:
+            return graph
+        fanout = config.hub_fanout
+        order = [i.int for i in ids]
+        seeds, leaf = set(order), {i.int for i in leaves}
+        # The nodes a seed is a parent of: only their parents need reordering (seeds first).
+        seeded = {dst for seed in order for dst in self.children.get(seed, ())}
+        tops: dict[int, list[tuple[int, str, str]]] = {}
+
+        def top(dst: int) -> list[tuple[int, str, str]]:
+            found = tops.get(dst)
+            if found is None:
+                ranked = self.parents.get(dst, [])
+                if dst in seeded:
+                    hit = [p for p in ranked if p[0] in seeds]
+                    ranked = hit + [p for p in ranked if p[0] not in seeds]
+                found = tops[dst] = ranked[:fanout]
+            return found
+
+        reached: dict[int, list[int]] = {}  # node -> [min ord, min depth]
+
+        def reach(node: int, ord_: int, depth: int) -> None:
+            best = reached.get(node)
+            if best is None:
+                reached[node] = [ord_, depth]
+            else:
+                best[0], best[1] = min(best[0], ord_), min(best[1], depth)
+
+        # lvl1 / lvl2 rows (DISTINCT): (node, ord, is_episode, relationship, dst, edge_text)
+        lvl1: dict[tuple[Any, ...], None] = {}
+        for ord_, seed in enumerate(order, 1):
+            reach(seed, ord_, 0)
+            if seed in leaf:
+                continue
+            for src, rel, text in top(seed):
+                lvl1[(src, ord_, rel == "has_facet", rel, seed, text)] = None
+        lvl2: dict[tuple[Any, ...], None] = {}
+        for node, ord_, is_episode, *_ in lvl1:
+            reach(node, ord_, 1)
+            if is_episode:
+                continue
+            for src, rel, text in top(node):
+                lvl2[(src, ord_, rel == "has_facet", rel, node, text)] = None
+        for node, ord_, *_ in lvl2:
+            reach(node, ord_, 2)
+        kept_ids = sorted(reached, key=lambda n: (*reached[n], n))[: config.max_projection_nodes]
+        kept = set(kept_ids)
+        cap = max(config.entity_degree_cap, fanout + 1)
+        cited_docs: dict[uuid.UUID, None] = {}
+        sourced: list[tuple[uuid.UUID, uuid.UUID]] = []
+        for key in kept_ids:
+            n = self.nodes.get(key)
+            if n is None:
+                continue
+            kind, node_id = n.kind, n.base[0]
+            prov = n.cited and (
+                kind in ("FacetPoint", "Episode") or (with_sources and kind == "Facet")
+            )
+            degree = min(n.degree, cap) if kind == "Entity" else None
+            node = n.graph_node(
+                n.sources if prov else "[]",
+                n.speaker if prov and kind == "FacetPoint" else None,
+                degree,
+            )
+            graph.nodes[node_id] = node
+            if times is not None:
+                times[node_id] = n.times
+            if kind == "Entity":
+                graph.episode_count = self.episode_count
+                if degree is not None and degree > fanout:
+                    graph.notes.append(
+                        f"hub guard: entity {node.name!r} has more than {fanout} links; "
+                        f"only the {fanout} best were followed"
+                    )
+            if prov:
+                cited_docs.update(dict.fromkeys(n.documents))
+            elif kind == "Episode":
+                sourced += [(d, node_id) for d in self.sources_of.get(key, ())]
+        # (the nodes' own id objects: the scorer's lookups then compare by identity)
+        uid = self.ids
+        walked = dict.fromkeys(
+            (src, rel, dst, text)
+            for level in (lvl1, lvl2)
+            for src, _, _, rel, dst, text in level
+            if src in kept and dst in kept
+        )
+        graph.edges = [GraphEdge(uid[src], rel, uid[dst], text) for src, rel, dst, text in walked]
+        if docs is not None:
+            self._add_documents(docs, cited_docs, sourced)
+        return graph
+
+    def _add_documents(
+        self,
+        docs: Documents,
+        cited: dict[uuid.UUID, None],
+        sourced: list[tuple[uuid.UUID, uuid.UUID]],
+    ) -> None:
+        episodes: dict[uuid.UUID, list[uuid.UUID | None]] = {}
+        for doc, episode in sourced:
+            episodes.setdefault(doc, []).append(episode)
+        for doc in {**cited, **dict.fromkeys(episodes)}:
+            row = self.documents.get(doc)
+            if row is None:
+                continue
+            scope, metadata, created_at = row
+            for source_of in episodes.get(doc, [None]):
+                docs.add(doc, scope, metadata, created_at, source_of)
+
+    def expand_points(
+        self,
+        distances: Sequence[float],
+        episode_ids: Sequence[uuid.UUID],
+        graph: Subgraph,
+        times: dict[uuid.UUID, tuple[Any, ...]] | None = None,
+        docs: Documents | None = None,
+    ) -> Subgraph:
+        """What sqlrecall.expand_points adds for an unfiltered search; ``distances``: the
+        recall's point_distances, read at this revision."""
+        known = {n.id.int for n in graph.nodes.values() if n.kind == "FacetPoint"}
+        links = {(e.src.int, e.dst.int) for e in graph.edges if e.relationship == "has_facet"}
+        uid = self.ids
+        cited: dict[uuid.UUID, None] = {}
+        for episode in dict.fromkeys(e.int for e in episode_ids):
+            for facet, facet_text in self.facets.get(episode, ()):
+                for point, point_text in self.points.get(facet, ()):
+                    at = self.embedded.get(point)
+                    n = self.nodes.get(point)
+                    if point in known or at is None or n is None:
+                        continue
+                    point_id = n.base[0]
+                    graph.nodes.setdefault(point_id, n.graph_node(n.sources, n.speaker, None))
+                    if times is not None:
+                        times.setdefault(point_id, n.times)
+                    graph.unit_distances[point_id] = float(distances[at])
+                    if (episode, facet) not in links:
+                        links.add((episode, facet))
+                        graph.edges.append(
+                            GraphEdge(uid[episode], "has_facet", uid[facet], facet_text)
+                        )
+                    if (facet, point) not in links:
+                        links.add((facet, point))
+                        graph.edges.append(GraphEdge(uid[facet], "has_point", point_id, point_text))
+                    cited.update(dict.fromkeys(n.documents))
+        if docs is not None:
+            self._add_documents(docs, cited, [])
+        return graph
+
+
+def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGraph | None:
+    """The dataset's graph (``graph_load``), None when it has no revision yet or is larger
+    than :data:`MAX_NODES`."""
+    result = conn.execute(
+        q("graph_load"),
+        {"dataset_id": dataset_id, "max_sources": max_sources, "budget": MAX_NODES},
+    )
+    keys = list(result.keys())
+    kind_at = column_index(keys, "row_type")
+    base, timed = columns(keys, *_BASE), columns(keys, *_TIMES)
+    extra = columns(keys, "kind", "sources", "speaker", "cited", "degree", "documents")
+    edge = columns(keys, "src", "relationship", "dst", "edge_text", "text_hash")
+    size = columns(keys, "revision", "episode_count")
+    doc = columns(keys, "id", "scope", "metadata", "created_at")
+    graph: CachedGraph | None = None
+    ranked: list[tuple[bytes, int, int, str, str, uuid.UUID, uuid.UUID]] = []
+    embedded: list[int] = []
+    rows = result.all()
+    for r in rows:
+        if r[kind_at] == "size":
+            revision, episodes = size(r)
+            if revision is None or episodes is None:
+                return None
+            graph = CachedGraph(int(revision), max_sources, int(episodes))
+    if graph is None:
+        return None
+    for r in rows:
+        row_type = r[kind_at]
+        if row_type == "node":
+            kind, sources, speaker, cited, degree, documents = extra(r)
+            b = base(r)
+            graph.nodes[b[0].int] = _Node(
+                b, kind, sources, speaker, bool(cited), int(degree), timed(r), tuple(documents)
+            )
+            graph.ids[b[0].int] = b[0]
+        elif row_type == "edge":
+            src, rel, dst, text, text_hash = edge(r)
+            ranked.append((bytes(text_hash), src.int, dst.int, rel, text, src, dst))
+        elif row_type == "point":
+            embedded.append(r[column_index(keys, "id")].int)
+        elif row_type == "document":
+            d, scope, metadata, created_at = doc(r)
+            graph.documents[d] = (scope, metadata, created_at)
+        elif row_type == "source":
+            d, episode = r[column_index(keys, "id")], r[column_index(keys, "src")]
+            graph.sources_of.setdefault(episode.int, []).append(d)
+    ranked.sort(key=lambda e: (e[0], e[1]))
+    for _, src, dst, rel, text, src_id, dst_id in ranked:
+        graph.ids.setdefault(src, src_id)
+        graph.ids.setdefault(dst, dst_id)
+        graph.parents.setdefault(dst, []).append((src, rel, text))
+        graph.children.setdefault(src, []).append(dst)
+        if rel == "has_facet":
+            graph.facets.setdefault(src, []).append((dst, text))
+        elif rel == "has_point":
+            graph.points.setdefault(src, []).append((dst, text))
+    embedded.sort()  # the recall's point_distances: node id order
+    graph.embedded = {p: i for i, p in enumerate(embedded)}
+    return graph
+
+
+class GraphStore:
+    """The graphs one engine's searches cached, by dataset (bounded, thread-safe)."""
+
+    def __init__(self) -> None:
+        self._graphs: OrderedDict[uuid.UUID, CachedGraph | int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def holds(self, dataset_id: uuid.UUID) -> bool:
+        """Whether a graph of the dataset is cached (at any revision)."""
+        return isinstance(self._graphs.get(dataset_id), CachedGraph)
+
+    def at(
+        self, dataset_id: uuid.UUID, revision: int | None, max_sources: int
+    ) -> CachedGraph | None:
+        """The dataset's graph at ``revision``, if cached."""
+        with self._lock:
+            found = self._graphs.get(dataset_id)
+            if (
+                revision is None
+                or not isinstance(found, CachedGraph)
+                or found.revision != revision
+                or found.max_sources != max_sources
+            ):
+                return None
+            self._graphs.move_to_end(dataset_id)
+            return found
+
+    def too_big(self, dataset_id: uuid.UUID, revision: int | None) -> bool:
+        """Whether the dataset was larger than :data:`MAX_NODES` at ``revision``."""
+        return revision is not None and self._graphs.get(dataset_id) == revision
+
+    def load(
+        self, conn: Connection, dataset_id: uuid.UUID, revision: int, max_sources: int
+    ) -> CachedGraph | None:
+        """Load and keep the dataset's graph (``revision``: the recall's, remembered when the
+        dataset is too large to cache)."""
+        graph = load(conn, dataset_id, max_sources)
+        with self._lock:
+            self._graphs[dataset_id] = graph if graph is not None else revision
+            self._graphs.move_to_end(dataset_id)
+            while len(self._graphs) > MAX_DATASETS:
+                self._graphs.popitem(last=False)
+        return graph
+
+
+_STORES: weakref.WeakKeyDictionary[Engine, GraphStore] = weakref.WeakKeyDictionary()
+_STORES_LOCK = threading.Lock()
+
+
+def store_of(engine: Engine) -> GraphStore:
+    """The engine's graph store (made on first use, dropped with the engine)."""
+    with _STORES_LOCK:
+        store = _STORES.get(engine)
+        if store is None:
+            store = _STORES[engine] = GraphStore()
+        return store
+
+
+__all__ = ["MAX_DATASETS", "MAX_NODES", "CachedGraph", "GraphStore", "load", "store_of"]
