@@ -181,8 +181,9 @@ def test_library_connections_run_as_the_rls_role(mem: Memory, db_url: str) -> No
             "AND c.relname NOT IN ('store_meta', 'alembic_version')"
         ).fetchall()
         # dataset_reader (revision 0003) holds psql read grants; tests/acceptance/test_readme.py;
-        # change_log (revision 0004) is the audit of supersessions and corrections
-        assert {r[0] for r in rows} == {*TABLES, "dataset_reader", "change_log"}
+        # change_log (revision 0004) is the audit of supersessions and corrections;
+        # graph_revision (revision 0009) the dataset's graph revision the search cache checks
+        assert {r[0] for r in rows} == {*TABLES, "dataset_reader", "change_log", "graph_revision"}
         # FORCE everywhere but on the grants, which the policy functions read as the owner
         # (revision 0007); memflow_app stays bound on them.
         assert all(r[1] and (r[2] or r[0] == "dataset_reader") for r in rows), rows
