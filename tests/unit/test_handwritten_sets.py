@@ -16,6 +16,7 @@ SIZES = {
     "1": {("en", "change"): 25, ("en", "control"): 11, ("zh", "change"): 24, ("zh", "control"): 11},
     "2": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
     "3": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
+    "4": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
 }
 
 
