@@ -198,15 +198,17 @@ def markdown(res: dict[str, Any]) -> str:
         "",
         common.stamp_markdown(st),
         "",
-        f"{res['conversations']} generated conversations (English and Chinese; "
-        f"{res['controls']} controls without a change), {res['questions']} questions. "
-        "A question is right when, of the ranked context units that state a value of the fact, "
-        "the first states the value asked for (current, or past with `as_of`). The conversations "
-        "are split in two halves (`benchmarks.updates_data.split_of`): the rules and constants "
-        "are chosen on `tune`; `test` is only measured.",
-        "",
     ]
-    if "accuracy" in res:
+    if "accuracy" in res:  # the generator ran (--sets may name only hand-written sets)
+        lines += [
+            f"{res['conversations']} generated conversations (English and Chinese; "
+            f"{res['controls']} controls without a change), {res['questions']} questions. "
+            "A question is right when, of the ranked context units that state a value of the "
+            "fact, the first states the value asked for (current, or past with `as_of`). The "
+            "conversations are split in two halves (`benchmarks.updates_data.split_of`): the "
+            "rules and constants are chosen on `tune`; `test` is only measured.",
+            "",
+        ]
         lines += _generator_markdown(res)
     for key, title, flag in HANDWRITTEN_SETS:
         hw = res.get(key)
@@ -369,8 +371,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 )
     settings = {
         "embedder": getattr(embedder, "name", args.embedder),
-        "conversations": len(convs),
-        "seed": args.seed,
+        "sets": sorted(sets),
+        **({"conversations": len(convs), "seed": args.seed} if "generator" in sets else {}),
         "extractor": "rules",
         "display": "highly_related (unlimited budget)",
         "modes": list(MODES),
