@@ -546,36 +546,9 @@ def _answer_pairs(
             ):
                 out.append((older, newer, "wording"))
     # Values: one answer per source. (Shared words are no answer of their own: every line of a
-    # source that names what the question names is told again by the newer.) A newer value
-    # that speaks of another line of the older source is that line's new value, not this one's.
-    values_ = [
-        p
-        for p in out
-        if p[2] == "value" and not _of_another_line(p[0], p[1], nodes, kinds, _keys(query))
-    ]
-    return [p for p in out if p[2] != "value"] + _one_per_source(values_, ranked, nodes)
-
-
-def _of_another_line(
-    older: UUID,
-    newer: UUID,
-    nodes: Mapping[UUID, GraphNode],
-    kinds: frozenset[str],
-    asked: frozenset[str],
-) -> bool:
-    """Whether ``newer`` shares more words with another statement of ``older``'s source that
-    gives a value of the kind asked than with ``older`` itself: a quote's sink line re-priced
-    ("the Belfast sink is now £455") gives the sink a new value, not the worktop line beside
-    it. The question's own words (``asked``) are the source's subject, not another line's; a
-    line naming what else the newer mentions but no such value is no other answer."""
-    said = _keys(_text(nodes[newer])) - asked
-    own = len(said & _keys(_text(nodes[older])))
-    doc = _document(nodes[older])
-    return any(
-        len(said & _keys(text)) > own and any(v.family in kinds for v in values(text))
-        for p, node in nodes.items()
-        if p not in (older, newer) and node.kind == "FacetPoint" and _document(node) == doc
-        for text in (_text(node),)
+    # source that names what the question names is told again by the newer.)
+    return [p for p in out if p[2] != "value"] + _one_per_source(
+        [p for p in out if p[2] == "value"], ranked, nodes
     )
 
 

@@ -177,22 +177,3 @@ def test_a_count_kept_later_comes_first(mem: Memory, tmp_path: Path) -> None:
     )  # fmt: skip
     lines = _lines(ds, "How many lab technicians is Chemistry hiring?")
     assert "keeps 3" in _first(lines, "5 lab", "keeps 3"), lines
-
-
-def test_a_requote_of_one_line_leaves_the_other_lines_current(mem: Memory, tmp_path: Path) -> None:
-    # A supplier re-prices one line of a quote ("brake pads are now £24"): the chain's price in
-    # the first quote still holds, and only the pads' line is outdated.
-    ds = mem.dataset("requote")
-    ds.memorize(
-        notes_folder(tmp_path, "requote", {
-            "2031-03-03 bike service quote.md": "# Bike service quote — 3 Mar 2031\n\n"
-            "Hi Wren,\n\nAs discussed:\n\n- new chain, fitted: £42\n- rear wheel truing: £25\n"
-            "- brake pads: £18\n\nTobias\n",
-            "2031-03-10 bike service quote.md": "# Bike service quote — 10 Mar 2031\n\n"
-            "Hi Wren,\n\nThe pad supplier has put its prices up, so the brake pads are now £24. "
-            "Everything else as quoted.\n\nTobias\n",
-        }),
-    )  # fmt: skip
-    lines = _lines(ds, "How much is the chain in the bike service quote?")
-    chain = _first(lines, "chain")
-    assert "£42" in chain and OUTDATED_MARK not in chain, lines
