@@ -65,6 +65,7 @@ from memflow.text.conflict import (
     difference,
     said_by,
     stated,
+    told_over,
     unsure,
 )
 from memflow.text.revision import content_keys
@@ -202,11 +203,16 @@ def outdated_points(
     pairs += _versions(near, subgraph, times, config.present_versions)
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
+    spans = _spans(query or "")
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
         if tn is None or to is None or tn <= to:
             continue
+        if how != "closed" and any(_elsewhen(_text(nodes[p]), spans) for p in (older, newer)):
+            continue  # "Q2 spend closed at $31,260" answers nothing of Q3's budget
+        if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
+            continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         if ahead and named is not None and to >= named:
             continue  # the older said within or after the time asked about: that time decides
         if how not in ("closed", "link") and _recalls(_text(nodes[newer]), to):
@@ -219,6 +225,27 @@ def outdated_points(
         seq = order.get((older, newer), ()) if how == "taken up" else ()
         out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq)
     return out
+
+
+def _spans(text: str) -> list[tuple[str, str]]:
+    """The dates ``text`` names, as (start, end) month-day spans ("Q3": 07-01 to 10-01)."""
+    out = []
+    for v in values(text):
+        start, _, end = v.norm.partition("/")
+        if v.kind == "date" and start and end:
+            out.append((start, end))
+    return out
+
+
+def _elsewhen(text: str, asked: list[tuple[str, str]]) -> bool:
+    """Whether ``text`` speaks of another time than the question names: it names dates, none
+    of them within the question's ("Q2 spend …" asked of Q3's budget)."""
+    if not asked:
+        return False
+    own = _spans(text)
+    if not own:
+        return False
+    return not any(a < be and b < ae for a, ae in asked for b, be in own)
 
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:年|(?!\d))")
@@ -398,7 +425,13 @@ def _taken_up(
         return []
     asked = _keys(query)
     # What the question names ("When does Milos fly …?"): the later source must name it too.
-    subjects = [v.text.lower() for v in values(query) if v.family == "name"]
+    # (Not a category it names in capitals: "Which CI system …", "the HR tool".)
+    subjects = [
+        v.text.lower()
+        for v in values(query)
+        if v.family == "name" and not _CATEGORY.match(query, v.start)
+    ]
+    spans = _spans(query)
     keys = {p: _keys(_text(nodes[p])) for p in near}
     when = {p: _when(nodes[p], times) for p in near}
     doc = {p: _document(nodes[p]) for p in near}
@@ -419,21 +452,26 @@ def _taken_up(
             same = [p for p in near if doc[p] == doc[newer] and _day(when[p]) == tn.date()]
             said = [p for p in near if doc[p] == doc[older]]
             told = " ".join(_text(nodes[p]) for p in same).lower()
-            if not all(n in told for n in subjects):
-                continue  # another person's trip: the question's names are not in it
+            if not all(n in told for n in subjects) or _elsewhen(told, spans):
+                continue  # another person's trip, another quarter's figures
             if not _another_value([_text(nodes[p]) for p in said], [_text(nodes[p]) for p in same],
                                   asked_kinds(query), tn, asks_about_the_present(query)):  # fmt: skip
                 continue
-            # Naming the older's answer: its words or its values ("down from 6,200").
+            # Naming the older's answer: its values ("down from 6,200", "Quillmoor itself is
+            # closed"), or its words when it gives no value.
             was = [v.text.strip("$€£¥￥ ").lower() for v in values(_text(nodes[older]))]
             fresh = [
                 p
                 for p in same
-                if not answer & keys[p]
+                if (was or not answer & keys[p])
                 and not any(len(w) > 1 and w in _text(nodes[p]).lower() for w in was)
             ]
             out.append((older, newer, tuple(fresh + [p for p in same if p not in fresh])))
     return out
+
+
+# A name in capitals that only says which kind of thing the question asks about.
+_CATEGORY = re.compile(r"[A-Z]{2,4}\s+(?:system|tool|platform|service|provider|team|app|stack)\b")
 
 
 def _another_value(
@@ -515,6 +553,9 @@ def _answer_pairs(
                 continue
             older, newer = (a, b) if ta < tb else (b, a)
             both_close = a in close and b in close
+            if told_over(text[newer], text[older], kinds, subject):
+                out.append((older, newer, "value"))
+                continue
             if older in answers and newer in answers:
                 got = answers_differ(text[newer], text[older], kinds, subject)
                 if got is not None and (got.head > 0 or got.cued):
@@ -547,9 +588,45 @@ def _answer_pairs(
                 out.append((older, newer, "wording"))
     # Values: one answer per source. (Shared words are no answer of their own: every line of a
     # source that names what the question names is told again by the newer.)
-    return [p for p in out if p[2] != "value"] + _one_per_source(
-        [p for p in out if p[2] == "value"], ranked, nodes
+    values_out = [
+        p
+        for p in out
+        if p[2] == "value" and not _other_item(p[0], p[1], near, text, nodes, kinds, _keys(query))
+    ]
+    return [p for p in out if p[2] != "value"] + _one_per_source(values_out, ranked, nodes)
+
+
+def _other_item(
+    older: UUID,
+    newer: UUID,
+    near: list[UUID],
+    text: Mapping[UUID, str],
+    nodes: Mapping[UUID, GraphNode],
+    kinds: frozenset[str],
+    asked: frozenset[str],
+) -> bool:
+    """Whether ``newer`` gives the value of another item of ``older``'s source: it shares no
+    name and no word with ``older``, and names what another line of that source names, one
+    that gives a value of a kind asked ("the Belfast sink is now £455" against a quote's
+    "oak worktop, fitted: £1,385" and "Belfast sink: £380"), words the question names aside."""
+    said = _keys(text[newer]) - asked
+    if said & _keys(text[older]) or _names(text[newer]) & _names(text[older]):
+        return False
+    doc = _document(nodes[older])
+    own = {v.norm for v in values(text[older])}
+    return any(
+        p not in (older, newer)
+        and _document(nodes[p]) == doc
+        and said & _keys(text[p])
+        and any(v.family in kinds for v in values(text[p]))
+        # (not the line whose value it names again: "Escalations: Mirela Tosh as well.")
+        and not own & {v.norm for v in values(text[p])}
+        for p in near
     )
+
+
+def _names(text: str) -> set[str]:
+    return {v.norm for v in values(text) if v.family == "name"}
 
 
 def _one_per_source(

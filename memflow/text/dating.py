@@ -214,7 +214,7 @@ def _email(text: str) -> DocumentHead | None:
 
 # A date field near the top of a ticket or a form ("Opened: 2023-11-07   Assignee: …").
 _DATE_FIELD = re.compile(
-    r"(?:^|\s)(?:created|opened|reported|filed|date|updated|创建时间|创建日期|日期|提交时间)\s*[:：]\s*"
+    r"(?:^|\s)(?:created|opened|reported|filed|date|updated|创建(?:时间|日期)?|提交(?:时间|日期)?|申请(?:时间|日期)|日期)\s*[:：]\s*"
     r"(?P<v>\d{4}[-/.年]\d{1,2}[-/.月]\d{1,2}日?(?:[ T]\d{1,2}:\d{2})?)",
     re.IGNORECASE,
 )
@@ -249,12 +249,16 @@ def source_dated(
     name) that names a date. A chunk with no such date keeps no time (its document's reference
     time dates it when stored)."""
     doc_time: datetime | None = written
+    # The document names the day it was written (a header, front matter, a title or file name
+    # naming a day, not only a year or a month).
+    own_day = written is not None
     if doc_time is None:
         # A file name date carries its year ("2024-02-01 planning.md"): read the titles around
         # it, so a heading "Planning – 1 Feb" is 2024's, not this year's.
         for x in reversed(titles):
             found = title_time(x, doc_time or now, tz)
-            doc_time = found.start if found is not None else doc_time
+            if found is not None:
+                doc_time, own_day = found.start, found.end - found.start <= timedelta(days=1)
     anchor = doc_time or now
     by_section: dict[str | None, datetime | None] = {}
     out: list[Chunk] = []
@@ -267,26 +271,23 @@ def source_dated(
             found = next(
                 (t for t in (title_time(h, anchor, tz) for h in heads) if t is not None), None
             )
-            by_section[c.section] = _section_day(found, doc_time, written)
+            by_section[c.section] = _section_day(found, doc_time, own_day)
         when = by_section[c.section]
         out.append(c.model_copy(update={"timestamp": when}) if when is not None else c)
     return out
 
 
 def _section_day(
-    found: TimeMatch | None, doc_time: datetime | None, written: datetime | None
+    found: TimeMatch | None, doc_time: datetime | None, own_day: bool
 ) -> datetime | None:
     """The day a section was written: its heading's date, unless the heading names only a
     period (a month, a quarter: "Q3 plan" says what the section is about) and the document
-    says its own day (front matter, an e-mail header) or a day inside that period."""
+    says its own day (front matter, an e-mail header, a title or file name naming a day: "##
+    Q3" in "2025-06-02 planning.md" was written on 2 June) or a day inside that period."""
     if found is None:
         return doc_time
     period = found.end - found.start > timedelta(days=1)
-    if (
-        doc_time is not None
-        and period
-        and (written is not None or found.start <= doc_time < found.end)
-    ):
+    if doc_time is not None and period and (own_day or found.start <= doc_time < found.end):
         return doc_time
     return found.start
 

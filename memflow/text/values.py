@@ -87,8 +87,11 @@ _STATUS_EN = re.compile(
                                key=len, reverse=True)) + r")\b",
     re.IGNORECASE,
 )  # fmt: skip
+# (改签: a ticket rebooked, not a contract signed)
 _STATUS_ZH = re.compile(
-    "|".join(sorted((re.escape(k) for k in _STATUS if _CJK.search(k)), key=len, reverse=True))
+    "(?<!改)(?:"
+    + "|".join(sorted((re.escape(k) for k in _STATUS if _CJK.search(k)), key=len, reverse=True))
+    + ")"
 )
 
 _NUM = r"\d+(?:[.,]\d+)*"
@@ -133,6 +136,7 @@ _NOT_NAMES = frozenset(
     re fwd monday tuesday wednesday thursday friday saturday sunday january february march april
     may june july august september october november december morning afternoon evening""".split()
 )
+_WEEKDAYS = re.compile(r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days", re.IGNORECASE)
 _PERSON_AFTER = re.compile(
     r"^\s*(?:owns|leads|manages|handles|runs|reviews|took over|takes over|is taking over|will own|"
     r"will lead|will take|is responsible|is in charge|is the (?:new )?(?:owner|lead|manager|"
@@ -262,6 +266,39 @@ _BARE_VERSION = re.compile(r"(?<![\w./])\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?![\w%/]|
 _CODE = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
 
 
+# A telephone number: digits in groups ("139 1702 4486", "+44 20 7946 0958", "0161-496-0000")
+# or a Chinese mobile number written whole ("13917024486"); 8 to 15 digits either way.
+_PHONE = re.compile(
+    r"(?<![\w.,+:/-])(?:\+\d{1,3}[\s-]?)?(?:\(\d{2,4}\)\s?)?\d{2,5}(?:[\s-]\d{2,6}){1,4}(?![\w:/%-]|[.,]\d)"
+    r"|(?<!\d)1[3-9]\d{9}(?!\d)"
+)
+
+
+_YEARISH = re.compile(r"(?:19|20)\d\d")
+_PHONE_CUE = re.compile(
+    r"\b(?:phone|tel|telephone|mobile|cell|call|ring|text|number|whatsapp|reach|contact|fax)\b|"
+    r"电话|手机|号码|打|拨|联系|微信",
+    re.IGNORECASE,
+)
+
+
+def _phones(f: _Found, text: str) -> None:
+    for m in _PHONE.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        grouped = m.group(0)[0] == "+" or len(m.group(0)) > len(digits)
+        if all(_YEARISH.fullmatch(g) for g in re.split(r"[\s-]+", m.group(0))):
+            continue  # "the 2019 2020 2021 seasons"
+        mobile = len(digits) == 11 and digits[0] == "1" and digits[1] in "3456789"
+        if not (
+            mobile
+            or m.group(0)[0] == "+"
+            or _PHONE_CUE.search(text[max(0, m.start() - 30) : m.start()])
+        ):
+            continue  # "ids 1234 5678": digits in groups, no telephone named
+        if 8 <= len(digits) <= 15 and (grouped or len(digits) == 11):
+            f.add("phone", digits, m.start(), m.end())
+
+
 def _days(f: _Found, text: str) -> None:
     for m in _ORDINAL_DAY.finditer(text):
         day = next(
@@ -283,11 +320,22 @@ def _ids(f: _Found, text: str) -> None:
 # counting: a count's measure word is not 号).
 _LABEL_EN = re.compile(r"(?<![\w.-])(?:\d{1,3}[A-Z]{1,2}|[A-Z]{1,2}\d{1,3})(?![\w-]|\.\w)")
 _LABEL_ZH = re.compile(r"(?<![\d月])\d{1,4}\s*号(?=[\u3400-\u9fff])")
+# ... and any number a numbered place's noun names: "room 4.12", "gate 7", "platform 3"
+_LABEL_AFTER = re.compile(
+    r"\b(?:room|rm|gate|platform|desk|bay|pier|track|suite|unit)\s(?P<n>\d{1,4}(?:\.\d{1,3})?[A-Za-z]?)"
+    r"(?![\w.,:-]|\.\w)",
+    re.IGNORECASE,
+)
 
 
 def _labels(f: _Found, text: str, zh: bool) -> None:
     for m in (_LABEL_ZH if zh else _LABEL_EN).finditer(text):
         f.add("code", m.group(0).replace(" ", "").lower(), m.start(), m.end())
+
+
+def _placed_labels(f: _Found, text: str) -> None:
+    for m in _LABEL_AFTER.finditer(text):
+        f.add("code", m.group("n").lower(), m.start("n"), m.end("n"))
 
 
 def _bare_versions(f: _Found, text: str) -> None:
@@ -378,6 +426,22 @@ def _amounts(f: _Found, text: str, zh: bool) -> None:
             f.add("count", _fmt(n), m.start("n2"), m.end("n2"))
 
 
+# A booking's size: "a table for 12", "a party of 9", "booked for 6".
+_PARTY = re.compile(
+    r"\b(?:table|party|group|booking|reservation|booked)\s(?:for|of)\s(?P<n>"
+    + _EN_NUMBER
+    + r")(?![\w.,:]|\s?(?:[ap]\.?m\b|o'clock|%))",
+    re.IGNORECASE,
+)
+
+
+def _party_sizes(f: _Found, text: str) -> None:
+    for m in _PARTY.finditer(text):
+        n = number(m.group("n"))
+        if n is not None:
+            f.add("count", _fmt(n), m.start("n"), m.end("n"))
+
+
 def _statuses(f: _Found, text: str, zh: bool) -> None:
     for m in (_STATUS_ZH if zh else _STATUS_EN).finditer(text):
         word = m.group(0).lower()
@@ -425,7 +489,9 @@ def _opens(text: str, at: int) -> bool:
 def _names_en(f: _Found, text: str) -> None:
     for m in _NAME_EN.finditer(text):
         words = m.group(0).split()
-        while words and words[0].lower().strip(".") in _NOT_NAMES:
+        while words and (
+            words[0].lower().strip(".") in _NOT_NAMES or _WEEKDAYS.fullmatch(words[0])
+        ):
             words.pop(0)  # "Next Friday", "The Apple account": a leading common word is not one
         if not words:
             continue
@@ -462,9 +528,14 @@ def _values(text: str) -> tuple[Value, ...]:
     zh = is_zh(text)
     f = _Found(text)
     _dates(f, text)
+    _phones(f, text)
     _days(f, text)
     _clocks(f, text)
+    if not zh:
+        _party_sizes(f, text)
     _ids(f, text)
+    if not zh:
+        _placed_labels(f, text)  # before the versions: "room 4.12" is no version
     _versions(f, text)
     _amounts(f, text, zh)
     _bare_versions(f, text)
@@ -483,7 +554,7 @@ def values(text: str) -> list[Value]:
 
 
 _PLACEHOLDER = {"date": "[date]", "clock": "[time]", "count": "[number]", "version": "[version]",
-                "status": "[status]"}  # fmt: skip
+                "status": "[status]", "phone": "[phone]"}  # fmt: skip
 
 
 def placeholder(v: Value) -> str:
