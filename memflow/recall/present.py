@@ -591,7 +591,8 @@ def _answer_pairs(
     values_out = [
         p
         for p in out
-        if p[2] == "value" and not _other_item(p[0], p[1], near, text, nodes, kinds, _keys(query))
+        if p[2] == "value"
+        and not _other_item(p[0], p[1], near, text, nodes, times, kinds, _keys(query))
     ]
     return [p for p in out if p[2] != "value"] + _one_per_source(values_out, ranked, nodes)
 
@@ -602,21 +603,24 @@ def _other_item(
     near: list[UUID],
     text: Mapping[UUID, str],
     nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
     kinds: frozenset[str],
     asked: frozenset[str],
 ) -> bool:
     """Whether ``newer`` gives the value of another item of ``older``'s source: it shares no
     name and no word with ``older``, and names what another line of that source names, one
-    that gives a value of a kind asked ("the Belfast sink is now £455" against a quote's
-    "oak worktop, fitted: £1,385" and "Belfast sink: £380"), words the question names aside."""
+    that gives a value of a kind asked, said the same day ("the Belfast sink is now £455"
+    against a quote's "oak worktop, fitted: £1,385" and "Belfast sink: £380"), words the
+    question names aside."""
     said = _keys(text[newer]) - asked
     if said & _keys(text[older]) or _names(text[newer]) & _names(text[older]):
         return False
-    doc = _document(nodes[older])
+    doc, day = _document(nodes[older]), _day(_when(nodes[older], times))
     own = {v.norm for v in values(text[older])}
     return any(
         p not in (older, newer)
         and _document(nodes[p]) == doc
+        and _day(_when(nodes[p], times)) == day  # said with it (a chat's other days: not so)
         and said & _keys(text[p])
         and any(v.family in kinds for v in values(text[p]))
         # (not the line whose value it names again: "Escalations: Mirela Tosh as well.")

@@ -136,3 +136,15 @@ def test_words_read_as_they_are_meant() -> None:
         and head.written is not None
         and head.written.date().isoformat() == "2031-02-03"
     )
+
+
+def test_a_later_day_of_a_chat_is_no_other_item_of_it() -> None:
+    mid = datetime(2031, 3, 20, tzinfo=UTC)
+    graph, scores, (old, _new, _later) = _graph([
+        ("I pay 40 euros a month for the climbing gym.", OLD_DAY, 0.05, "chat"),
+        ("The climbing gym put its card up, it is 55 euros now.", mid, 0.07, "chat"),
+        ("55 euros a month for the card, still worth it.", NEW_DAY, 0.06, "chat"),
+    ])  # fmt: skip
+    got = outdated_points("How much does the climbing gym cost each month?", graph, scores,
+                          RecallConfig())  # fmt: skip
+    assert old in got, got
