@@ -203,7 +203,7 @@ def outdated_points(
     pairs += _versions(near, subgraph, times, config.present_versions)
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
-    spans = _spans(query or "")
+    spans, projects = _spans(query or ""), _zh_subjects(query or "")
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
@@ -211,6 +211,8 @@ def outdated_points(
             continue
         if how != "closed" and any(_elsewhen(_text(nodes[p]), spans) for p in (older, newer)):
             continue  # "Q2 spend closed at $31,260" answers nothing of Q3's budget
+        if how not in ("closed", "link") and _another_subject(_text(nodes[newer]), projects):
+            continue  # "智能客服项目推迟到…" asked of 会员积分项目
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         if ahead and named is not None and to >= named:
@@ -431,7 +433,7 @@ def _taken_up(
         for v in values(query)
         if v.family == "name" and not _CATEGORY.match(query, v.start)
     ]
-    spans = _spans(query)
+    spans, named = _spans(query), _zh_subjects(query)
     keys = {p: _keys(_text(nodes[p])) for p in near}
     when = {p: _when(nodes[p], times) for p in near}
     doc = {p: _document(nodes[p]) for p in near}
@@ -452,8 +454,12 @@ def _taken_up(
             same = [p for p in near if doc[p] == doc[newer] and _day(when[p]) == tn.date()]
             said = [p for p in near if doc[p] == doc[older]]
             told = " ".join(_text(nodes[p]) for p in same).lower()
-            if not all(n in told for n in subjects) or _elsewhen(told, spans):
-                continue  # another person's trip, another quarter's figures
+            if (
+                not all(n in told for n in subjects)
+                or _elsewhen(told, spans)
+                or _another_subject(told, named)
+            ):
+                continue  # another person's trip, another quarter's figures, another project
             if not _another_value([_text(nodes[p]) for p in said], [_text(nodes[p]) for p in same],
                                   asked_kinds(query), tn, asks_about_the_present(query)):  # fmt: skip
                 continue
@@ -627,6 +633,24 @@ def _other_item(
         and not own & {v.norm for v in values(text[p])}
         for p in near
     )
+
+
+# What a Chinese statement is about when it names it so: "会员积分项目", "报销系统".
+_ZH_SUBJECT = re.compile(r"([\u4e00-\u9fff]{2,6}?)(?:项目|系统|平台|工程|活动)")
+
+
+def _zh_subjects(text: str) -> set[str]:
+    return {m.group(1) for m in _ZH_SUBJECT.finditer(text)}
+
+
+def _another_subject(text: str, named: set[str]) -> bool:
+    """Whether ``text`` names a project (system, platform …) and none the question names: it
+    speaks of another one (no two characters in a row shared)."""
+    own = _zh_subjects(text)
+    if not named or not own:
+        return False
+    grams = {n[i : i + 2] for n in named for i in range(len(n) - 1)}
+    return not any(o[i : i + 2] in grams for o in own for i in range(len(o) - 1))
 
 
 def _names(text: str) -> set[str]:

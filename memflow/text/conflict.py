@@ -474,7 +474,10 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
     )
 )  # fmt: skip
 _ADDITIVE = re.compile(
-    r"\b(?:also|too|as well|another|additionally|in addition)\b|另外|同时|还有|也", re.IGNORECASE
+    r"\b(?:also|too|as well|another|additionally|in addition)\b|另外|同时|还有|也"
+    # one who helps with a thing works beside its owner, not in their place
+    r"|\b(?:help(?:s|ing)?|assist(?:s|ing)?)\s+(?:(?:me|us|him|her|them)\s+)?(?:with|out)\b|协助|帮忙",
+    re.IGNORECASE,
 )
 
 

@@ -148,3 +148,18 @@ def test_a_later_day_of_a_chat_is_no_other_item_of_it() -> None:
     got = outdated_points("How much does the climbing gym cost each month?", graph, scores,
                           RecallConfig())  # fmt: skip
     assert old in got, got
+
+
+def test_a_helper_and_another_project_answer_nothing() -> None:
+    graph, scores, (owner, _helper) = _graph([
+        ("Vendor review: owner Ines Halloran.", OLD_DAY, 0.08, "register"),
+        ("Hi all, Bartek will help me with the vendor review this month.", NEW_DAY, 0.10, "mail"),
+    ])  # fmt: skip
+    assert owner not in outdated_points("Who owns the vendor review?", graph, scores,
+                                        RecallConfig())  # fmt: skip
+    graph, scores, (target, _other) = _graph([
+        ("目标：11月3日上线。", OLD_DAY, 0.08, "plan"),
+        ("同步：票务系统推迟到12月1日上线。", NEW_DAY, 0.09, "chat"),
+    ])  # fmt: skip
+    assert target not in outdated_points("门店会员项目什么时候上线？", graph, scores,
+                                         RecallConfig())  # fmt: skip
