@@ -7,6 +7,7 @@ was bound by :func:`bind`.
 from __future__ import annotations
 
 import re
+import struct
 import uuid
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, fields
@@ -112,7 +113,10 @@ def recall(
                 edge_text_hash=bytes(text_hash) if text_hash is not None else None,
             )
         )
-    points = None if distances is None else [float(d) for d in distances.split(",") if d]
+    # (float8send's bytes: big-endian doubles)
+    points = (
+        None if distances is None else list(struct.unpack(f">{len(distances) // 8}d", distances))
+    )
     return Recalled(hits, bool(replaced), revision, points)
 
 
