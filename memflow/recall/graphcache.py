@@ -57,9 +57,22 @@ class _Node:
     degree: int  # every edge into it
     times: tuple[Any, ...]  # sqlrecall._TIME_COLUMNS
     documents: tuple[uuid.UUID, ...]  # the documents its cut sources cite
+    # Its GraphNodes by (with sources, with speaker, degree), made once per cached revision:
+    # searches share them (nothing changes a GraphNode: validity marks copies), and with them
+    # their provenance, parsed once.
+    made: dict[tuple[bool, bool, int | None], GraphNode] = field(default_factory=dict)
 
-    def graph_node(self, sources: str, speaker: str | None, degree: int | None) -> GraphNode:
-        return GraphNode(*(*self.base, sources, speaker, degree))
+    def graph_node(self, sources: bool, speaker: bool, degree: int | None) -> GraphNode:
+        key = (sources, speaker, degree)
+        node = self.made.get(key)
+        if node is None:
+            node = self.made[key] = GraphNode(
+                *self.base,
+                self.sources if sources else "[]",
+                self.speaker if speaker else None,
+                degree,
+            )
+        return node
 
 
 @dataclass
@@ -155,11 +168,7 @@ class CachedGraph:
                 kind in ("FacetPoint", "Episode") or (with_sources and kind == "Facet")
             )
             degree = min(n.degree, cap) if kind == "Entity" else None
-            node = n.graph_node(
-                n.sources if prov else "[]",
-                n.speaker if prov and kind == "FacetPoint" else None,
-                degree,
-            )
+            node = n.graph_node(prov, prov and kind == "FacetPoint", degree)
             graph.nodes[node_id] = node
             if times is not None:
                 times[node_id] = n.times
@@ -226,7 +235,7 @@ class CachedGraph:
                     if point in known or at is None or n is None:
                         continue
                     point_id = n.base[0]
-                    graph.nodes.setdefault(point_id, n.graph_node(n.sources, n.speaker, None))
+                    graph.nodes.setdefault(point_id, n.graph_node(True, True, None))
                     if times is not None:
                         times.setdefault(point_id, n.times)
                     graph.unit_distances[point_id] = float(distances[at])
