@@ -221,6 +221,8 @@ def with_times(graph: Subgraph, times: NodeTimes) -> Subgraph:
             "invalid_at": invalid_at,
             "superseded_by": superseded_by,
         }
+        if not (restates or restated_by):  # (most nodes: no links to parse)
+            continue
         found = tuple(
             (other, role)
             for role, given in (("restates", restates), ("restated_by", restated_by))
