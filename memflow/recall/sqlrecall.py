@@ -103,14 +103,11 @@ def recall(
         if collection is None:  # the last row: the dataset's columns
             replaced, revision, distances = dataset(row)
             continue
+        d = float(distance)
+        # (positional: ~500 a search; Hit(collection, text, distance, node_id, score, hash))
         hits.append(
             Hit(
-                collection=collection,
-                node_id=node_id,
-                text=text,
-                distance=float(distance),
-                score=float(distance),
-                edge_text_hash=bytes(text_hash) if text_hash is not None else None,
+                collection, text, d, node_id, d, bytes(text_hash) if text_hash is not None else None
             )
         )
     # (float8send's bytes: big-endian doubles)
