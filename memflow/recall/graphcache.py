@@ -56,10 +56,25 @@ class _Node:
     cited: bool  # has citations (`project`'s provenance row exists)
     degree: int  # every edge into it
     times: tuple[Any, ...]  # sqlrecall._TIME_COLUMNS
-    documents: tuple[uuid.UUID, ...]  # the documents its cut sources cite
+    documents: tuple[int, ...]  # the documents its cut sources cite (their ids' ints)
+    # Its GraphNodes by (with sources, with speaker, degree), made once per cached revision:
+    # searches share them (nothing changes a GraphNode: validity marks copies), and with them
+    # their provenance, parsed once.
+    made: dict[tuple[bool, bool, int | None], GraphNode] = field(default_factory=dict)
 
-    def graph_node(self, sources: str, speaker: str | None, degree: int | None) -> GraphNode:
-        return GraphNode(*(*self.base, sources, speaker, degree))
+    def graph_node(self, sources: bool, speaker: bool, degree: int | None) -> GraphNode:
+        key = (sources, speaker, degree)
+        node = self.made.get(key)
+        if node is None:
+            node = self.made[key] = GraphNode(
+                *(
+                    *self.base,
+                    self.sources if sources else "[]",
+                    self.speaker if speaker else None,
+                    degree,
+                )
+            )
+        return node
 
 
 @dataclass
@@ -73,15 +88,19 @@ class CachedGraph:
     episode_count: int = 0
     nodes: dict[int, _Node] = field(default_factory=dict)
     ids: dict[int, uuid.UUID] = field(default_factory=dict)
-    # dst -> its walked parents (src, relationship, edge_text), by text_hash then src: the order
-    # `project` ranks them in (seed parents first, applied per search).
-    parents: dict[int, list[tuple[int, str, str]]] = field(default_factory=dict)
+    # The walked links, each (src, relationship, dst, edge_text) once, made once per revision
+    # and shared by searches; ``project`` walks their numbers.
+    edges: list[GraphEdge] = field(default_factory=list)
+    # dst -> its walked parents (src, is has_facet, edge number), by text_hash then src: the
+    # order `project` ranks them in (seed parents first, applied per search).
+    parents: dict[int, list[tuple[int, bool, int]]] = field(default_factory=dict)
     children: dict[int, list[int]] = field(default_factory=dict)  # src -> its dsts
     facets: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_facet
     points: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_point
     embedded: dict[int, int] = field(default_factory=dict)  # point -> its distance's index
-    documents: dict[uuid.UUID, tuple[Any, Any, Any]] = field(default_factory=dict)
-    sources_of: dict[int, list[uuid.UUID]] = field(default_factory=dict)  # node_source
+    # by the id's int: (id, scope, metadata, created_at)
+    documents: dict[int, tuple[uuid.UUID, Any, Any, Any]] = field(default_factory=dict)
+    sources_of: dict[int, list[int]] = field(default_factory=dict)  # node_source (documents)
 
     def project(
         self,
@@ -103,9 +122,9 @@ class CachedGraph:
         seeds, leaf = set(order), {i.int for i in leaves}
         # The nodes a seed is a parent of: only their parents need reordering (seeds first).
         seeded = {dst for seed in order for dst in self.children.get(seed, ())}
-        tops: dict[int, list[tuple[int, str, str]]] = {}
+        tops: dict[int, list[tuple[int, bool, int]]] = {}
 
-        def top(dst: int) -> list[tuple[int, str, str]]:
+        def top(dst: int) -> list[tuple[int, bool, int]]:
             found = tops.get(dst)
             if found is None:
                 ranked = self.parents.get(dst, [])
@@ -115,37 +134,41 @@ class CachedGraph:
                 found = tops[dst] = ranked[:fanout]
             return found
 
-        reached: dict[int, list[int]] = {}  # node -> [min ord, min depth]
-
-        def reach(node: int, ord_: int, depth: int) -> None:
-            best = reached.get(node)
-            if best is None:
-                reached[node] = [ord_, depth]
-            else:
-                best[0], best[1] = min(best[0], ord_), min(best[1], depth)
-
-        # lvl1 / lvl2 rows (DISTINCT): (node, ord, is_episode, relationship, dst, edge_text)
-        lvl1: dict[tuple[Any, ...], None] = {}
+        # node -> [min ord, min depth]. Each level is walked in ord order after the one above
+        # it: a node's first row in a level has that level's least ord, and a node reached
+        # before keeps its (smaller) depth.
+        reached: dict[int, list[int]] = {}
+        # lvl1 / lvl2 rows (DISTINCT): (node, ord, is_episode, dst, edge number)
+        lvl1: dict[tuple[int, int, bool, int, int], None] = {}
         for ord_, seed in enumerate(order, 1):
-            reach(seed, ord_, 0)
+            if seed not in reached:
+                reached[seed] = [ord_, 0]
             if seed in leaf:
                 continue
-            for src, rel, text in top(seed):
-                lvl1[(src, ord_, rel == "has_facet", rel, seed, text)] = None
-        lvl2: dict[tuple[Any, ...], None] = {}
-        for node, ord_, is_episode, *_ in lvl1:
-            reach(node, ord_, 1)
+            for src, is_episode, edge in top(seed):
+                lvl1[(src, ord_, is_episode, seed, edge)] = None
+        lvl2: dict[tuple[int, int, bool, int, int], None] = {}
+        for parent, ord_, is_episode, _, _ in lvl1:
+            best = reached.get(parent)
+            if best is None:
+                reached[parent] = [ord_, 1]
+            elif ord_ < best[0]:
+                best[0] = ord_
             if is_episode:
                 continue
-            for src, rel, text in top(node):
-                lvl2[(src, ord_, rel == "has_facet", rel, node, text)] = None
-        for node, ord_, *_ in lvl2:
-            reach(node, ord_, 2)
+            for src, is_facet, edge in top(parent):
+                lvl2[(src, ord_, is_facet, parent, edge)] = None
+        for parent, ord_, _, _, _ in lvl2:
+            best = reached.get(parent)
+            if best is None:
+                reached[parent] = [ord_, 2]
+            elif ord_ < best[0]:
+                best[0] = ord_
         kept_ids = sorted(reached, key=lambda n: (*reached[n], n))[: config.max_projection_nodes]
         kept = set(kept_ids)
         cap = max(config.entity_degree_cap, fanout + 1)
-        cited_docs: dict[uuid.UUID, None] = {}
-        sourced: list[tuple[uuid.UUID, uuid.UUID]] = []
+        cited_docs: dict[int, None] = {}
+        sourced: list[tuple[int, uuid.UUID]] = []
         for key in kept_ids:
             n = self.nodes.get(key)
             if n is None:
@@ -155,11 +178,7 @@ class CachedGraph:
                 kind in ("FacetPoint", "Episode") or (with_sources and kind == "Facet")
             )
             degree = min(n.degree, cap) if kind == "Entity" else None
-            node = n.graph_node(
-                n.sources if prov else "[]",
-                n.speaker if prov and kind == "FacetPoint" else None,
-                degree,
-            )
+            node = n.graph_node(prov, prov and kind == "FacetPoint", degree)
             graph.nodes[node_id] = node
             if times is not None:
                 times[node_id] = n.times
@@ -174,15 +193,14 @@ class CachedGraph:
                 cited_docs.update(dict.fromkeys(n.documents))
             elif kind == "Episode":
                 sourced += [(d, node_id) for d in self.sources_of.get(key, ())]
-        # (the nodes' own id objects: the scorer's lookups then compare by identity)
-        uid = self.ids
         walked = dict.fromkeys(
-            (src, rel, dst, text)
+            edge
             for level in (lvl1, lvl2)
-            for src, _, _, rel, dst, text in level
+            for src, _, _, dst, edge in level
             if src in kept and dst in kept
         )
-        graph.edges = [GraphEdge(uid[src], rel, uid[dst], text) for src, rel, dst, text in walked]
+        edges = self.edges
+        graph.edges = [edges[edge] for edge in walked]
         if docs is not None:
             self._add_documents(docs, cited_docs, sourced)
         return graph
@@ -190,19 +208,19 @@ class CachedGraph:
     def _add_documents(
         self,
         docs: Documents,
-        cited: dict[uuid.UUID, None],
-        sourced: list[tuple[uuid.UUID, uuid.UUID]],
+        cited: dict[int, None],
+        sourced: list[tuple[int, uuid.UUID]],
     ) -> None:
-        episodes: dict[uuid.UUID, list[uuid.UUID | None]] = {}
+        episodes: dict[int, list[uuid.UUID | None]] = {}
         for doc, episode in sourced:
             episodes.setdefault(doc, []).append(episode)
         for doc in {**cited, **dict.fromkeys(episodes)}:
             row = self.documents.get(doc)
             if row is None:
                 continue
-            scope, metadata, created_at = row
+            doc_id, scope, metadata, created_at = row
             for source_of in episodes.get(doc, [None]):
-                docs.add(doc, scope, metadata, created_at, source_of)
+                docs.add(doc_id, scope, metadata, created_at, source_of)
 
     def expand_points(
         self,
@@ -217,7 +235,7 @@ class CachedGraph:
         known = {n.id.int for n in graph.nodes.values() if n.kind == "FacetPoint"}
         links = {(e.src.int, e.dst.int) for e in graph.edges if e.relationship == "has_facet"}
         uid = self.ids
-        cited: dict[uuid.UUID, None] = {}
+        cited: dict[int, None] = {}
         for episode in dict.fromkeys(e.int for e in episode_ids):
             for facet, facet_text in self.facets.get(episode, ()):
                 for point, point_text in self.points.get(facet, ()):
@@ -226,7 +244,7 @@ class CachedGraph:
                     if point in known or at is None or n is None:
                         continue
                     point_id = n.base[0]
-                    graph.nodes.setdefault(point_id, n.graph_node(n.sources, n.speaker, None))
+                    graph.nodes.setdefault(point_id, n.graph_node(True, True, None))
                     if times is not None:
                         times.setdefault(point_id, n.times)
                     graph.unit_distances[point_id] = float(distances[at])
@@ -276,8 +294,9 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
             kind, sources, speaker, cited, degree, documents = extra(r)
             b = base(r)
             graph.nodes[b[0].int] = _Node(
-                b, kind, sources, speaker, bool(cited), int(degree), timed(r), tuple(documents)
-            )
+                b, kind, sources, speaker, bool(cited), int(degree), timed(r),
+                tuple(d.int for d in documents),
+            )  # fmt: skip
             graph.ids[b[0].int] = b[0]
         elif row_type == "edge":
             src, rel, dst, text, text_hash = edge(r)
@@ -286,15 +305,20 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
             embedded.append(r[column_index(keys, "id")].int)
         elif row_type == "document":
             d, scope, metadata, created_at = doc(r)
-            graph.documents[d] = (scope, metadata, created_at)
+            graph.documents[d.int] = (d, scope, metadata, created_at)
         elif row_type == "source":
             d, episode = r[column_index(keys, "id")], r[column_index(keys, "src")]
-            graph.sources_of.setdefault(episode.int, []).append(d)
+            graph.sources_of.setdefault(episode.int, []).append(d.int)
     ranked.sort(key=lambda e: (e[0], e[1]))
+    numbers: dict[tuple[int, str, int, str], int] = {}
     for _, src, dst, rel, text, src_id, dst_id in ranked:
-        graph.ids.setdefault(src, src_id)
-        graph.ids.setdefault(dst, dst_id)
-        graph.parents.setdefault(dst, []).append((src, rel, text))
+        # (the nodes' own id objects: the scorer's lookups then compare by identity)
+        src_id = graph.ids.setdefault(src, src_id)
+        dst_id = graph.ids.setdefault(dst, dst_id)
+        number = numbers.setdefault((src, rel, dst, text), len(graph.edges))
+        if number == len(graph.edges):
+            graph.edges.append(GraphEdge(src_id, rel, dst_id, text))  # type: ignore[arg-type]
+        graph.parents.setdefault(dst, []).append((src, rel == "has_facet", number))
         graph.children.setdefault(src, []).append(dst)
         if rel == "has_facet":
             graph.facets.setdefault(src, []).append((dst, text))

@@ -161,7 +161,8 @@ def outdated_points(
     )
     if not applies(query, dated and not ahead, config) or not subgraph.times:
         return {}  # no times yet (the first ranking, before node_times): nothing to order
-    nodes, times = subgraph.nodes, _said_times(subgraph)
+    up = _parents(subgraph)
+    nodes, times = subgraph.nodes, _said_times(subgraph, up)
     pairs: list[tuple[UUID, UUID, str]] = []  # (older, newer, how)
     for node_id, t in times.items():  # closed, and its replacement is in the search too
         heir = t.get("superseded_by")
@@ -180,15 +181,21 @@ def outdated_points(
     near = [p for s, p in ranked if s <= best + reach][: config.present_pool]
     # A source that takes the answer up brings its other answers along: before the pairs
     # read from two statements alone (of one day, the first pair found marks).
-    about = _abouts(subgraph)
+    # (of the few points compared, read when first compared)
+    abouts: dict[UUID, str] = {}
+
+    def about(p: UUID) -> str:
+        found = abouts.get(p)
+        if found is None:
+            found = abouts[p] = _about(p, subgraph, up)
+        return found
 
     def one_topic(older: UUID, newer: UUID, clauses: bool = False) -> bool:
         # "Owner: X" in two notes about two things: not one fact told twice
         a, b = nodes[older], nodes[newer]
         return same_topic(
-            _text(a), _text(b), about.get(older, ""), about.get(newer, ""), TEMPLATE_KEYS,
-            clauses=clauses,
-        )  # fmt: skip
+            _text(a), _text(b), about(older), about(newer), TEMPLATE_KEYS, clauses=clauses
+        )
 
     # The write path's links too: "Owner: X" in two notes about two things was linked as one
     # statement told twice with another value (issue 29: a budget's owner and a survey's).
@@ -200,7 +207,7 @@ def outdated_points(
         for older, newer, how in _answer_pairs(query or "", near, ranked, nodes, times, config)
         if one_topic(older, newer)
     ]
-    pairs += _versions(near, subgraph, times, config.present_versions)
+    pairs += _versions(near, subgraph, up, times, config.present_versions)
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
@@ -265,13 +272,13 @@ _PARTS = ("has_facet", "has_point", "has_key_point", "has_context_point")
 _WRITTEN = timedelta(hours=1)
 
 
-def _said_times(subgraph: Subgraph) -> dict[UUID, dict[str, Any]]:
+def _said_times(subgraph: Subgraph, up: Mapping[UUID, list[UUID]]) -> dict[UUID, dict[str, Any]]:
     """The nodes' times, with the record time of a point whose source gave no date of its own
     (recorded when it was memorised) replaced by the day its episode starts when that is
     earlier (a ticket "Opened 2024-11-04", memorised today, was said then, not today): two
-    sources are ordered by when they were said, not by when they were memorised."""
+    sources are ordered by when they were said, not by when they were memorised (``up``:
+    :func:`_parents`)."""
     nodes, times = subgraph.nodes, subgraph.times
-    up = _parents(subgraph)
     out: dict[UUID, dict[str, Any]] = dict(times)
     for p, t in times.items():
         node, rec = nodes.get(p), t.get("recorded_at")
@@ -312,9 +319,10 @@ def _episode(
     return None
 
 
-def _titles(subgraph: Subgraph, points: list[UUID]) -> dict[UUID, str]:
+def _titles(
+    subgraph: Subgraph, up: Mapping[UUID, list[UUID]], points: list[UUID]
+) -> dict[UUID, str]:
     """The name of the episode each of ``points`` belongs to (its document's title)."""
-    up = _parents(subgraph)
     return {p: e.name for p in points if (e := _episode(p, up, subgraph.nodes)) is not None}
 
 
@@ -334,6 +342,7 @@ def _title_keys(title: str) -> frozenset[str]:
 def _versions(
     near: list[UUID],
     subgraph: Subgraph,
+    up: Mapping[UUID, list[UUID]],
     times: Mapping[UUID, Mapping[str, object]],
     alike: float,
 ) -> list[tuple[UUID, UUID, str]]:
@@ -342,13 +351,13 @@ def _versions(
     their dates and version numbers (content words this alike, Jaccard) and the newer source was
     said on a later day; the older statement and the newer speak of one thing in other words
     (of the older's lines, those sharing the most content words with the newer). A document written again is what holds now, line by line; a
-    chat's sessions are not versions of each other."""
+    chat's sessions are not versions of each other (``up``: :func:`_parents`)."""
     if alike <= 0 or len(near) < 2:
         return []
     nodes = subgraph.nodes
     # A chat's turns (a speaker's) are not a document written again: each session adds to it.
     near = [p for p in near if not nodes[p].speaker]
-    title = _titles(subgraph, near)
+    title = _titles(subgraph, up, near)
     keys = {p: _title_keys(t) for p, t in title.items()}
     when = {p: _when(nodes[p], times) for p in near}
     doc = {p: _document(nodes[p]) for p in near}
@@ -379,25 +388,23 @@ def _versions(
     ]
 
 
-def _abouts(subgraph: Subgraph) -> dict[UUID, str]:
-    """What each point of ``subgraph`` is about beyond its own words: the names of the facet
-    and the episode it belongs to (a note's heading and title)."""
-    up = _parents(subgraph)
-    out: dict[UUID, str] = {}
-    for p, node in subgraph.nodes.items():
-        if node.kind != "FacetPoint":
+def _about(p: UUID, subgraph: Subgraph, up: Mapping[UUID, list[UUID]]) -> str:
+    """What point ``p`` of ``subgraph`` is about beyond its own words: the names of the facet
+    and the episode it belongs to (a note's heading and title); "" for any other node
+    (``up``: :func:`_parents`)."""
+    node = subgraph.nodes.get(p)
+    if node is None or node.kind != "FacetPoint":
+        return ""
+    names, seen, todo = [], {p}, list(up.get(p, ()))
+    while todo:
+        n = todo.pop()
+        if n in seen:
             continue
-        names, seen, todo = [], {p}, list(up.get(p, ()))
-        while todo:
-            n = todo.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            if n in subgraph.nodes and subgraph.nodes[n].kind != "FacetPoint":
-                names.append(subgraph.nodes[n].name)
-            todo += up.get(n, ())
-        out[p] = " ".join(names)
-    return out
+        seen.add(n)
+        if n in subgraph.nodes and subgraph.nodes[n].kind != "FacetPoint":
+            names.append(subgraph.nodes[n].name)
+        todo += up.get(n, ())
+    return " ".join(names)
 
 
 def _day(t: datetime | None) -> object:

@@ -110,6 +110,14 @@ class EvidenceUnit(Record):  # (not frozen: memflow.recall.types.Record)
     small_talk: bool = False  # a greeting or thanks only (RecallConfig.small_talk_last)
     fill: bool = False  # past the relevance cut-off: fills the room only (RecallConfig.fill_budget)
 
+    def reranked(self, rank_score: float) -> EvidenceUnit:
+        # Positional construction: several times faster than dataclasses.replace (a search
+        # moves ~80 units back, _repeats_back).
+        return EvidenceUnit(
+            self.node_id, self.episode_id, self.text, rank_score, self.is_point, self.replaced,
+            self.outdated_by, self.small_talk, self.fill,
+        )  # fmt: skip
+
 
 def evidence_units(
     bundles: Sequence[Bundle],
@@ -222,7 +230,7 @@ def _repeats_back(
         node = index.nodes.get(u.node_id)
         keys = set(source_keys(node.sources)) if node is not None else set()
         if u.is_point and keys and keys <= cited:
-            u = replace(u, rank_score=u.rank_score + penalty)
+            u = u.reranked(u.rank_score + penalty)
             moved = True
         cited |= keys
         out.append(u)

@@ -32,6 +32,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from uuid import UUID
 
 from memflow.recall.config import RecallConfig
@@ -78,14 +79,18 @@ def content_key(node: GraphNode | None) -> str:
     gets the same key), never on its id."""
     if node is None:
         return ""
-    parts = [
+    return _content_hash(
         node.kind,
         node.name,
         node.search_text or "",
         node.summary or "",
         node.anchor_text or "",
-    ]
-    parts.append(node.time_start.isoformat() if node.time_start else "")
+        node.time_start.isoformat() if node.time_start else "",
+    )
+
+
+@lru_cache(maxsize=16384)  # (a search keys ~500 nodes, mostly the ones the last searches did)
+def _content_hash(*parts: str) -> str:
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 
 

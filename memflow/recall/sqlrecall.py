@@ -7,6 +7,7 @@ was bound by :func:`bind`.
 from __future__ import annotations
 
 import re
+import struct
 import uuid
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, fields
@@ -102,17 +103,17 @@ def recall(
         if collection is None:  # the last row: the dataset's columns
             replaced, revision, distances = dataset(row)
             continue
+        d = float(distance)
+        # (positional: ~500 a search; Hit(collection, text, distance, node_id, score, hash))
         hits.append(
             Hit(
-                collection=collection,
-                node_id=node_id,
-                text=text,
-                distance=float(distance),
-                score=float(distance),
-                edge_text_hash=bytes(text_hash) if text_hash is not None else None,
+                collection, text, d, node_id, d, bytes(text_hash) if text_hash is not None else None
             )
         )
-    points = None if distances is None else [float(d) for d in distances.split(",") if d]
+    # (float8send's bytes: big-endian doubles)
+    points = (
+        None if distances is None else list(struct.unpack(f">{len(distances) // 8}d", distances))
+    )
     return Recalled(hits, bool(replaced), revision, points)
 
 
@@ -217,6 +218,8 @@ def with_times(graph: Subgraph, times: NodeTimes) -> Subgraph:
             "invalid_at": invalid_at,
             "superseded_by": superseded_by,
         }
+        if not (restates or restated_by):  # (most nodes: no links to parse)
+            continue
         found = tuple(
             (other, role)
             for role, given in (("restates", restates), ("restated_by", restated_by))

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.preprocess import is_cjk_text
@@ -94,6 +95,7 @@ def is_small_talk(text: str) -> bool:
     return len(content_terms(rest) - _PHATIC_TERMS) <= 1
 
 
+@lru_cache(maxsize=16384)  # (the same units' texts, search after search)
 def is_decision(text: str) -> bool:
     """Whether ``text`` records a decision or an owner (a labelled line or a phrase)."""
     return bool(_DECISION_LABEL.search(text) or _DECISION_PHRASE.search(text))
