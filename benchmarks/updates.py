@@ -244,6 +244,7 @@ HANDWRITTEN_SETS = (
     ("handwritten2", "The second frozen hand-written set", "2"),
     ("handwritten3", "The third frozen hand-written set", "3"),
     ("handwritten4", "The fourth frozen hand-written set", "4"),
+    ("handwritten5", "The fifth frozen hand-written set", "5"),
 )
 
 
@@ -337,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "--sets",
         default="generator,handwritten,handwritten2",
         help="generator, handwritten (set 1), handwritten2 (set 2), handwritten3 (set 3), "
-        "handwritten4 (set 4)",
+        "handwritten4 (set 4), handwritten5 (set 5)",
     )
     ap.add_argument(
         "--render-only",

@@ -17,6 +17,7 @@ SIZES = {
     "2": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
     "3": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
     "4": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
+    "5": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
 }
 
 
