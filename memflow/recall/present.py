@@ -50,7 +50,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from itertools import pairwise
 from typing import Any
 from uuid import UUID
 
@@ -212,7 +211,6 @@ def outdated_points(
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
-    years, owner = _years(query or ""), _owner(query or "")
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
@@ -222,8 +220,6 @@ def outdated_points(
             continue  # "Q2 spend closed at $31,260" answers nothing of Q3's budget
         if how not in ("closed", "link") and _another_subject(_text(nodes[newer]), projects):
             continue  # "智能客服项目推迟到…" asked of 会员积分项目
-        if how != "closed" and _other_matter(nodes[older], nodes[newer], years, owner):
-            continue
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         if ahead and named is not None and to >= named:
@@ -248,54 +244,6 @@ def _spans(text: str) -> list[tuple[str, str]]:
         if v.kind == "date" and start and end:
             out.append((start, end))
     return out
-
-
-def _other_matter(older: GraphNode, newer: GraphNode, years: set[int], owner: str) -> bool:
-    """Whether ``newer`` speaks of another year than the question names ("for 2026 I've asked
-    for £8,000" asked of 2025's budget), of someone else than whose thing the question asks
-    about when ``older`` names them ("郝明的工位": a new colleague's desk is not his), or of a
-    period with two ends when ``older`` names none ("寒假（1月24日—2月22日）托管到 17:30": the
-    holidays' exception, not the rule)."""
-    new = _text(newer)
-    return (
-        _elsewhen_year(new, years)
-        or (bool(owner) and not _names_owner(newer, owner) and _names_owner(older, owner))
-        or (_bounded(new) and not _bounded(_text(older)))
-    )
-
-
-def _years(text: str) -> set[int]:
-    return {int(y) for y in _YEAR.findall(text)}
-
-
-def _elsewhen_year(text: str, asked: set[int]) -> bool:
-    """Whether ``text`` names years, none of them one the question names ("for 2026 …" asked
-    of 2025)."""
-    own = _years(text)
-    return bool(asked and own and not asked & own)
-
-
-# Whose thing the question asks about: "郝明的工位", "Rhys's phone".
-_OWNER = re.compile(r"^([\u4e00-\u9fff]{2,3})的|\b([A-Z][a-z]+)['’]s\b")
-
-
-def _owner(query: str) -> str:
-    m = _OWNER.search(query)
-    return (m.group(1) or m.group(2) or "") if m else ""
-
-
-def _names_owner(node: GraphNode, owner: str) -> bool:
-    return owner.lower() in f"{node.speaker or ''} {node.search_text or node.name}".lower()
-
-
-_RANGE_GAP = re.compile(r"\s*(?:[-–—~～至到]|to|until|through|till)\s*$", re.IGNORECASE)
-
-
-def _bounded(text: str) -> bool:
-    """Whether ``text`` speaks of a period with two ends ("1月24日—2月22日", "from 23 December to
-    2 January"): what holds within it, not from then on."""
-    dates = [v for v in values(text) if v.kind == "date"]
-    return any(_RANGE_GAP.match(text[a.end : b.start]) for a, b in pairwise(dates))
 
 
 def _elsewhen(text: str, asked: list[tuple[str, str]]) -> bool:

@@ -175,23 +175,3 @@ def test_a_place_named_after_at_the_is_a_value() -> None:
     other = "iOS builds work now that the Apple account is renewed"
     (apple,) = [v for v in values(other) if v.text == "Apple"]
     assert not stated(other, apple)
-
-
-def test_another_year_person_or_bounded_period_outdates_nothing() -> None:
-    graph, scores, (budget, _ask) = _graph([
-        ("Travel budget for 2031: £4,200 for the team.", OLD_DAY, 0.08, "plan"),
-        ("For 2032 I've asked for £5,000 for travel, decision in May.", NEW_DAY, 0.09, "mail"),
-    ])  # fmt: skip
-    got = outdated_points("How much is the team's 2031 travel budget?", graph, scores,
-                          RecallConfig())  # fmt: skip
-    assert budget not in got, got
-    graph, scores, (desk, _other) = _graph([
-        ("庄宁：B区 6号", OLD_DAY, 0.08, "seats"),
-        ("新同事邵凯下周入职，工位 B区 9号", NEW_DAY, 0.10, "chat"),
-    ])  # fmt: skip
-    assert desk not in outdated_points("庄宁的工位是几号？", graph, scores, RecallConfig())
-    graph, scores, (usual, _holiday) = _graph([
-        ("平时：图书馆开到 21:00", OLD_DAY, 0.08, "rules"),
-        ("国庆（10月1日—10月7日）图书馆开放时间为 9:00—17:00。", NEW_DAY, 0.09, "notice"),
-    ])  # fmt: skip
-    assert usual not in outdated_points("图书馆开到几点？", graph, scores, RecallConfig())
