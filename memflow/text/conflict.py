@@ -214,8 +214,6 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
         return True  # the subject ("Lena is looking after …"): compared with the older one's
     prev = words[-1]
     if prev in _DETERMINER:
-        if len(words) > 1 and words[-2] in ("at", "in", "into", "to", "onto"):
-            return True  # "at the Millbrook Library community room": a place, named
         after = text[v.end :].lstrip()
         return not re.match(r"[a-z]", after)  # "the Apple account": a modifier
     return prev in _SLOT_EN or any(w in _SLOT_EN for w in words[-3:])

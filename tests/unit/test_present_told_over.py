@@ -163,15 +163,3 @@ def test_a_helper_and_another_project_answer_nothing() -> None:
     ])  # fmt: skip
     assert target not in outdated_points("门店会员项目什么时候上线？", graph, scores,
                                          RecallConfig())  # fmt: skip
-
-
-def test_a_place_named_after_at_the_is_a_value() -> None:
-    from memflow.text.conflict import stated
-
-    text = "from next month the book swap is at the Harrow Lane Library reading room"
-    (place,) = [v for v in values(text) if v.text.startswith("Harrow")]
-    assert stated(text, place)
-    # a name that only says whose thing it is still states nothing
-    other = "iOS builds work now that the Apple account is renewed"
-    (apple,) = [v for v in values(other) if v.text == "Apple"]
-    assert not stated(other, apple)
