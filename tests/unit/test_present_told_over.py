@@ -6,31 +6,16 @@ a note's period heading does not move the day the note was written."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.present import outdated_points
-from memflow.recall.types import GraphNode, Subgraph
 from memflow.text.conflict import asked_kinds, told_over
 from memflow.text.dating import source_dated
 from memflow.text.document import Chunk
 from memflow.text.values import values
 
-OLD_DAY, NEW_DAY = datetime(2031, 3, 2, tzinfo=UTC), datetime(2031, 4, 9, tzinfo=UTC)
-
-
-def _graph(
-    said: list[tuple[str, datetime, float, str]],
-) -> tuple[Subgraph, dict[uuid.UUID, float], list[uuid.UUID]]:
-    ids = [uuid.uuid4() for _ in said]
-    nodes = {
-        i: GraphNode(i, "FacetPoint", search_text=t, created_at=d, sources=[["k", doc, doc, d]])
-        for i, (t, d, _, doc) in zip(ids, said, strict=True)
-    }
-    times = {i: {"recorded_at": d} for i, (_, d, _, _) in zip(ids, said, strict=True)}
-    scores = {i: s for i, (_, _, s, _) in zip(ids, said, strict=True)}
-    return Subgraph(nodes=nodes, times=times), scores, ids
+from .test_present_sources import NEW_DAY, OLD_DAY, _graph
 
 
 def _kinds(text: str) -> list[tuple[str, str]]:
