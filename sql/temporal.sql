@@ -189,8 +189,11 @@ SELECT EXISTS (SELECT 1 FROM memflow.node WHERE dataset_id = :dataset_id
 -- Validity of nodes a search touched: closed ones, ones recorded after :as_of (by the sources'
 -- dates) or written after :known_at (by the store's clock), ones that replaced another; Facets
 -- and Episodes also count their points and how many were closed by then on both clocks (a
--- closure is written with its replacement: the replacement's created_at).
-SELECT n.id, n.kind, n.search_text, n.valid_at, n.recorded_at, n.invalid_at, n.superseded_by,
+-- closure is written with its replacement: the replacement's created_at). A Facet or an Episode
+-- was said when its first point was: a note merged into an episode written from a later one (two
+-- e-mails under one subject) keeps its own date for :as_of.
+SELECT n.id, n.kind, n.search_text, n.valid_at,
+       least(n.recorded_at, pts.first_recorded) AS recorded_at, n.invalid_at, n.superseded_by,
        n.created_at, s.recorded_at AS superseder_recorded_at, s.search_text AS superseder_text,
        s.created_at AS superseder_created_at,
        EXISTS (SELECT 1 FROM memflow.node o WHERE o.dataset_id = n.dataset_id
@@ -199,7 +202,7 @@ SELECT n.id, n.kind, n.search_text, n.valid_at, n.recorded_at, n.invalid_at, n.s
 FROM memflow.node n
 LEFT JOIN memflow.node s ON s.dataset_id = n.dataset_id AND s.id = n.superseded_by
 LEFT JOIN LATERAL (
-  SELECT count(*) AS total,
+  SELECT count(*) AS total, min(p.recorded_at) AS first_recorded,
          count(*) FILTER (WHERE p.invalid_at IS NOT NULL AND p.invalid_at <= :as_of
                           AND coalesce(ps.recorded_at, p.invalid_at) <= :as_of
                           AND coalesce(ps.created_at, p.updated_at) <= :known_at) AS closed

@@ -73,6 +73,30 @@ def test_as_of_reads_each_notes_own_date_not_the_day_they_were_memorised(notes: 
     assert _units(notes, query, as_of=_d("2024-09-01")) == []  # before the first note
 
 
+@pytest.mark.slow
+def test_as_of_finds_an_earlier_mail_merged_into_a_later_ones_episode(
+    local_mem: Memory, tmp_path: Path
+) -> None:
+    # Two notices under one subject: the later is memorised first (file order), the earlier
+    # merges into its episode and keeps its own date.
+    folder = tmp_path / "refund"
+    folder.mkdir()
+    head = "From: Refunds <refunds@example.com>\nTo: Ida\nDate: {}\nSubject: Refund R-77 update\n\nHello Ida,\n\n"
+    (folder / "a-paid.txt").write_text(
+        head.format("Fri, 26 Sep 2025 15:00:00 +0000") + "Refund R-77 has been paid out.\n"
+    )
+    (folder / "b-review.txt").write_text(
+        head.format("Fri, 12 Sep 2025 11:00:00 +0000") + "Refund R-77 is under review.\n"
+    )
+    ds = local_mem.dataset("refund")  # (the real model: routing merges them by meaning)
+    ds.memorize(str(folder), extractor="rules")
+    episodes = ds.search("refund R-77", display="summary", budget_tokens=5000).context
+    assert episodes.count("[Refund R-77 update]") == 1  # one episode, dated by the later mail
+    shown = " ".join(_units(ds, "What is the state of refund R-77?", as_of=_d("2025-09-18")))
+    assert "under review" in shown
+    assert "paid out" not in shown
+
+
 def test_each_statement_is_recorded_at_its_source_date(notes: Dataset) -> None:
     resp = notes.search(
         "Which CI runs the kiosk firmware build?", display="highly_related", budget_tokens=5000
