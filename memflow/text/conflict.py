@@ -634,13 +634,24 @@ def told_over(
     for o in vo:
         if o.family not in kinds or o.norm in asked or not re.search(r"\d", o.text):
             continue  # (names: "iOS push works now that the Apple account …" changes nobody)
-        named = [v for v in vn if v.norm == o.norm or v.text == o.text]
+        named = [v for v in vn if v.norm == o.norm or v.text == o.text or _bare_version(v, o)]
         alike = [v for v in vn if v.kind == o.kind or _shape(v.text) == _shape(o.text)]
         if not named or len(alike) != 2:
             continue
-        if any(v.norm not in said and v.norm not in asked and v not in named for v in alike):
+        bare = any(_bare_version(v, o) for v in named)  # the other must be bare too
+        if any(
+            v.norm not in said and v.norm not in asked and v not in named
+            and not (bare and " " in v.norm)
+            for v in alike
+        ):  # fmt: skip
             return True
     return False
+
+
+def _bare_version(v: Value, o: Value) -> bool:
+    """``v`` is ``o``'s version number said without its product ("v3.4.1" of "Yinpay SDK
+    v3.4.1")."""
+    return v.kind == o.kind == "version" and o.norm.endswith(" " + v.norm)
 
 
 def _same_form(a: Value, b: Value) -> bool:
@@ -665,10 +676,18 @@ def _names_meet(a: set[str], b: set[str]) -> bool:
 
 
 def _same_count(new: str, v: Value, old: str, vo: list[Value]) -> bool:
-    """``v`` counts what a count of ``old`` counts ("keeps 2 trainees" against "4 trainees")."""
+    """``v`` counts what a count of ``old`` counts ("keeps 2 trainees" against "4 trainees";
+    "covers 40 seats" against "25 seats": a number of things named by the same word)."""
+    if v.family == "amount:rate":
+        return any(o.family == v.family and _unit(o) == _unit(v) for o in vo)
     return v.family == "count" and any(
         _counted(new, v) & _counted(old, o) for o in vo if o.family == "count"
     )
+
+
+def _unit(v: Value) -> str:
+    """The word a number is a number of ("40 seats": "seats")."""
+    return re.sub(r"[\d.,\s]+", "", v.text.lower())
 
 
 def _same_product(a: Value, b: Value) -> bool:

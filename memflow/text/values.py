@@ -66,7 +66,8 @@ _STATUS = {
     "sunset": "retired", "cancelled": "cancelled", "canceled": "cancelled",
     "scrapped": "cancelled", "open": "open", "closed": "closed", "resolved": "closed",
     "fixed": "closed", "merged": "merged", "pending": "pending", "enabled": "on",
-    "disabled": "off", "at risk": "at risk", "delayed": "delayed",
+    "disabled": "off", "at risk": "at risk", "delayed": "delayed", "awaiting": "pending",
+    "waiting for": "pending",
     # Chinese
     "signed": "signed", "countersigned": "signed", "under review": "in review",
     "legal review": "in review", "in legal review": "in review", "in negotiation": "in review",
@@ -135,6 +136,16 @@ _NOT_NAMES = frozenset(
     thanks thank hi hello hey dear update note notes decision decisions action actions todo fyi
     re fwd monday tuesday wednesday thursday friday saturday sunday january february march april
     may june july august september october november december morning afternoon evening""".split()
+)
+# The labels of a form's or a ticket's fields: "Deadline: 30 June" labels a value, it names
+# nobody ("Ben: …" does).
+_FIELD_LABELS = frozenset(
+    """summary details description status deadline due owner assignee requester reporter
+    resolution result outcome target priority severity title subject date time when where venue
+    location address created opened closed updated logged notes note next step steps cost price
+    total amount budget agenda attendees present apologies action actions decision decisions
+    contact phone email ref reference type category plan scope goal goals issue problem
+    cause fix workaround impact risk risks timeline schedule""".split()
 )
 _WEEKDAYS = re.compile(r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days", re.IGNORECASE)
 _PERSON_AFTER = re.compile(
@@ -511,7 +522,8 @@ def _names_en(f: _Found, text: str) -> None:
             end = start + len(name)
             after = text[end:]
         alone = _opens(text, start) and " " not in name and not _PRODUCT_FORM.search(name)
-        if alone and not (_PERSON_AFTER.match(after) or re.match(r"\s*[:：]", after)):
+        label = re.match(r"\s*[:：]", after) and name.lower() in _FIELD_LABELS
+        if alone and (label or not (_PERSON_AFTER.match(after) or re.match(r"\s*[:：]", after))):
             # One capitalised word opening a sentence, a line or a cell is a name only when it
             # says who ("Kenji owns …", "Ben: …"), not "Raised the minimum", "Best regards".
             continue
