@@ -36,7 +36,9 @@ Another value outdates one answer per older source (its statement nearest the qu
 those of it naming that answer's value again), not its greeting, signature or other items; a
 value the question names itself (a ticket's id) is what it asks about, never an answer. A
 later statement that places its value in a year before the older was said tells of the past
-("the rent was £950 when we moved in in 2021"): it outdates nothing.
+("the rent was £950 when we moved in in 2021"): it outdates nothing; nor does one naming only
+other years than the question ("for 2026 I've asked for …" asked of 2025's budget), or one not
+naming whose thing the question asks about when the older does ("郝明的工位": a newcomer's desk).
 
 The one said later (record time: the sources' own dates; a source memorised without a date of
 its own counts from the day its episode starts) is the newer. An unrelated statement is
@@ -60,6 +62,7 @@ from memflow.text.conflict import (
     answers_differ,
     any_kind,
     asked_kinds,
+    asks_who,
     asserted,
     cued,
     difference,
@@ -211,6 +214,7 @@ def outdated_points(
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
+    years, owner = _years(query or ""), _owner(query or "")
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
@@ -220,6 +224,10 @@ def outdated_points(
             continue  # "Q2 spend closed at $31,260" answers nothing of Q3's budget
         if how not in ("closed", "link") and _another_subject(_text(nodes[newer]), projects):
             continue  # "智能客服项目推迟到…" asked of 会员积分项目
+        if how != "closed" and _elsewhen_year(_text(nodes[newer]), years):
+            continue  # "for 2026 I've asked for £8,000" asked of 2025's budget
+        if how != "closed" and _someone_else(nodes[older], nodes[newer], owner):
+            continue  # "郝明的工位": a new colleague's desk is not his
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         if ahead and named is not None and to >= named:
@@ -244,6 +252,36 @@ def _spans(text: str) -> list[tuple[str, str]]:
         if v.kind == "date" and start and end:
             out.append((start, end))
     return out
+
+
+def _years(text: str) -> set[int]:
+    return {int(y) for y in _YEAR.findall(text)}
+
+
+def _elsewhen_year(text: str, asked: set[int]) -> bool:
+    """Whether ``text`` names years, none of them one the question names ("for 2026 …" asked
+    of 2025's budget)."""
+    own = _years(text)
+    return bool(asked and own and not asked & own)
+
+
+# Whose thing the question asks about: "郝明的工位", "Rhys's phone".
+_OWNER = re.compile(r"^([\u4e00-\u9fff]{2,3})的|\b([A-Z][a-z]+)['’]s\b")
+
+
+def _owner(query: str) -> str:
+    m = _OWNER.search(query)
+    return (m.group(1) or m.group(2) or "") if m else ""
+
+
+def _someone_else(older: GraphNode, newer: GraphNode, owner: str) -> bool:
+    """Whether the question asks about ``owner``'s thing, ``older`` names them (or is said by
+    them) and ``newer`` does not: it speaks of someone else's."""
+    return bool(owner) and _says(older, owner) and not _says(newer, owner)
+
+
+def _says(node: GraphNode, who: str) -> bool:
+    return who.lower() in f"{node.speaker or ''} {node.search_text or node.name}".lower()
 
 
 def _elsewhen(text: str, asked: list[tuple[str, str]]) -> bool:
@@ -570,8 +608,10 @@ def _answer_pairs(
                 out.append((older, newer, "value"))
                 continue
             if older in answers and newer in answers:
-                got = answers_differ(text[newer], text[older], kinds, subject)
-                if got is not None and (got.head > 0 or got.cued):
+                got = answers_differ(text[newer], text[older], kinds, subject, asks_who(query))
+                if got is not None and (
+                    got.head > 0 or (got.cued and (not got.agreed or older in close))
+                ):
                     out.append((older, newer, "value"))
                     continue
             # One statement but for a span no form marks as a value (a Chinese name, a product
@@ -752,6 +792,7 @@ def _apart_pair(
         _text(nodes[older], "name" in kinds),
         kinds,
         frozenset(v.norm for v in values(query)),
+        asks_who(query),
     )
     return [] if got is None else [(older, newer, "apart")]
 

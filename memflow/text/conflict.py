@@ -60,7 +60,8 @@ _CUE_EN = re.compile(
     r"as of|from now on|effective|took over|taken over|takes over|handed (?:over )?to|"
     r"reassigned|transferred|grew|shrank|expanded|extended|shortened|renamed|"
     r"(?:is|are) (?:back|down|up) to|new (?:date|time|owner|lead|price|location|plan)|"
-    r"correction|actually|update|retarget(?:ed|s|ing)?|rebook(?:ed|s|ing)?|goes to|going to|"
+    r"correction|actually|scratch that|ignore (?:that|my last)|my mistake|my bad|update|"
+    r"retarget(?:ed|s|ing)?|rebook(?:ed|s|ing)?|goes to|going to|"
     r"from now on|starting|henceforth|from (?:this|next) (?:week|month|sprint|quarter|year|"
     r"monday|tuesday|wednesday|thursday|friday))\b",
     re.IGNORECASE,
@@ -508,6 +509,9 @@ class Answers:
 
     head: float
     cued: bool
+    # cued only by agreeing to the value ("Monday 20 October is fine"): the newer answers the
+    # question only if the older is its best answer
+    agreed: bool = False
 
 
 @lru_cache(maxsize=4096)
@@ -524,8 +528,20 @@ def asserted(text: str) -> str:
 _CLAUSE_BREAK = re.compile(r"\s[-–—]\s|;\s|；")
 
 
+_WHO = re.compile(r"\bwho(?:m|se)?\b|谁", re.IGNORECASE)
+
+
+def asks_who(query: str) -> bool:
+    """Whether ``query`` asks for a person ("Who owns …?", "谁负责…？")."""
+    return bool(_WHO.search(query))
+
+
 def answers_differ(
-    new: str, old: str, kinds: frozenset[str], asked: frozenset[str] = frozenset()
+    new: str,
+    old: str,
+    kinds: frozenset[str],
+    asked: frozenset[str] = frozenset(),
+    who: bool = False,
 ) -> Answers | None:
     """Whether ``new`` and ``old``, two statements that answer one question (the search found
     both near it), give different values of the kinds it asks for: ``new`` states one that
@@ -533,7 +549,9 @@ def answers_differ(
     word in front of a shared one swapped), and ``new`` neither adds to ``old`` ("also") nor
     only wonders ("maybe", "?": read per sentence, :func:`asserted`); None when they do not
     differ so. ``asked``: the values the question names itself (normalised): what it asks
-    about, not an answer ("Which version fixes BUG-2207?": BUG-2207 answers nothing)."""
+    about, not an answer ("Which version fixes BUG-2207?": BUG-2207 answers nothing). ``who``:
+    the question asks for a person (:func:`asks_who`): a product answers nothing
+    ("Stripewell's fee for EU cards")."""
     new, old = asserted(new), asserted(old)
     if not new or not old or is_zh(new) != is_zh(old):
         return None
@@ -551,6 +569,7 @@ def answers_differ(
         # another value of a kind the older gives too: a version does not answer an id
         if v.family in an and v.family in ao and v.norm not in asked
         and v.norm not in ao[v.family] and not _departed(new, v)
+        and not (who and v.kind == "name:product")
     ]  # fmt: skip
     slotted = [
         v
@@ -605,7 +624,16 @@ def answers_differ(
     )
     if named_apart:
         return None  # "预发布环境的缓存：…" against "报表库迁到 …": another thing named in front
-    return Answers(head, any(_cued(new, v, zh) for v in slotted))
+    # "Monday 20 October is fine": another value agreed to, in place of one of the same form
+    cued = any(_cued(new, v, zh) for v in slotted)
+    agreed = not zh and not cued and any(_AGREED.match(new, v.end) for v in slotted)
+    return Answers(head, cued or agreed, agreed)
+
+
+# A value agreed to: what was proposed instead of the older one (said right after the value).
+_AGREED = re.compile(
+    r"\s*(?:(?:is|are|'s)\s+(?:fine|ok|okay|good|great|perfect)|works|suits)\b", re.IGNORECASE
+)
 
 
 _PRONOUN_ZH = re.compile(r"[他她它]们?|这个|那个|这边|那边")
@@ -703,6 +731,7 @@ __all__ = [
     "aligned_change",
     "answers_differ",
     "asked_kinds",
+    "asks_who",
     "asserted",
     "cued",
     "difference",

@@ -509,7 +509,7 @@ def _names_en(f: _Found, text: str) -> None:
         name = " ".join(words)
         start = m.start() + m.group(0).index(words[0])
         end = start + len(name)
-        name = name.rstrip(".'’")
+        name = re.sub(r"['’]s$", "", name).rstrip(".'’")  # "Stripewell's fee": Stripewell
         end = start + len(name)
         if name in ("I", "I'm", "I've", "I'd", "I'll") or not f.free(start, end):
             continue

@@ -1,11 +1,17 @@
 """Changes told in words the rules missed (issue 26, session 12), on invented notes: a form's
 field label names nobody; "awaiting" is a state; a number of things named by one word is a count
-of them; a version number said without its product is that product's version."""
+of them; a version number said without its product is that product's version; "scratch that"
+corrects and "X is fine" agrees to X; a product answers no "who"; a statement of another year,
+or of someone else's thing than the question's, outdates nothing."""
 
 from __future__ import annotations
 
+from memflow.recall.config import RecallConfig
+from memflow.recall.present import outdated_points
 from memflow.text.conflict import answers_differ, asked_kinds, told_over
 from memflow.text.values import values
+
+from .test_present_sources import NEW_DAY, OLD_DAY, _graph
 
 
 def _kinds(text: str) -> list[tuple[str, str]]:
@@ -57,3 +63,41 @@ def test_a_bare_version_number_is_its_products_version() -> None:
         "Both apps pin Atlasly SDK v4.9.3 in the lockfile",
         which,
     )
+
+
+def test_a_correction_idiom_and_an_agreed_value_tell_a_change() -> None:
+    who = asked_kinds("Who is on call this weekend?")
+    got = answers_differ(
+        "scratch that - Rosa Lind is on call this weekend, Tamsin is away",
+        "On call this weekend: Tamsin Greaves.",
+        who,
+    )
+    assert got is not None and got.cued and not got.agreed
+    when = asked_kinds("When is the boiler service?")
+    got = answers_differ(
+        "Thursday 9 May is fine, I'll be in", "Boiler service booked for 2 May", when
+    )
+    assert got is not None and got.agreed  # counts only against the best answer (present.py)
+
+
+def test_a_product_answers_no_who_question() -> None:
+    who = asked_kinds("Who owns the payments migration?")
+    old = "PAY-12 payments migration Owner: Dana Holt"
+    new = "For the business case: Paylane's fee is 1.2% for UK cards."
+    assert answers_differ(new, old, who, who=True) is None
+    assert ("name", "paylane") in _kinds(new)  # a possessive is no part of the name
+
+
+def test_another_year_or_someone_elses_thing_outdates_nothing() -> None:
+    graph, scores, (asked, _next) = _graph([
+        ("Travel budget for 2031: £4,200 for the team.", OLD_DAY, 0.08, "plan"),
+        ("For 2032 I have asked for £5,000 for travel.", NEW_DAY, 0.10, "mail"),
+    ])  # fmt: skip
+    got = outdated_points("How much is the 2031 travel budget?", graph, scores, RecallConfig())
+    assert asked not in got, got
+    graph, scores, (his, _newcomer) = _graph([
+        ("储文涛：B区 8号", OLD_DAY, 0.08, "seats"),
+        ("新同事柯蔓下周入职，工位 B区 9号", NEW_DAY, 0.10, "chat"),
+    ])  # fmt: skip
+    got = outdated_points("储文涛的工位是几号？", graph, scores, RecallConfig())
+    assert his not in got, got
