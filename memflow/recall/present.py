@@ -37,8 +37,7 @@ those of it naming that answer's value again), not its greeting, signature or ot
 value the question names itself (a ticket's id) is what it asks about, never an answer. A
 later statement that places its value in a year before the older was said tells of the past
 ("the rent was £950 when we moved in in 2021"): it outdates nothing; nor does one naming only
-other years than the question ("for 2026 I've asked for …" asked of 2025's budget), or one not
-naming whose thing the question asks about when the older does ("郝明的工位": a newcomer's desk).
+other years than the question ("for 2026 I've asked for …" asked of 2025's budget).
 
 The one said later (record time: the sources' own dates; a source memorised without a date of
 its own counts from the day its episode starts) is the newer. An unrelated statement is
@@ -214,7 +213,7 @@ def outdated_points(
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
-    years, owner = _years(query or ""), _owner(query or "")
+    years = _years(query or "")
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
@@ -226,8 +225,6 @@ def outdated_points(
             continue  # "智能客服项目推迟到…" asked of 会员积分项目
         if how != "closed" and _elsewhen_year(_text(nodes[newer]), years):
             continue  # "for 2026 I've asked for £8,000" asked of 2025's budget
-        if how != "closed" and _someone_else(nodes[older], nodes[newer], owner):
-            continue  # "郝明的工位": a new colleague's desk is not his
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         if ahead and named is not None and to >= named:
@@ -263,25 +260,6 @@ def _elsewhen_year(text: str, asked: set[int]) -> bool:
     of 2025's budget)."""
     own = _years(text)
     return bool(asked and own and not asked & own)
-
-
-# Whose thing the question asks about: "郝明的工位", "Rhys's phone".
-_OWNER = re.compile(r"^([\u4e00-\u9fff]{2,3})的|\b([A-Z][a-z]+)['’]s\b")
-
-
-def _owner(query: str) -> str:
-    m = _OWNER.search(query)
-    return (m.group(1) or m.group(2) or "") if m else ""
-
-
-def _someone_else(older: GraphNode, newer: GraphNode, owner: str) -> bool:
-    """Whether the question asks about ``owner``'s thing, ``older`` names them (or is said by
-    them) and ``newer`` does not: it speaks of someone else's."""
-    return bool(owner) and _says(older, owner) and not _says(newer, owner)
-
-
-def _says(node: GraphNode, who: str) -> bool:
-    return who.lower() in f"{node.speaker or ''} {node.search_text or node.name}".lower()
 
 
 def _elsewhen(text: str, asked: list[tuple[str, str]]) -> bool:

@@ -1,8 +1,8 @@
 """Changes told in words the rules missed (issue 26, session 12), on invented notes: a form's
 field label names nobody; "awaiting" is a state; a number of things named by one word is a count
 of them; a version number said without its product is that product's version; "scratch that"
-corrects and "X is fine" agrees to X; a product answers no "who"; a statement of another year,
-or of someone else's thing than the question's, outdates nothing."""
+corrects and "X is fine" agrees to X; a product answers no "who"; a statement of another year
+than the question's outdates nothing."""
 
 from __future__ import annotations
 
@@ -88,16 +88,10 @@ def test_a_product_answers_no_who_question() -> None:
     assert ("name", "paylane") in _kinds(new)  # a possessive is no part of the name
 
 
-def test_another_year_or_someone_elses_thing_outdates_nothing() -> None:
+def test_another_year_outdates_nothing() -> None:
     graph, scores, (asked, _next) = _graph([
         ("Travel budget for 2031: £4,200 for the team.", OLD_DAY, 0.08, "plan"),
         ("For 2032 I have asked for £5,000 for travel.", NEW_DAY, 0.10, "mail"),
     ])  # fmt: skip
     got = outdated_points("How much is the 2031 travel budget?", graph, scores, RecallConfig())
     assert asked not in got, got
-    graph, scores, (his, _newcomer) = _graph([
-        ("储文涛：B区 8号", OLD_DAY, 0.08, "seats"),
-        ("新同事柯蔓下周入职，工位 B区 9号", NEW_DAY, 0.10, "chat"),
-    ])  # fmt: skip
-    got = outdated_points("储文涛的工位是几号？", graph, scores, RecallConfig())
-    assert his not in got, got
