@@ -332,7 +332,8 @@ def _aligned_difference(new: str, old: str) -> Difference | None:
                       _shared(new, old, [v], []), 1.0)  # fmt: skip
 
 
-_CLAUSE = re.compile(r"[.;!?。；！？\n]")
+# (a point between digits is a decimal or a time, "7.30": no end of a clause)
+_CLAUSE = re.compile(r"(?<!\d)\.|\.(?!\d)|[;!?。；！？\n]")
 
 
 def _before(text: str, v: Value, found: list[Value]) -> set[str]:

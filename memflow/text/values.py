@@ -117,7 +117,7 @@ _VERSION = re.compile(
     r"|\b(?:[vV]|[vV]ersion\s)(?P<v2>\d+(?:\.\d+)+|\d+)\b"
 )
 _CLOCK = re.compile(
-    r"(?<![\d:])(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s?(?P<ap>[ap]\.?m\.?)(?![a-z])|"
+    r"(?<![\d:.])(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?\s?(?P<ap>[ap]\.?m\.?)(?![a-z])|"
     r"(?<![\d:.])(?P<h2>\d{1,2}):(?P<m2>\d{2})(?![\d:])|"
     r"(?:上午|下午|早上|晚上)?(?P<h3>[零一二两三四五六七八九十\d]{1,3})点(?:(?P<m3>\d{1,2}|半)分?)?",
     re.IGNORECASE,
@@ -354,7 +354,20 @@ def _bare_versions(f: _Found, text: str) -> None:
         f.add("version", m.group(0), m.start(), m.end())
 
 
+# A span of two times sharing one "am"/"pm": "7.30-9.30pm", "6-8 pm" (both said in the evening).
+_CLOCK_SPAN = re.compile(
+    r"(?<![\d:.])(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?\s?[-–]\s?(?=\d{1,2}(?:[:.]\d{2})?\s?(?P<ap>[ap])\.?m\b)",
+    re.IGNORECASE,
+)
+
+
 def _clocks(f: _Found, text: str) -> None:
+    for m in _CLOCK_SPAN.finditer(text):
+        h, mm = int(m.group("h")) % 12, int(m.group("m") or 0)
+        h += 12 if m.group("ap").lower() == "p" else 0
+        if mm < 60:
+            end = m.end("m") if m.group("m") else m.end("h")
+            f.add("clock", f"{h:02d}:{mm:02d}", m.start(), end)
     for m in _CLOCK.finditer(text):
         if m.group("h") is not None:
             h, mm = int(m.group("h")) % 12, int(m.group("m") or 0)
