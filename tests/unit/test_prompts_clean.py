@@ -30,7 +30,8 @@ _WORD = re.compile(r"\w+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 PLACEHOLDER = "NAME"
 # Words that carry no content: a shared run of six words must hold at least MIN_CONTENT others to
-# count (six common words in a row, "i can t wait to", are English, not LoCoMo).
+# count (six common words in a row, "i can t wait to", are English, not LoCoMo; so are the idioms
+# "let me know if you want" and "i'll let you know", which set 6 of the frozen sets uses).
 STOP = frozenset(
     """a an the and or but if so of to in on at by for with from about as into over after before
     up down out off than then too very just also not no nor only own same such both each few more
@@ -38,7 +39,7 @@ STOP = frozenset(
     hers it its they them their theirs this that these those who whom whose which what when where
     why how am is are was were be been being have has had having do does did doing will would
     shall should can could may might must s t d ll re ve m don didn doesn isn aren wasn weren won
-    wouldn couldn shouldn oh yeah yes hey wow hi ok okay really""".split()
+    wouldn couldn shouldn oh yeah yes hey wow hi ok okay really let know want""".split()
 ) | {PLACEHOLDER.lower()}
 MIN_CONTENT = 2
 
