@@ -50,7 +50,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from itertools import pairwise
 from typing import Any
 from uuid import UUID
 
@@ -153,11 +154,13 @@ def outdated_points(
     *,
     dated: bool = False,
     named: datetime | None = None,
+    now: datetime | None = None,
 ) -> dict[UUID, Outdated]:
     """The points of ``subgraph`` that a newer point of it answers differently, for a question
     about the present (``scores``: the recalled points' unit scores); {} for any other. A
     question naming a time (``dated``) that starts at ``named`` asks what holds for it: a
-    statement said before it (a plan for Q3) is outdated by a later one as for the present."""
+    statement said before it (a plan for Q3) is outdated by a later one as for the present.
+    ``now``: the present (default: the clock's)."""
     ahead = (
         dated and named is not None and config.present_planned and not asks_in_the_past(query or "")
     )
@@ -214,6 +217,7 @@ def outdated_points(
     answering = set(near)
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
     years = _years(query or "")
+    today = named if ahead and named is not None else (now or datetime.now(UTC))
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
@@ -231,6 +235,10 @@ def outdated_points(
             continue  # the older said within or after the time asked about: that time decides
         if how not in ("closed", "link") and _recalls(_text(nodes[newer]), to):
             continue  # "the rent was £950 when we moved in in 2021": history, not a new value
+        if how not in ("closed", "link") and _passing(
+            _text(nodes[newer]), _text(nodes[older]), tn, today, config.present_passing_days
+        ):
+            continue  # "寒假（1月24日—2月22日）托管到 17:30": that holiday's hours, not the usual
         held = out.get(older)
         if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
             continue  # the newest restatement marks it
@@ -274,6 +282,47 @@ def _elsewhen(text: str, asked: list[tuple[str, str]]) -> bool:
 
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:年|(?!\d))")
+
+
+# What joins the two ends of a period: "1 July to 30 June", "1月24日—2月22日".
+_PERIOD_JOIN = re.compile(r"\s*(?:to|until|till|through|thru|and|[-–—~～至到])\s*", re.IGNORECASE)
+
+
+def _period(text: str, said: datetime) -> tuple[date, date] | None:
+    """The period ``text`` names by its two ends (two dates joined by "to", "–", "至" …), in
+    the year ``text`` names or the one it was said in; None when it names none."""
+    found = [v for v in values(text) if v.kind == "date" and "/" in v.norm]
+    for a, b in pairwise(found):
+        if not _PERIOD_JOIN.fullmatch(text[a.end : b.start]):
+            continue
+        ends = []
+        for v in (a, b):
+            month, day = v.norm.split("/")[0].split("-")
+            year = _YEAR.search(v.text)
+            try:
+                ends.append(date(int(year.group(1)) if year else said.year, int(month), int(day)))
+            except ValueError:
+                break
+        if len(ends) == 2:
+            start, end = ends
+            if end < start and not _YEAR.search(b.text):
+                end = end.replace(year=end.year + 1)
+            if start <= end:
+                return start, end
+    return None
+
+
+def _passing(new: str, old: str, said: datetime, now: datetime, days: int) -> bool:
+    """Whether ``new`` (said on ``said``) tells of a short period that does not hold ``now``
+    (a holiday's hours) against ``old``, a value said with no period of its own: an exception
+    in that period, not a change of the standing value."""
+    if days <= 0:
+        return False
+    period = _period(new, said)
+    if period is None or _period(old, said) is not None:
+        return False
+    start, end = period
+    return (end - start).days <= days and not start <= now.date() <= end
 
 
 def _recalls(text: str, older: datetime) -> bool:

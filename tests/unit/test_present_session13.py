@@ -1,11 +1,18 @@
 """Times written with a point (issue 26, session 13), on invented notes: "7.30-9.30pm" is two
 times of the evening, not a version and "30pm"; and the point inside a time or a decimal ends no
-clause, so what a value is the value of is still read in front of it."""
+clause, so what a value is the value of is still read in front of it. A newer statement about a
+short period that is over (a holiday's hours) outdates no standing value."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from memflow.recall.config import RecallConfig
+from memflow.recall.present import outdated_points
 from memflow.text.conflict import answers_differ, asked_kinds
 from memflow.text.values import values
+
+from .test_present_sources import NEW_DAY, OLD_DAY, TODAY, _graph
 
 
 def _kinds(text: str) -> list[tuple[str, str]]:
@@ -33,3 +40,28 @@ def test_a_point_inside_a_time_ends_no_clause() -> None:
     )
     # "club nights" in front of both places: the same thing's value
     assert got is not None and got.head > 0
+
+
+def test_a_short_period_that_is_over_outdates_no_standing_value() -> None:
+    usual = "Weekdays: the pool opens at 07:00, Sundays at 09:00."
+    holiday = "Over the spring break (5 April – 20 April) the pool opens at 10:00."
+    query = "What time does the pool open?"
+    graph, scores, (old, new) = _graph([
+        (usual, OLD_DAY, 0.05, "a"),
+        (holiday, NEW_DAY, 0.05, "b"),
+    ])  # fmt: skip
+    # long over (and the period is the pool's spring break only): the usual hours stand
+    assert outdated_points(query, graph, scores, RecallConfig(), now=TODAY) == {}
+    # within the break, its hours are today's
+    during = datetime(2031, 4, 12, tzinfo=UTC)
+    got = outdated_points(query, graph, scores, RecallConfig(), now=during)
+    assert set(got) == {old} and got[old].newer == new
+    # a year's period is a change, not an exception ("covers 40 seats from 1 May 2031 to …")
+    year = "From 10 April 2031 to 9 April 2032 the pool opens at 10:00."
+    graph, scores, (old, new) = _graph([(usual, OLD_DAY, 0.05, "a"), (year, NEW_DAY, 0.05, "b")])
+    got = outdated_points(query, graph, scores, RecallConfig(), now=TODAY)
+    assert set(got) == {old}
+    # off: the short period outdates the usual hours as any newer value
+    graph, scores, (old, new) = _graph([(usual, OLD_DAY, 0.05, "a"), (holiday, NEW_DAY, 0.05, "b")])
+    off = RecallConfig(present_passing_days=0)
+    assert set(outdated_points(query, graph, scores, off, now=TODAY)) == {old}
