@@ -27,9 +27,9 @@ when
   both answer it: each line of the older that a line of the newer speaks of again in other
   words is outdated by it (``present_versions``).
 
-A question in the present tense naming a time that a statement was said before ("the plan
-for Q3", said in May) asks what holds for it: a later statement outdates that one as above
-(``present_planned``).
+A question in the present tense naming a time that a statement was said before the end of
+("the plan for Q3", said in May or in August) asks what holds for it: a later statement
+outdates that one as above (``present_planned``); one said after it is a report of it.
 A question asking where something stands ("Where are we with …?", "status", "进展") asks
 about now as if it said so: a status has no form of its own, each statement of it is one.
 Another value outdates one answer per older source (its statement nearest the question, and
@@ -158,8 +158,9 @@ def outdated_points(
 ) -> dict[UUID, Outdated]:
     """The points of ``subgraph`` that a newer point of it answers differently, for a question
     about the present (``scores``: the recalled points' unit scores); {} for any other. A
-    question naming a time (``dated``) that starts at ``named`` asks what holds for it: a
-    statement said before it (a plan for Q3) is outdated by a later one as for the present.
+    question naming a time (``dated``) that ends at ``named`` asks what holds for it: a
+    statement said before it ends (a plan for Q3, said in May or in August) is outdated by a
+    later one as for the present.
     ``now``: the present (default: the clock's)."""
     ahead = (
         dated and named is not None and config.present_planned and not asks_in_the_past(query or "")
@@ -217,7 +218,7 @@ def outdated_points(
     answering = set(near)
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
     years = _years(query or "")
-    today = named if ahead and named is not None else (now or datetime.now(UTC))
+    today = now or datetime.now(UTC)
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
@@ -232,11 +233,15 @@ def outdated_points(
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         if ahead and named is not None and to >= named:
-            continue  # the older said within or after the time asked about: that time decides
+            continue  # the older said after the time asked about: a report, that time decides
         if how not in ("closed", "link") and _recalls(_text(nodes[newer]), to):
             continue  # "the rent was £950 when we moved in in 2021": history, not a new value
-        if how not in ("closed", "link") and _passing(
-            _text(nodes[newer]), _text(nodes[older]), tn, today, config.present_passing_days
+        if (
+            not ahead
+            and how not in ("closed", "link")
+            and _passing(
+                _text(nodes[newer]), _text(nodes[older]), tn, today, config.present_passing_days
+            )
         ):
             continue  # "寒假（1月24日—2月22日）托管到 17:30": that holiday's hours, not the usual
         held = out.get(older)
@@ -623,6 +628,7 @@ def _answer_pairs(
     answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
     asked = _keys(query) if loose else frozenset()
     subject = frozenset(v.norm for v in values(query))  # what it asks about
+    topic = _keys(query)  # its words
     out = _apart_pair(query, ranked, nodes, times, kinds, config)
     for i, a in enumerate(near):
         for b in near[i + 1 :]:
@@ -635,7 +641,9 @@ def _answer_pairs(
                 out.append((older, newer, "value"))
                 continue
             if older in answers and newer in answers:
-                got = answers_differ(text[newer], text[older], kinds, subject, asks_who(query))
+                got = answers_differ(
+                    text[newer], text[older], kinds, subject, asks_who(query), topic
+                )
                 if got is not None and (
                     got.head > 0 or (got.cued and (not got.agreed or older in close))
                 ):

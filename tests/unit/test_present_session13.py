@@ -1,13 +1,17 @@
 """Times written with a point (issue 26, session 13), on invented notes: "7.30-9.30pm" is two
 times of the evening, not a version and "30pm"; and the point inside a time or a decimal ends no
 clause, so what a value is the value of is still read in front of it. A newer statement about a
-short period that is over (a holiday's hours) outdates no standing value."""
+short period that is over (a holiday's hours) outdates no standing value. A name after "the"
+followed by a preposition is a value; a word the question names in both sentences says two values
+are of one thing; a question naming a quarter asks what holds until it ends."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from memflow.recall.config import RecallConfig
+from memflow.recall.pipeline import asked
+from memflow.recall.preprocess import preprocess
 from memflow.recall.present import outdated_points
 from memflow.text.conflict import answers_differ, asked_kinds
 from memflow.text.values import values
@@ -65,3 +69,67 @@ def test_a_short_period_that_is_over_outdates_no_standing_value() -> None:
     graph, scores, (old, new) = _graph([(usual, OLD_DAY, 0.05, "a"), (holiday, NEW_DAY, 0.05, "b")])
     off = RecallConfig(present_passing_days=0)
     assert set(outdated_points(query, graph, scores, off, now=TODAY)) == {old}
+
+
+def test_a_name_after_the_followed_by_a_preposition_is_the_value() -> None:
+    kinds = asked_kinds("Where is the spring social?")
+    got = answers_differ(
+        "Because of the flooding we'll meet in the Quayside Room on level 2 for the spring social",
+        "The spring social is on 9 May at 18:00 in the Copperbeech hall, Building C.",
+        kinds,
+        frozenset(),
+        False,
+        frozenset({"spring", "social"}),
+    )
+    # nothing in front of the places agrees; the question's "social" is in both sentences
+    assert got is not None and got.head > 0
+    # without the question's words the two places answer nothing of one thing
+    alone = answers_differ(
+        "Because of the flooding we'll meet in the Quayside Room on level 2 for the spring social",
+        "The spring social is on 9 May at 18:00 in the Copperbeech hall, Building C.",
+        kinds,
+    )
+    assert alone is None or alone.head == 0
+
+
+def test_one_word_of_the_question_each_is_no_shared_thing() -> None:
+    kinds = asked_kinds("What is the design team's travel budget?")
+    got = answers_differ(
+        "Finance: the training budget goes up to £9,000",
+        "Travel: £6,000",
+        kinds,
+        frozenset(),
+        False,
+        frozenset({"design", "team", "travel", "budget"}),
+    )
+    assert got is None or got.head == 0
+
+
+def test_a_plan_said_within_the_time_asked_about_is_outdated_by_a_later_one() -> None:
+    # said in the quarter asked about, before it ended: a later statement outdates it
+    in_q2 = datetime(2031, 5, 4, tzinfo=UTC)
+    later = datetime(2031, 6, 1, tzinfo=UTC)
+    graph, scores, (old, new) = _graph([
+        ("The Q2 town hall is on 11 June in the Larch auditorium.", in_q2, 0.05, "a"),
+        ("The Q2 town hall is in the Fernhill Room instead.", later, 0.05, "b"),
+    ])  # fmt: skip
+    q2_end = datetime(2031, 7, 1, tzinfo=UTC)
+    got = outdated_points(
+        "Where is the Q2 town hall?", graph, scores, RecallConfig(), dated=True, named=q2_end
+    )
+    assert set(got) == {old} and got[old].newer == new
+    # said after the quarter: a report of it, which a later one does not outdate so
+    graph, scores, (old, new) = _graph([
+        ("The Q2 town hall was in the Larch auditorium.", datetime(2031, 7, 3, tzinfo=UTC), 0.05, "a"),
+        ("The Q2 town hall is in the Fernhill Room instead.", datetime(2031, 7, 9, tzinfo=UTC), 0.05, "b"),
+    ])  # fmt: skip
+    got = outdated_points(
+        "Where is the Q2 town hall?", graph, scores, RecallConfig(), dated=True, named=q2_end
+    )
+    assert got == {}
+
+
+def test_a_question_naming_a_quarter_asks_until_its_end() -> None:
+    pq = preprocess("Where is the Q2 town hall?", now=datetime(2031, 9, 1, tzinfo=UTC))
+    got = asked(pq, RecallConfig())
+    assert got["dated"] and got["named"] == datetime(2031, 7, 1, tzinfo=UTC)
