@@ -66,6 +66,7 @@ from memflow.text.conflict import (
     asserted,
     cued,
     difference,
+    labelled_place,
     said_by,
     stated,
     told_over,
@@ -330,9 +331,19 @@ def _passing(new: str, old: str, said: datetime, now: datetime, days: int) -> bo
     return (end - start).days <= days and not start <= now.date() <= end
 
 
+# "back when we used X", "想当年用简签的时候": what it says is told of the past.
+_BACK_THEN = re.compile(
+    r"\b(?:back when|back in the day|in the old days|in those days)\b|想当年|那时候|那会儿",
+    re.IGNORECASE,
+)
+
+
 def _recalls(text: str, older: datetime) -> bool:
-    """Whether ``text`` places what it says in a year before the older statement was said: it
-    tells of the past, not of a value that came later."""
+    """Whether ``text`` places what it says in a year before the older statement was said, or
+    says it tells of those days ("back when …", "想当年"), and names no present: it tells of the
+    past, not of a value that came later."""
+    if _BACK_THEN.search(text) and not asks_about_the_present(text):
+        return True
     years = [int(y) for y in _YEAR.findall(text)]
     return bool(years) and max(years) < older.year
 
@@ -584,7 +595,9 @@ def _another_value(
                 if v.kind != "name:term" and not is_zh(t) and not stated(t, v):
                     continue  # "the Apple account": no value of anything
                 if (not kinds or v.family in kinds) and v.norm not in own:
+                    # (a time of day is no other date: each kind of time apart)
                     family = "term" if v.kind == "name:term" else v.family
+                    family = v.kind if family == "when" else family
                     out.setdefault(family, set()).add(v.norm)
         return out
 
@@ -648,6 +661,9 @@ def _answer_pairs(
                     got.head > 0 or (got.cued and (not got.agreed or older in close))
                 ):
                     out.append((older, newer, "value"))
+                    continue
+                if labelled_place(text[newer], text[older], query):
+                    out.append((older, newer, "value"))  # "场地：砚湖会议中心" asked where
                     continue
             # One statement but for a span no form marks as a value (a Chinese name, a product
             # in lower case): another answer to "who" / "which" / "where".

@@ -596,6 +596,8 @@ def answers_differ(
         # another value of a kind the older gives too: a version does not answer an id
         if v.family in an and v.family in ao and v.norm not in asked
         and v.norm not in ao[v.family] and not _departed(new, v)
+        # a time of day answers no date ("起跑提前到7点整" of "比赛日期：11月8日")
+        and (v.family != "when" or any(o.kind == v.kind for o in vo if o.norm in ao["when"]))
         and not (who and v.kind == "name:product")
     ]  # fmt: skip
     slotted = [
@@ -676,6 +678,32 @@ _DECIDED_ZH = re.compile(r"最后定|最终定|决定|定了")
 
 def _shape(text: str) -> str:
     return re.sub(r"[^\W\d_]+", "a", re.sub(r"\d+", "#", text.lower()))
+
+
+# A form's field naming a place ("Venue:", "场地：") and a question asking where.
+_PLACE_LABEL = re.compile(
+    r"(?:^|(?<=[\s,，;；。|]))(?:venue|location|place|address|地点|场地|地址|会场|举办地)\s*[:：]\s*",
+    re.IGNORECASE,
+)
+_ASKS_WHERE = re.compile(r"\bwhere\b|哪儿|哪里|在哪|什么地方", re.IGNORECASE)
+
+
+def labelled_place(new: str, old: str, query: str) -> bool:
+    """Whether ``new`` fills a field naming a place ("场地：砚湖会议中心", "Venue: the Old
+    Forge") with a name that ``old``, which names another, never gives, for a question asking
+    where: the place asked for, whatever the older said it in front of it."""
+    if not _ASKS_WHERE.search(query) or is_zh(new) != is_zh(old):
+        return False
+    named_old = {v.norm for v in values(old) if v.family == "name"}
+    if not named_old:
+        return False
+    found = values(new)
+    for m in _PLACE_LABEL.finditer(new):
+        at = m.end() + (4 if new[m.end() : m.end() + 4].lower() == "the " else 0)
+        v = next((v for v in found if v.start == at), None)
+        if v is not None and v.family == "name" and v.norm not in named_old:
+            return not any(n in v.norm or v.norm in n for n in named_old)
+    return False
 
 
 def told_over(
@@ -770,6 +798,7 @@ __all__ = [
     "cued",
     "difference",
     "event",
+    "labelled_place",
     "said_by",
     "stated",
     "told_over",

@@ -3,7 +3,9 @@ times of the evening, not a version and "30pm"; and the point inside a time or a
 clause, so what a value is the value of is still read in front of it. A newer statement about a
 short period that is over (a holiday's hours) outdates no standing value. A name after "the"
 followed by a preposition is a value; a word the question names in both sentences says two values
-are of one thing; a question naming a quarter asks what holds until it ends."""
+are of one thing; a question naming a quarter asks what holds until it ends. A change voted down
+closes nothing; a time of day is no other date; a venue is a place, and a field naming a place
+answers "where"."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from memflow.recall.config import RecallConfig
 from memflow.recall.pipeline import asked
 from memflow.recall.preprocess import preprocess
 from memflow.recall.present import outdated_points
-from memflow.text.conflict import answers_differ, asked_kinds
+from memflow.text.conflict import answers_differ, asked_kinds, labelled_place
 from memflow.text.values import values
 
 from .test_present_sources import NEW_DAY, OLD_DAY, TODAY, _graph
@@ -133,3 +135,64 @@ def test_a_question_naming_a_quarter_asks_until_its_end() -> None:
     pq = preprocess("Where is the Q2 town hall?", now=datetime(2031, 9, 1, tzinfo=UTC))
     got = asked(pq, RecallConfig())
     assert got["dated"] and got["named"] == datetime(2031, 7, 1, tzinfo=UTC)
+
+
+def test_a_change_voted_down_closes_nothing() -> None:
+    import uuid
+
+    from memflow.text.supersede import PointFact, superseded_by_rules
+
+    old = PointFact(uuid.uuid4(), "例会固定在每周三上午10点，二号会议室。", None, OLD_DAY, OLD_DAY)
+    for said in (
+        "之前有人提议例会改到周五，投票没通过，维持原样",
+        "The proposal to move the review to Fridays was voted down",
+    ):
+        new = PointFact(uuid.uuid4(), said, "Ines", NEW_DAY, NEW_DAY)
+        assert superseded_by_rules(new, [old]) == [], said
+    moved = PointFact(uuid.uuid4(), "例会改到每周五上午10点", "Ines", NEW_DAY, NEW_DAY)
+    assert superseded_by_rules(moved, [old]) != []
+
+
+def test_a_time_of_day_is_no_other_date() -> None:
+    when = asked_kinds("龙湖半马是哪天？")
+    assert (
+        answers_differ(
+            "组委会通知：今年起跑时间提前到6点半", "比赛日期：10月18日，起点体育中心东门", when
+        )
+        is None
+    )
+    assert answers_differ(
+        "组委会通知：比赛日期改到10月25日", "比赛日期：10月18日，起点体育中心东门", when
+    )
+
+
+def test_a_venue_is_a_place_and_a_field_naming_a_place_answers_where() -> None:
+    assert ("name:place", "松涛酒店") in _kinds("团建暂定在湖滨的松涛酒店多功能厅，两天一晚")
+    query = "团建在哪儿办？"
+    new, old = "场地：云栖会展中心二楼，合同已签", "团建暂定在湖滨的松涛酒店多功能厅，两天一晚"
+    assert labelled_place(new, old, query)
+    assert not labelled_place(new, old, "团建是哪天？")  # it asks when
+    assert labelled_place(
+        "Venue: the Corn Exchange, Ashby Road",
+        "Dinner is at Marlowe's Bistro",
+        "Where is the dinner?",
+    )
+    assert not labelled_place(
+        "Venue: Marlowe's Bistro, back room",
+        "Dinner is at Marlowe's Bistro",
+        "Where is the dinner?",
+    )
+
+
+def test_a_statement_told_of_those_days_outdates_nothing() -> None:
+    query = "报销用什么系统？"
+    now_ = "所有报销都走云栈OA（去年从快批换过来的），手机上也能批。"
+    for said, outdates in (
+        ("想当年用快批的时候，报销动不动就卡住", False),
+        ("那时候用快批，现在报销改用青禾了", True),
+    ):
+        graph, scores, (old, _new) = _graph(
+            [(now_, OLD_DAY, 0.05, "a"), (said, NEW_DAY, 0.05, "b")]
+        )
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert (old in got) is outdates, said
