@@ -637,6 +637,9 @@ def _answer_pairs(
     kinds = asked_kinds(query) or (any_kind() if config.present_any_kind else frozenset())
     # "Who …?": a speaker saying "I" names themself (a new owner: "I'm looking after it now").
     text = {p: _text(nodes[p], "name" in kinds) for p in near}
+    # "could we do standup at 9:45?" / "+1" / "fine by me": a proposal others agreed to states
+    # its value
+    text.update(_agreed_proposals(near, nodes, times, text))
     # Only statements that give a value of a kind asked for can answer differently.
     answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
     asked = _keys(query) if loose else frozenset()
@@ -699,6 +702,56 @@ def _answer_pairs(
         and not _other_item(p[0], p[1], near, text, nodes, times, kinds, _keys(query))
     ]
     return [p for p in out if p[2] != "value"] + _one_per_source(values_out, ranked, nodes)
+
+
+# A proposal's frame ("could we …?", "能不能…？") and a reply agreeing to it, or refusing it.
+_PROPOSING = re.compile(
+    r"\b(?:could|can|shall|should) we\b|\bhow about\b|\bwhat about\b|\bwhy don't we\b|"
+    r"能不能|可不可以|可以不可以|要不要|要不|能否|是不是可以",
+    re.IGNORECASE,
+)
+_AGREEING = re.compile(
+    r"^\W*(?:\+1|fine by me|works for me|sounds good|agreed|good idea|ok(?:ay)?|sure|yes|yep|"
+    r"同意|赞成|可以|没问题|好的?|行)(?![a-z])",
+    re.IGNORECASE,
+)
+_REFUSING = re.compile(
+    r"\b(?:no|not|don't|can't|won't)\b|不行|不同意|反对|不可以|不好", re.IGNORECASE
+)
+AGREED_WITHIN = timedelta(hours=12)  # replies of one sitting
+
+
+def _agreed_proposals(
+    near: list[UUID],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+    text: Mapping[UUID, str],
+) -> dict[UUID, str]:
+    """The proposals among ``near`` ("could we do standup at 9:45?") that a later reply of the
+    same conversation agrees to ("+1", "fine by me", "同意") and none refuses, each as the
+    statement it became ("we do standup at 9:45.")."""
+    out: dict[UUID, str] = {}
+    for p in near:
+        said = text[p]
+        if not (_PROPOSING.search(said) and re.search(r"[?？]", said)):
+            continue
+        doc, at = _document(nodes[p]), _when(nodes[p], times)
+        if at is None:
+            continue
+        replies = [
+            _text(n)
+            for n in nodes.values()
+            if n.kind == "FacetPoint"
+            and n.id != p
+            and _document(n) == doc
+            and (t := _when(n, times)) is not None
+            and at < t <= at + AGREED_WITHIN
+        ]
+        if any(_AGREEING.search(r) for r in replies) and not any(
+            _REFUSING.search(r) and not _AGREEING.search(r) for r in replies
+        ):
+            out[p] = re.sub(r"[?？]", ".", _PROPOSING.sub("", said))
+    return out
 
 
 def _other_item(

@@ -5,11 +5,11 @@ short period that is over (a holiday's hours) outdates no standing value. A name
 followed by a preposition is a value; a word the question names in both sentences says two values
 are of one thing; a question naming a quarter asks what holds until it ends. A change voted down
 closes nothing; a time of day is no other date; a venue is a place, and a field naming a place
-answers "where"."""
+answers "where". A proposal others agreed to states its value."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from memflow.recall.config import RecallConfig
 from memflow.recall.pipeline import asked
@@ -196,3 +196,29 @@ def test_a_statement_told_of_those_days_outdates_nothing() -> None:
         )
         got = outdated_points(query, graph, scores, RecallConfig())
         assert (old in got) is outdates, said
+
+
+def test_a_proposal_agreed_to_states_its_value() -> None:
+    query = "What time is the design sync?"
+    rule = "Design sync 10:30 on Tuesdays, in the big room."
+    at = datetime(2031, 4, 9, 9, 0, tzinfo=UTC)
+    for replies, outdates in (
+        (["+1", "fine by me"], True),
+        (["+1", "no, 11:15 clashes with the ops call"], False),
+        ([], False),
+    ):
+        said = [
+            (rule, OLD_DAY, 0.05, "norms"),
+            (
+                "could we do the design sync at 11:15? 10:30 clashes with school drop-off",
+                at,
+                0.06,
+                "chat",
+            ),
+        ]
+        said += [(r, at + timedelta(minutes=i + 1), 0.3, "chat") for i, r in enumerate(replies)]
+        graph, scores, (old, new, *_) = _graph(said)
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert (old in got) is outdates, replies
+        if outdates:
+            assert got[old].newer == new
