@@ -74,7 +74,8 @@ class ScoredHits:
         A question about the present gets the statements that newer ones outdate
         (:mod:`memflow.recall.present`), unless it names a time (``dated``: "currently … in June
         2023" asks about then), except, asked in the present tense, of a statement said before
-        that time (``named``: its start; "the plan for Q3" said in May: a later one outdates it)."""
+        that time ends (``named``: its end; "the plan for Q3" said in May or in August: a
+        later one outdates it)."""
         points = [
             n for n in subgraph.nodes.values() if n.kind == "FacetPoint" and n.id in self.node_hits
         ]
@@ -250,7 +251,7 @@ def asked(pq: PreprocessedQuery, config: RecallConfig) -> dict[str, Any]:
     """:meth:`ScoredHits.evidence`'s ``dated`` and ``named`` for ``pq``."""
     qt = query_time(pq, config)
     on = dated(pq, config)
-    return {"dated": on, "named": qt.start if on and qt is not None else None}
+    return {"dated": on, "named": qt.end if on and qt is not None else None}
 
 
 def query_time(pq: PreprocessedQuery, config: RecallConfig) -> TimeMatch | None:

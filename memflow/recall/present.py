@@ -27,9 +27,9 @@ when
   both answer it: each line of the older that a line of the newer speaks of again in other
   words is outdated by it (``present_versions``).
 
-A question in the present tense naming a time that a statement was said before ("the plan
-for Q3", said in May) asks what holds for it: a later statement outdates that one as above
-(``present_planned``).
+A question in the present tense naming a time that a statement was said before the end of
+("the plan for Q3", said in May or in August) asks what holds for it: a later statement
+outdates that one as above (``present_planned``); one said after it is a report of it.
 A question asking where something stands ("Where are we with …?", "status", "进展") asks
 about now as if it said so: a status has no form of its own, each statement of it is one.
 Another value outdates one answer per older source (its statement nearest the question, and
@@ -66,6 +66,7 @@ from memflow.text.conflict import (
     asserted,
     cued,
     difference,
+    labelled_place,
     said_by,
     stated,
     told_over,
@@ -158,8 +159,9 @@ def outdated_points(
 ) -> dict[UUID, Outdated]:
     """The points of ``subgraph`` that a newer point of it answers differently, for a question
     about the present (``scores``: the recalled points' unit scores); {} for any other. A
-    question naming a time (``dated``) that starts at ``named`` asks what holds for it: a
-    statement said before it (a plan for Q3) is outdated by a later one as for the present.
+    question naming a time (``dated``) that ends at ``named`` asks what holds for it: a
+    statement said before it ends (a plan for Q3, said in May or in August) is outdated by a
+    later one as for the present.
     ``now``: the present (default: the clock's)."""
     ahead = (
         dated and named is not None and config.present_planned and not asks_in_the_past(query or "")
@@ -217,7 +219,7 @@ def outdated_points(
     answering = set(near)
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
     years = _years(query or "")
-    today = named if ahead and named is not None else (now or datetime.now(UTC))
+    today = now or datetime.now(UTC)
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
         tn, to = _when(nodes[newer], times), _when(nodes[older], times)
@@ -232,11 +234,15 @@ def outdated_points(
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         if ahead and named is not None and to >= named:
-            continue  # the older said within or after the time asked about: that time decides
+            continue  # the older said after the time asked about: a report, that time decides
         if how not in ("closed", "link") and _recalls(_text(nodes[newer]), to):
             continue  # "the rent was £950 when we moved in in 2021": history, not a new value
-        if how not in ("closed", "link") and _passing(
-            _text(nodes[newer]), _text(nodes[older]), tn, today, config.present_passing_days
+        if (
+            not ahead
+            and how not in ("closed", "link")
+            and _passing(
+                _text(nodes[newer]), _text(nodes[older]), tn, today, config.present_passing_days
+            )
         ):
             continue  # "寒假（1月24日—2月22日）托管到 17:30": that holiday's hours, not the usual
         held = out.get(older)
@@ -325,9 +331,19 @@ def _passing(new: str, old: str, said: datetime, now: datetime, days: int) -> bo
     return (end - start).days <= days and not start <= now.date() <= end
 
 
+# "back when we used X", "想当年用简签的时候": what it says is told of the past.
+_BACK_THEN = re.compile(
+    r"\b(?:back when|back in the day|in the old days|in those days)\b|想当年|那时候|那会儿",
+    re.IGNORECASE,
+)
+
+
 def _recalls(text: str, older: datetime) -> bool:
-    """Whether ``text`` places what it says in a year before the older statement was said: it
-    tells of the past, not of a value that came later."""
+    """Whether ``text`` places what it says in a year before the older statement was said, or
+    says it tells of those days ("back when …", "想当年"), and names no present: it tells of the
+    past, not of a value that came later."""
+    if _BACK_THEN.search(text) and not asks_about_the_present(text):
+        return True
     years = [int(y) for y in _YEAR.findall(text)]
     return bool(years) and max(years) < older.year
 
@@ -579,7 +595,9 @@ def _another_value(
                 if v.kind != "name:term" and not is_zh(t) and not stated(t, v):
                     continue  # "the Apple account": no value of anything
                 if (not kinds or v.family in kinds) and v.norm not in own:
+                    # (a time of day is no other date: each kind of time apart)
                     family = "term" if v.kind == "name:term" else v.family
+                    family = v.kind if family == "when" else family
                     out.setdefault(family, set()).add(v.norm)
         return out
 
@@ -619,10 +637,14 @@ def _answer_pairs(
     kinds = asked_kinds(query) or (any_kind() if config.present_any_kind else frozenset())
     # "Who …?": a speaker saying "I" names themself (a new owner: "I'm looking after it now").
     text = {p: _text(nodes[p], "name" in kinds) for p in near}
+    # "could we do standup at 9:45?" / "+1" / "fine by me": a proposal others agreed to states
+    # its value
+    text.update(_agreed_proposals(near, nodes, times, text))
     # Only statements that give a value of a kind asked for can answer differently.
     answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
     asked = _keys(query) if loose else frozenset()
     subject = frozenset(v.norm for v in values(query))  # what it asks about
+    topic = _keys(query)  # its words
     out = _apart_pair(query, ranked, nodes, times, kinds, config)
     for i, a in enumerate(near):
         for b in near[i + 1 :]:
@@ -635,11 +657,16 @@ def _answer_pairs(
                 out.append((older, newer, "value"))
                 continue
             if older in answers and newer in answers:
-                got = answers_differ(text[newer], text[older], kinds, subject, asks_who(query))
+                got = answers_differ(
+                    text[newer], text[older], kinds, subject, asks_who(query), topic
+                )
                 if got is not None and (
                     got.head > 0 or (got.cued and (not got.agreed or older in close))
                 ):
                     out.append((older, newer, "value"))
+                    continue
+                if labelled_place(text[newer], text[older], query):
+                    out.append((older, newer, "value"))  # "场地：砚湖会议中心" asked where
                     continue
             # One statement but for a span no form marks as a value (a Chinese name, a product
             # in lower case): another answer to "who" / "which" / "where".
@@ -675,6 +702,56 @@ def _answer_pairs(
         and not _other_item(p[0], p[1], near, text, nodes, times, kinds, _keys(query))
     ]
     return [p for p in out if p[2] != "value"] + _one_per_source(values_out, ranked, nodes)
+
+
+# A proposal's frame ("could we …?", "能不能…？") and a reply agreeing to it, or refusing it.
+_PROPOSING = re.compile(
+    r"\b(?:could|can|shall|should) we\b|\bhow about\b|\bwhat about\b|\bwhy don't we\b|"
+    r"能不能|可不可以|可以不可以|要不要|要不|能否|是不是可以",
+    re.IGNORECASE,
+)
+_AGREEING = re.compile(
+    r"^\W*(?:\+1|fine by me|works for me|sounds good|agreed|good idea|ok(?:ay)?|sure|yes|yep|"
+    r"同意|赞成|可以|没问题|好的?|行)(?![a-z])",
+    re.IGNORECASE,
+)
+_REFUSING = re.compile(
+    r"\b(?:no|not|don't|can't|won't)\b|不行|不同意|反对|不可以|不好", re.IGNORECASE
+)
+AGREED_WITHIN = timedelta(hours=12)  # replies of one sitting
+
+
+def _agreed_proposals(
+    near: list[UUID],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+    text: Mapping[UUID, str],
+) -> dict[UUID, str]:
+    """The proposals among ``near`` ("could we do standup at 9:45?") that a later reply of the
+    same conversation agrees to ("+1", "fine by me", "同意") and none refuses, each as the
+    statement it became ("we do standup at 9:45.")."""
+    out: dict[UUID, str] = {}
+    for p in near:
+        said = text[p]
+        if not (_PROPOSING.search(said) and re.search(r"[?？]", said)):
+            continue
+        doc, at = _document(nodes[p]), _when(nodes[p], times)
+        if at is None:
+            continue
+        replies = [
+            _text(n)
+            for n in nodes.values()
+            if n.kind == "FacetPoint"
+            and n.id != p
+            and _document(n) == doc
+            and (t := _when(n, times)) is not None
+            and at < t <= at + AGREED_WITHIN
+        ]
+        if any(_AGREEING.search(r) for r in replies) and not any(
+            _REFUSING.search(r) and not _AGREEING.search(r) for r in replies
+        ):
+            out[p] = re.sub(r"[?？]", ".", _PROPOSING.sub("", said))
+    return out
 
 
 def _other_item(

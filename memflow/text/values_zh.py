@@ -22,6 +22,11 @@ _ZH_PLACE = re.compile(
     r"(?:在|到|搬到|迁到|改到|改在|换到)(?P<v>[\u4e00-\u9fff]{2,8}?)(?=办公|上班|工作|开会|召开|开|举行|举办|见面|"
     r"住|生活|集合|机房|运行|部署|，|。|,|\.|（|\(|$)"
 )
+# ... and a venue named by what it is, however long its name ("在滨江的汀兰酒店宴会厅": 汀兰酒店)
+_ZH_VENUE = re.compile(
+    r"(?:在|到|于)(?:[\u4e00-\u9fff]{1,4}的)?(?P<v>[\u4e00-\u9fff]{2,10}?"
+    r"(?:酒店|宾馆|饭店|酒楼|餐厅|会议中心|会展中心|大厦|广场|公园|体育馆|体育中心|礼堂|会所|剧院))"
+)
 _ZH_PRODUCT = re.compile(
     r"(?:用|使用|采用|改用|换成|改成|改为|迁到|迁移到|切到|切换到|基于)(?!于)(?P<v>[\u4e00-\u9fffA-Za-z0-9.+#/_-]{2,12}?)"
     r"(?=来|做|作为|实现|存|部署|，|。|,|\.|了|$)"
@@ -61,8 +66,9 @@ def zh_names(text: str) -> list[tuple[str, str, int, int]]:
         out.append(("name", m.group(1).lower(), m.start(1), m.end(1)))
     for m in _ZH_PRODUCT.finditer(text):
         out.append(("name:product", m.group("v").lower(), m.start("v"), m.end("v")))
-    for m in _ZH_PLACE.finditer(text):
-        out.append(("name:place", m.group("v"), m.start("v"), m.end("v")))
+    for pattern in (_ZH_PLACE, _ZH_VENUE):
+        for m in pattern.finditer(text):
+            out.append(("name:place", m.group("v"), m.start("v"), m.end("v")))
     for pattern in (_ZH_LABELLED, _ZH_OBJECTS):
         for m in pattern.finditer(text):
             out.append(("name", m.group("v").lower(), m.start("v"), m.end("v")))

@@ -1,15 +1,21 @@
 """Times written with a point (issue 26, session 13), on invented notes: "7.30-9.30pm" is two
 times of the evening, not a version and "30pm"; and the point inside a time or a decimal ends no
 clause, so what a value is the value of is still read in front of it. A newer statement about a
-short period that is over (a holiday's hours) outdates no standing value."""
+short period that is over (a holiday's hours) outdates no standing value. A name after "the"
+followed by a preposition is a value; a word the question names in both sentences says two values
+are of one thing; a question naming a quarter asks what holds until it ends. A change voted down
+closes nothing; a time of day is no other date; a venue is a place, and a field naming a place
+answers "where". A proposal others agreed to states its value."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from memflow.recall.config import RecallConfig
+from memflow.recall.pipeline import asked
+from memflow.recall.preprocess import preprocess
 from memflow.recall.present import outdated_points
-from memflow.text.conflict import answers_differ, asked_kinds
+from memflow.text.conflict import answers_differ, asked_kinds, labelled_place
 from memflow.text.values import values
 
 from .test_present_sources import NEW_DAY, OLD_DAY, TODAY, _graph
@@ -65,3 +71,154 @@ def test_a_short_period_that_is_over_outdates_no_standing_value() -> None:
     graph, scores, (old, new) = _graph([(usual, OLD_DAY, 0.05, "a"), (holiday, NEW_DAY, 0.05, "b")])
     off = RecallConfig(present_passing_days=0)
     assert set(outdated_points(query, graph, scores, off, now=TODAY)) == {old}
+
+
+def test_a_name_after_the_followed_by_a_preposition_is_the_value() -> None:
+    kinds = asked_kinds("Where is the spring social?")
+    got = answers_differ(
+        "Because of the flooding we'll meet in the Quayside Room on level 2 for the spring social",
+        "The spring social is on 9 May at 18:00 in the Copperbeech hall, Building C.",
+        kinds,
+        frozenset(),
+        False,
+        frozenset({"spring", "social"}),
+    )
+    # nothing in front of the places agrees; the question's "social" is in both sentences
+    assert got is not None and got.head > 0
+    # without the question's words the two places answer nothing of one thing
+    alone = answers_differ(
+        "Because of the flooding we'll meet in the Quayside Room on level 2 for the spring social",
+        "The spring social is on 9 May at 18:00 in the Copperbeech hall, Building C.",
+        kinds,
+    )
+    assert alone is None or alone.head == 0
+
+
+def test_one_word_of_the_question_each_is_no_shared_thing() -> None:
+    kinds = asked_kinds("What is the design team's travel budget?")
+    got = answers_differ(
+        "Finance: the training budget goes up to £9,000",
+        "Travel: £6,000",
+        kinds,
+        frozenset(),
+        False,
+        frozenset({"design", "team", "travel", "budget"}),
+    )
+    assert got is None or got.head == 0
+
+
+def test_a_plan_said_within_the_time_asked_about_is_outdated_by_a_later_one() -> None:
+    # said in the quarter asked about, before it ended: a later statement outdates it
+    in_q2 = datetime(2031, 5, 4, tzinfo=UTC)
+    later = datetime(2031, 6, 1, tzinfo=UTC)
+    graph, scores, (old, new) = _graph([
+        ("The Q2 town hall is on 11 June in the Larch auditorium.", in_q2, 0.05, "a"),
+        ("The Q2 town hall is in the Fernhill Room instead.", later, 0.05, "b"),
+    ])  # fmt: skip
+    q2_end = datetime(2031, 7, 1, tzinfo=UTC)
+    got = outdated_points(
+        "Where is the Q2 town hall?", graph, scores, RecallConfig(), dated=True, named=q2_end
+    )
+    assert set(got) == {old} and got[old].newer == new
+    # said after the quarter: a report of it, which a later one does not outdate so
+    graph, scores, (old, new) = _graph([
+        ("The Q2 town hall was in the Larch auditorium.", datetime(2031, 7, 3, tzinfo=UTC), 0.05, "a"),
+        ("The Q2 town hall is in the Fernhill Room instead.", datetime(2031, 7, 9, tzinfo=UTC), 0.05, "b"),
+    ])  # fmt: skip
+    got = outdated_points(
+        "Where is the Q2 town hall?", graph, scores, RecallConfig(), dated=True, named=q2_end
+    )
+    assert got == {}
+
+
+def test_a_question_naming_a_quarter_asks_until_its_end() -> None:
+    pq = preprocess("Where is the Q2 town hall?", now=datetime(2031, 9, 1, tzinfo=UTC))
+    got = asked(pq, RecallConfig())
+    assert got["dated"] and got["named"] == datetime(2031, 7, 1, tzinfo=UTC)
+
+
+def test_a_change_voted_down_closes_nothing() -> None:
+    import uuid
+
+    from memflow.text.supersede import PointFact, superseded_by_rules
+
+    old = PointFact(uuid.uuid4(), "例会固定在每周三上午10点，二号会议室。", None, OLD_DAY, OLD_DAY)
+    for said in (
+        "之前有人提议例会改到周五，投票没通过，维持原样",
+        "The proposal to move the review to Fridays was voted down",
+    ):
+        new = PointFact(uuid.uuid4(), said, "Ines", NEW_DAY, NEW_DAY)
+        assert superseded_by_rules(new, [old]) == [], said
+    moved = PointFact(uuid.uuid4(), "例会改到每周五上午10点", "Ines", NEW_DAY, NEW_DAY)
+    assert superseded_by_rules(moved, [old]) != []
+
+
+def test_a_time_of_day_is_no_other_date() -> None:
+    when = asked_kinds("龙湖半马是哪天？")
+    assert (
+        answers_differ(
+            "组委会通知：今年起跑时间提前到6点半", "比赛日期：10月18日，起点体育中心东门", when
+        )
+        is None
+    )
+    assert answers_differ(
+        "组委会通知：比赛日期改到10月25日", "比赛日期：10月18日，起点体育中心东门", when
+    )
+
+
+def test_a_venue_is_a_place_and_a_field_naming_a_place_answers_where() -> None:
+    assert ("name:place", "松涛酒店") in _kinds("团建暂定在湖滨的松涛酒店多功能厅，两天一晚")
+    query = "团建在哪儿办？"
+    new, old = "场地：云栖会展中心二楼，合同已签", "团建暂定在湖滨的松涛酒店多功能厅，两天一晚"
+    assert labelled_place(new, old, query)
+    assert not labelled_place(new, old, "团建是哪天？")  # it asks when
+    assert labelled_place(
+        "Venue: the Corn Exchange, Ashby Road",
+        "Dinner is at Marlowe's Bistro",
+        "Where is the dinner?",
+    )
+    assert not labelled_place(
+        "Venue: Marlowe's Bistro, back room",
+        "Dinner is at Marlowe's Bistro",
+        "Where is the dinner?",
+    )
+
+
+def test_a_statement_told_of_those_days_outdates_nothing() -> None:
+    query = "报销用什么系统？"
+    now_ = "所有报销都走云栈OA（去年从快批换过来的），手机上也能批。"
+    for said, outdates in (
+        ("想当年用快批的时候，报销动不动就卡住", False),
+        ("那时候用快批，现在报销改用青禾了", True),
+    ):
+        graph, scores, (old, _new) = _graph(
+            [(now_, OLD_DAY, 0.05, "a"), (said, NEW_DAY, 0.05, "b")]
+        )
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert (old in got) is outdates, said
+
+
+def test_a_proposal_agreed_to_states_its_value() -> None:
+    query = "What time is the design sync?"
+    rule = "Design sync 10:30 on Tuesdays, in the big room."
+    at = datetime(2031, 4, 9, 9, 0, tzinfo=UTC)
+    for replies, outdates in (
+        (["+1", "fine by me"], True),
+        (["+1", "no, 11:15 clashes with the ops call"], False),
+        ([], False),
+    ):
+        said = [
+            (rule, OLD_DAY, 0.05, "norms"),
+            (
+                "could we do the design sync at 11:15? 10:30 clashes with school drop-off",
+                at,
+                0.06,
+                "chat",
+            ),
+        ]
+        said += [(r, at + timedelta(minutes=i + 1), 0.3, "chat") for i, r in enumerate(replies)]
+        graph, scores, (old, new, *_) = _graph(said)
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert (old in got) is outdates, replies
+        if outdates:
+            assert got[old].newer == new
