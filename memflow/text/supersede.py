@@ -119,7 +119,8 @@ _UNSURE = re.compile(
 # Events ("ran 5 km this morning") happen again with other values; only states are restated.
 _EVENT = re.compile(
     r"\b(?:yesterday|today|tonight|this (?:morning|afternoon|evening|week|weekend)|"
-    r"last (?:night|week|weekend|month|year|time)|ago|earlier)\b|昨天|今天|前天|刚才|上周|上个月|去年",
+    r"last (?:night|week|weekend|month|year|time)|ago|earlier)\b|昨天|今天|前天|刚才|上周|上个月|"
+    r"去年(?![检审])",
     re.IGNORECASE,
 )
 _SINCE = re.compile(r"\bsince\b|起", re.IGNORECASE)

@@ -27,7 +27,7 @@ _PRESENT = re.compile(
 _PAST_TENSE = re.compile(
     r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|used to|ago|yesterday|last (?:week|"
     r"month|year|time|night|weekend)|back when|once)\b|去过|做过|用过|说过|过吗|了吗|那时|当时|昨天|"
-    r"上周|上个月|去年",
+    r"上周|上个月|去年(?![检审])",
     re.IGNORECASE,
 )
 

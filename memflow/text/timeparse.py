@@ -276,7 +276,7 @@ def _iso_month(m: re.Match[str], ctx: _Ctx) -> _Result | None:
 
 
 @_rule(
-    r"(?<!\d)(?:(?P<y>\d{4})\s*年\s*|(?P<ry>大前年|前年|去年|今年|明年|后年))?"
+    r"(?<!\d)(?:(?P<y>\d{4})\s*年\s*|(?P<ry>大前年|前年|去年(?![检审])|今年|明年|后年))?"
     rf"(?P<m>{_CN_MON})\s*月份?(?:\s*(?P<d>{_CN_DAY})\s*[日号])?"
 )
 def _cn_date(m: re.Match[str], ctx: _Ctx) -> _Result | None:
@@ -363,13 +363,15 @@ def _cn_year(m: re.Match[str], ctx: _Ctx) -> _Result | None:
     return (*ctx.year(y), 0.85, "year") if _year_ok(y) else None
 
 
-@_rule(r"大前年|前年|去年|今年|明年|后年")
+@_rule(r"大前年|前年|去年(?![检审])|今年|明年|后年")
 def _cn_rel_year(m: re.Match[str], ctx: _Ctx) -> _Result | None:
     k = _CN_YEAR[m[0]]
     return (*ctx.year(ctx.today.year + k), 0.9 if k == 0 else 0.85, "relative")
 
 
-@_rule(r"(?:(?P<y>\d{4})\s*年?|(?P<ry>前年|去年|今年|明年))?\s*第?\s*(?P<q>[一二三四1-4])\s*季度")
+@_rule(
+    r"(?:(?P<y>\d{4})\s*年?|(?P<ry>前年|去年(?![检审])|今年|明年))?\s*第?\s*(?P<q>[一二三四1-4])\s*季度"
+)
 def _cn_quarter(m: re.Match[str], ctx: _Ctx) -> _Result | None:
     q = _int(m["q"]) or 1
     if m["y"]:
@@ -409,7 +411,7 @@ def _rel_quarter(ctx: _Ctx, k: int) -> _Result:
     return (*ctx.month(y, mo, 3), 0.9 if k == 0 else 0.85, "relative")
 
 
-@_rule(r"(?:(?P<y>\d{4})\s*年\s*|(?P<ry>去年|今年|明年))?(?P<h>上|下)半年")
+@_rule(r"(?:(?P<y>\d{4})\s*年\s*|(?P<ry>去年(?![检审])|今年|明年))?(?P<h>上|下)半年")
 def _cn_half_year(m: re.Match[str], ctx: _Ctx) -> _Result | None:
     y = int(m["y"]) if m["y"] else ctx.today.year + (_CN_YEAR[m["ry"]] if m["ry"] else 0)
     if not _year_ok(y):

@@ -5,7 +5,8 @@ short period that is over (a holiday's hours) outdates no standing value. A name
 followed by a preposition is a value; a word the question names in both sentences says two values
 are of one thing; a question naming a quarter asks what holds until it ends. A change voted down
 closes nothing; a time of day is no other date; a venue is a place, and a field naming a place
-answers "where". A proposal others agreed to states its value."""
+answers "where". A proposal others agreed to states its value. "去年检" (go for the annual inspection)
+names no last year."""
 
 from __future__ import annotations
 
@@ -222,3 +223,15 @@ def test_a_proposal_agreed_to_states_its_value() -> None:
         assert (old in got) is outdates, replies
         if outdates:
             assert got[old].newer == new
+
+
+def test_going_for_the_annual_inspection_is_not_last_year() -> None:
+    from memflow.text.tense import asks_about_the_past, asks_in_the_past
+    from memflow.text.timeparse import parse_time
+
+    now_ = datetime(2031, 7, 1, tzinfo=UTC)
+    assert not asks_about_the_past("车什么时候去年检？")
+    assert not asks_in_the_past("车什么时候去年检？")
+    assert parse_time("车什么时候去年检？", now_) == []
+    assert asks_in_the_past("去年的年会在哪儿办的？")
+    assert [t.start.year for t in parse_time("去年的年会在哪儿办的？", now_)] == [2030]
