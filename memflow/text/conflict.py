@@ -59,7 +59,7 @@ _CUE_EN = re.compile(
     r"went (?:up|down)|gone (?:up|down)|became|has become|updated|revised|corrected|"
     r"as of|from now on|effective|took over|taken over|takes over|handed (?:over )?to|"
     r"reassigned|transferred|grew|shrank|expanded|extended|shortened|renamed|"
-    r"(?:is|are) (?:back|down|up) to|new (?:date|time|owner|lead|price|location|plan)|"
+    r"(?:is|are) (?:back|down|up) to|new (?:date|time|owner|lead|price|location|plan|(?:phone )?number|phone|mobile|address|email)|"
     r"correction|actually|scratch that|ignore (?:that|my last)|my mistake|my bad|update|"
     r"retarget(?:ed|s|ing)?|rebook(?:ed|s|ing)?|goes to|going to|"
     r"from now on|starting|henceforth|from (?:this|next) (?:week|month|sprint|quarter|year|"
@@ -70,7 +70,7 @@ _CUE_ZH = re.compile(
     r"改为|改成|改到|改在|改用|换成|换到|换了|搬到|搬去|迁到|迁移到|切到|切换到|推迟|延期|延后|延至|延到|顺延|提前到?|"
     r"调整[为到成]?|涨到|涨价|涨了|降到|降价|降了|变成|变为|变了|不再|现在|如今|目前|取代|代替|"
     r"接手|转给|交给|升级到?|降级到?|更新为|更改为|调到|挪到|改走|改由|改为|换了|改签|退了|退掉|更正|纠正|其实|起|开始|最后定|最终定|决定|"
-    r"新的?(?:日期|时间|计划|安排|负责人|地址|价格)"
+    r"新的?(?:日期|时间|计划|安排|负责人|地址|价格|号码?|电话|手机|邮箱)|换号|换了号"
 )
 # A value named in the newer statement as left behind (X is the older statement's value).
 _DEPART_EN = (
@@ -210,6 +210,7 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
         before = _PERIOD_ZH.sub("", before)  # "提前为每月20号": the day, every month
         return (
             bool(_SLOT_ZH.search(before) or _ACTS_ZH.match(text, v.end))
+            or bool(_NEW_OF_ZH.search(before[-4:]))  # "新号 186…"
             or v.start == 0
             or before[-1:] in "，,。；;|"
             or v.text[:1] in "$€£¥￥"  # an amount with its sign is stated ("账单 ¥3,900/月")
@@ -653,6 +654,8 @@ def answers_differ(
         and not any(_same_product(w, o) or _same_form(w, o) for o in olds)
         and head == 0
         and not _PRONOUN_ZH.search(new[: w.start])
+        # ("我换号了，新号 186…": the new one of what the older gave, not another thing)
+        and not _NEW_OF_ZH.search(new[: w.start])
         and all(_before(old, o, vo) for o in olds)
         and (front := _before(new, w, vn))
         # ... and named nowhere in the older ("申请服务器 8台 … 用于数据平台扩容")
@@ -672,6 +675,7 @@ _AGREED = re.compile(
 )
 
 
+_NEW_OF_ZH = re.compile(r"新的?(?:号码?|电话|手机|地址|邮箱)|换号|换了号")
 _PRONOUN_ZH = re.compile(r"[他她它]们?|这个|那个|这边|那边")
 _DECIDED_ZH = re.compile(r"最后定|最终定|决定|定了")
 

@@ -280,7 +280,7 @@ _CODE = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w-])")
 # A telephone number: digits in groups ("139 1702 4486", "+44 20 7946 0958", "0161-496-0000")
 # or a Chinese mobile number written whole ("13917024486"); 8 to 15 digits either way.
 _PHONE = re.compile(
-    r"(?<![\w.,+:/-])(?:\+\d{1,3}[\s-]?)?(?:\(\d{2,4}\)\s?)?\d{2,5}(?:[\s-]\d{2,6}){1,4}(?![\w:/%-]|[.,]\d)"
+    r"(?<![\w.,+/-])(?<!\d:)(?:\+\d{1,3}[\s-]?)?(?:\(\d{2,4}\)\s?)?\d{2,5}(?:[\s-]\d{2,6}){1,4}(?![\w:/%-]|[.,]\d)"
     r"|(?<!\d)1[3-9]\d{9}(?!\d)"
 )
 
@@ -299,7 +299,10 @@ def _phones(f: _Found, text: str) -> None:
         grouped = m.group(0)[0] == "+" or len(m.group(0)) > len(digits)
         if all(_YEARISH.fullmatch(g) for g in re.split(r"[\s-]+", m.group(0))):
             continue  # "the 2019 2020 2021 seasons"
-        mobile = len(digits) == 11 and digits[0] == "1" and digits[1] in "3456789"
+        # a Chinese mobile ("139…") or a British one ("07700 900 123"): 11 digits of that shape
+        mobile = len(digits) == 11 and (
+            (digits[0] == "1" and digits[1] in "3456789") or digits.startswith("07")
+        )
         if not (
             mobile
             or m.group(0)[0] == "+"
@@ -406,6 +409,14 @@ def _followed_by_unit(text: str, at: int) -> bool:
     return nxt is not None and nxt.group(1).lower() in _UNIT_FAMILY
 
 
+# A sum without its unit, named by what it pays, in its clause or just after ("押金 6500", "押金是
+# 两个月的，13600"): money.
+_MONEY_NOUN_ZH = re.compile(
+    r"(?:押金|定金|订金|租金|月租|房租|房费|学费|工资|月薪|年薪|费用|价格|报价|总价|单价|预算)"
+    r"[^。；;\d]{0,8}?(?<![\d.])(?P<n>\d{3,}(?:,\d{3})*(?:\.\d+)?)(?![\d.%]|\s*[年月日号天个位万元块])"
+)
+
+
 def _amounts(f: _Found, text: str, zh: bool) -> None:
     if zh:
         for m in _MONEY_SIGN.finditer(text):  # "¥3,900/月": a sign in front, no unit after
@@ -422,6 +433,10 @@ def _amounts(f: _Found, text: str, zh: bool) -> None:
             family = _UNIT_FAMILY.get(unit)
             kind = f"amount:{family}" if family else "count"
             f.add(kind, f"{_fmt(n)} {unit if family else ''}".strip(), m.start(), m.end())
+        for m in _MONEY_NOUN_ZH.finditer(text):  # after the sums with a unit: theirs is said
+            n = number(m.group("n"))
+            if n is not None:
+                f.add("amount:money", f"{_fmt(n)} 元", m.start("n"), m.end("n"))
         return
     for m in _AMOUNT_EN.finditer(text):
         if m.group("pre"):

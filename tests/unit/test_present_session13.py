@@ -6,7 +6,8 @@ followed by a preposition is a value; a word the question names in both sentence
 are of one thing; a question naming a quarter asks what holds until it ends. A change voted down
 closes nothing; a time of day is no other date; a venue is a place, and a field naming a place
 answers "where". A proposal others agreed to states its value. "去年检" (go for the annual inspection)
-names no last year."""
+names no last year. More values people write (British mobiles, a sum named by what it pays, a clinic);
+"new number" and "新号" change the number."""
 
 from __future__ import annotations
 
@@ -235,3 +236,33 @@ def test_going_for_the_annual_inspection_is_not_last_year() -> None:
     assert parse_time("车什么时候去年检？", now_) == []
     assert asks_in_the_past("去年的年会在哪儿办的？")
     assert [t.start.year for t in parse_time("去年的年会在哪儿办的？", now_)] == [2030]
+
+
+def test_more_values_people_write() -> None:
+    # a British mobile needs no telephone word; a number after a colon is still one
+    assert ("phone", "07700900456") in _kinds("Manager: Idris Vaughan - 07700 900 456")
+    assert ("phone", "13822187706") in _kinds("保姆 邹阿姨:138 2218 7706(周一上午)")
+    # a sum named by what it pays, its unit unsaid; a year is none
+    assert _kinds("月租 5200，押金 5200，11月1日起租")[:2] == [
+        ("amount:money", "5200 元"),
+        ("amount:money", "5200 元"),
+    ]
+    assert ("amount:money", "10400 元") in _kinds("押金是两个月的，10400，押二付一")
+    assert not [k for k in _kinds("预算 2027 年再批") if k[0] == "amount:money"]
+    # a place after "在 " with a space, a clinic or a centre by what it is
+    assert ("name:place", "安和门诊部") in _kinds("今年体检在 安和门诊部（滨江店）")
+
+
+def test_a_new_number_is_a_change_of_the_number() -> None:
+    phone = asked_kinds("What's Idris's phone number?")
+    got = answers_differ(
+        "Morning all, new number: 07700 900 789. The old one is gone",
+        "Manager: Idris Vaughan - 07700 900 456 (text first)",
+        phone,
+    )
+    assert got is not None and got.cued
+    zh = asked_kinds("邹阿姨的电话是多少？")
+    got = answers_differ(
+        "我换号了，新号 139 0571 2290，以前那个不用了", "保姆 邹阿姨：138 2218 7706", zh
+    )
+    assert got is not None and got.cued
