@@ -477,7 +477,7 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), frozenset(kinds.split()))
     for pattern, kinds in (
         (r"\bwhen\b|what (?:time|date|day)|which (?:day|date)|how soon|\bdeadline|\bdue\b|"
-         r"什么时候|哪天|哪一天|几号|几点|日期|时间|截止|何时", "when"),
+         r"什么时候|哪天|哪一天|几号|几点|周几|星期几|礼拜几|日期|时间|截止|何时", "when"),
         (r"\bwho\b|\bwhom\b|\bwhose\b|谁", "name"),
         # 哪 + a measure word asks for one of a kind of thing: its name or label (哪家快递,
         # 哪个会议室). (English "which" alone: LoCoMo's tune half loses 1.1 points of

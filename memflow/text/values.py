@@ -176,7 +176,7 @@ _PRODUCT_BEFORE = re.compile(
 
 @dataclass(frozen=True)
 class Value:
-    """One value of a statement: its kind ("date", "clock", "amount:money", "count", "version",
+    """One value of a statement: its kind ("date", "weekday", "clock", "amount:money", "count", "version",
     "status", "name", "name:person", "name:place", "name:product"), a normalised form two
     wordings share, the text as written and where it is."""
 
@@ -192,7 +192,7 @@ class Value:
         with either ("when"), an amount within its unit's family, the others within their kind."""
         if self.kind.startswith("name"):
             return "name"
-        return "when" if self.kind in ("date", "clock") else self.kind
+        return "when" if self.kind in ("date", "clock", "weekday") else self.kind
 
 
 def is_zh(text: str) -> bool:
@@ -311,6 +311,26 @@ def _phones(f: _Found, text: str) -> None:
             continue  # "ids 1234 5678": digits in groups, no telephone named
         if 8 <= len(digits) <= 15 and (grouped or len(digits) == 11):
             f.add("phone", digits, m.start(), m.end())
+
+
+# A weekday that comes back ("every Tuesday", "on Fridays", "每周二"): the day of a routine.
+_WEEKLY_EN = re.compile(
+    r"\b(?:(?:every|each)\s+(?P<d>mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"(?P<p>mon|tues|wednes|thurs|fri|satur|sun)days)\b",
+    re.IGNORECASE,
+)
+_WEEKLY_ZH = re.compile(r"每(?:个)?(?:周|星期|礼拜)(?P<d>[一二三四五六日天])")
+_WEEKDAY_ZH = {"一": "mon", "二": "tues", "三": "wednes", "四": "thurs", "五": "fri", "六": "satur"}
+
+
+def _weekly(f: _Found, text: str, zh: bool) -> None:
+    if zh:
+        for m in _WEEKLY_ZH.finditer(text):
+            f.add("weekday", f"weekly {_WEEKDAY_ZH.get(m.group('d'), 'sun')}", m.start(), m.end())
+        return
+    for m in _WEEKLY_EN.finditer(text):
+        day = (m.group("d") or m.group("p")).lower()
+        f.add("weekday", f"weekly {day}", m.start(), m.end())
 
 
 def _days(f: _Found, text: str) -> None:
@@ -567,6 +587,7 @@ def _names_zh(f: _Found, text: str) -> None:
 def _values(text: str) -> tuple[Value, ...]:
     zh = is_zh(text)
     f = _Found(text)
+    _weekly(f, text, zh)
     _dates(f, text)
     _phones(f, text)
     _days(f, text)
@@ -593,8 +614,8 @@ def values(text: str) -> list[Value]:
     return list(_values(text))
 
 
-_PLACEHOLDER = {"date": "[date]", "clock": "[time]", "count": "[number]", "version": "[version]",
-                "status": "[status]", "phone": "[phone]"}  # fmt: skip
+_PLACEHOLDER = {"date": "[date]", "weekday": "[date]", "clock": "[time]", "count": "[number]",
+                "version": "[version]", "status": "[status]", "phone": "[phone]"}  # fmt: skip
 
 
 def placeholder(v: Value) -> str:

@@ -7,7 +7,8 @@ are of one thing; a question naming a quarter asks what holds until it ends. A c
 closes nothing; a time of day is no other date; a venue is a place, and a field naming a place
 answers "where". A proposal others agreed to states its value. "去年检" (go for the annual inspection)
 names no last year. More values people write (British mobiles, a sum named by what it pays, a clinic);
-"new number" and "新号" change the number."""
+"new number" and "新号" change the number. A weekday that comes back ("every Tuesday", "每周二") is the
+day of a routine."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def test_a_time_with_a_point_and_a_span_sharing_pm() -> None:
     assert _kinds("Choir meets 6.45-8.15pm on Thursdays") == [
         ("clock", "18:45"),
         ("clock", "20:15"),
+        ("weekday", "weekly thurs"),
     ]
     assert ("clock", "21:30") in _kinds("doors close at 9.30pm")
     assert _kinds("open 6-8 pm") == [("clock", "18:00"), ("clock", "20:00")]
@@ -266,3 +268,20 @@ def test_a_new_number_is_a_change_of_the_number() -> None:
         "我换号了，新号 139 0571 2290，以前那个不用了", "保姆 邹阿姨：138 2218 7706", zh
     )
     assert got is not None and got.cued
+
+
+def test_a_weekday_that_comes_back_answers_which_day() -> None:
+    assert ("weekday", "weekly tues") in _kinds("Bins: general waste every Tuesday")
+    assert ("weekday", "weekly thurs") in _kinds("周会固定在每周四下午3点")
+    day = asked_kinds("Which day is the paper recycling collected?")
+    got = answers_differ(
+        "From 2 March your paper recycling will be collected on Thursdays.",
+        "Bins: paper recycling every Monday, glass every other week",
+        day,
+    )
+    assert got is not None and got.head > 0  # the weekday, not the date it starts from
+    zh = asked_kinds("周会是周几开？")
+    assert zh == frozenset({"when"})
+    assert answers_differ(
+        "周会从下周起改到每周四下午3点", "周会固定在每周二下午3点，三号会议室", zh
+    )
