@@ -644,7 +644,6 @@ def _answer_pairs(
     answers = {p for p in near if any(v.family in kinds for v in values(text[p]))}
     asked = _keys(query) if loose else frozenset()
     subject = frozenset(v.norm for v in values(query))  # what it asks about
-    topic = _keys(query)  # its words
     out = _apart_pair(query, ranked, nodes, times, kinds, config)
     for i, a in enumerate(near):
         for b in near[i + 1 :]:
@@ -657,9 +656,7 @@ def _answer_pairs(
                 out.append((older, newer, "value"))
                 continue
             if older in answers and newer in answers:
-                got = answers_differ(
-                    text[newer], text[older], kinds, subject, asks_who(query), topic
-                )
+                got = answers_differ(text[newer], text[older], kinds, subject, asks_who(query))
                 if got is not None and (
                     got.head > 0 or (got.cued and (not got.agreed or older in close))
                 ):

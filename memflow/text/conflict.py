@@ -111,12 +111,6 @@ _SLOT_EN = frozenset(
     : = -> → until till around about approximately roughly only just still""".split()
 )
 _DETERMINER = frozenset("the a an our my your their his her its this that these those".split())
-# A lower-case word that may follow a named value without making it a modifier of a noun.
-_AFTER_A_VALUE = frozenset(
-    """on in at for with and or but is are was were will to from by of near until till instead
-    now this next every each as since after before because so then which where when who
-    instead""".split()
-)
 _SLOT_ZH = re.compile(
     r"(?:是|为|到|在|用|改为|改成|换成|变成|变为|定在|定于|约|共|有|要|由|交给|接手|调到|涨到|降到|"
     r"推迟到|提前到|延期到|改到|搬到|迁到|切到|向|归|至|坐|乘|搭|乘坐|改签到|改签成|去|了|：|:)\s*$"
@@ -222,9 +216,8 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
         return True  # the subject ("Lena is looking after …"): compared with the older one's
     prev = words[-1]
     if prev in _DETERMINER:
-        after = re.match(r"\s*([a-z]+)", text[v.end :])
-        # "the Apple account": a modifier; "the Skerries Room on level 4": the value itself
-        return after is None or after.group(1) in _AFTER_A_VALUE
+        after = text[v.end :].lstrip()
+        return not re.match(r"[a-z]", after)  # "the Apple account": a modifier
     return prev in _SLOT_EN or any(w in _SLOT_EN for w in words[-3:])
 
 
@@ -354,22 +347,6 @@ def _before(text: str, v: Value, found: list[Value]) -> set[str]:
 
 
 _SUBJECT_FAMILIES = frozenset({"id", "code", "name", "version"})
-
-
-# How much two values agree on what they are the value of when only the question's words, said
-# in both their sentences, say so (less than any agreement of the words in front of them).
-TOPIC_HEAD = 0.25
-
-
-def _sentence_keys(text: str, v: Value, found: list[Value]) -> set[str]:
-    """The content words of the sentence ``v`` stands in, its values aside."""
-    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, v.start)), default=0)
-    end = next((m.start() for m in _SENTENCE_END.finditer(text, v.end)), len(text))
-    inside = [w for w in found if start <= w.start and w.end <= end]
-    return _keys(text[start:end], inside, offset=start)
-
-
-_SENTENCE_END = re.compile(r"(?<!\d)\.(?!\w)|[!?。！？\n]")
 
 
 def _head(old: str, o: Value, vo: list[Value], new: str, w: Value, vn: list[Value]) -> float:
@@ -567,7 +544,6 @@ def answers_differ(
     kinds: frozenset[str],
     asked: frozenset[str] = frozenset(),
     who: bool = False,
-    topic: frozenset[str] = frozenset(),
 ) -> Answers | None:
     """Whether ``new`` and ``old``, two statements that answer one question (the search found
     both near it), give different values of the kinds it asks for: ``new`` states one that
@@ -577,9 +553,7 @@ def answers_differ(
     differ so. ``asked``: the values the question names itself (normalised): what it asks
     about, not an answer ("Which version fixes BUG-2207?": BUG-2207 answers nothing). ``who``:
     the question asks for a person (:func:`asks_who`): a product answers nothing
-    ("Stripewell's fee for EU cards"). ``topic``: the question's content words; one of them
-    in both values' sentences says they are values of one thing when nothing in front of them
-    does (``Answers.head`` is then ``TOPIC_HEAD``)."""
+    ("Stripewell's fee for EU cards")."""
     new, old = asserted(new), asserted(old)
     if not new or not old or is_zh(new) != is_zh(old):
         return None
@@ -635,13 +609,6 @@ def answers_differ(
     if substituted(new, old, [v.text for v in vn], [v.text for v in vo], modifier_only=True):
         return None
     head = max(_head(old, o, vo, new, w, vn) for o in olds)
-    said = _sentence_keys(new, w, vn) & topic if not head and topic else set()
-    if said:
-        # nothing in front agrees, but both sentences name a word the question names ("the
-        # all-hands is on 11 June in the Tidewater auditorium" / "on 11 June we'll gather in
-        # the Skerries Room for the all-hands"): values of the thing asked about; one word of
-        # the question each is not enough ("差旅：6万元" / "培训预算追加到9万元")
-        head = max((TOPIC_HEAD for o in olds if _sentence_keys(old, o, vo) & said), default=0.0)
     if _same_count(new, w, old, vo) or any(_same_form(w, o) for o in olds):
         # a count is the count of the thing after it: "4 trainees" -> "2 trainees"; a label
         # of one form names one of the same things: "3号会议室" -> "5号会议室"
