@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -104,7 +104,7 @@ class _Keys(dict[UUID, str]):
 
 @dataclass
 class RelationshipIndex:
-    """Adjacency of the projected subgraph, by node kind, with edge texts per node pair."""
+    """Adjacency of the projected subgraph, by node kind, and its edges."""
 
     nodes: Mapping[UUID, GraphNode]
     episodes: list[UUID] = field(default_factory=list)
@@ -113,16 +113,19 @@ class RelationshipIndex:
     points_by_facet: dict[UUID, list[UUID]] = field(default_factory=dict)
     entities_by_episode: dict[UUID, list[UUID]] = field(default_factory=dict)
     entities_by_facet: dict[UUID, list[UUID]] = field(default_factory=dict)
-    # Edges by their ends' ids xored (an int: hashed in C; either way round), each list then
-    # filtered to the pair asked (:meth:`edges_between`).
-    edges: dict[int, list[GraphEdge]] = field(default_factory=dict)
-    edges_by_text: dict[str, list[GraphEdge]] = field(default_factory=dict)
+    # Every edge, in the order added. Looked up by their ends (:meth:`edges_between`: the
+    # explain trace and the detail display) or by text (:meth:`edges_with_texts`: the edge
+    # chains), both rarely: no list per node pair or per text is made for each edge.
+    edge_list: list[GraphEdge] = field(default_factory=list)
     episode_count: int = 0
     # content_key of each node, the tables' order (kept for :meth:`grow`)
     keys: dict[UUID, str] = field(default_factory=dict, repr=False, compare=False)
-    # edges not yet in ``edges`` (filled when :meth:`edges_between` first asks: only the
-    # explain trace and the detail display do)
-    unpaired: list[GraphEdge] = field(default_factory=list, repr=False, compare=False)
+    # By their ends' ids xored (an int: hashed in C; either way round), the number of the first
+    # edge in ``edge_list``, and of the others with the same key (filled from ``_paired`` on
+    # when :meth:`edges_between` asks)
+    _pairs: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    _more_pairs: dict[int, list[int]] = field(default_factory=dict, repr=False, compare=False)
+    _paired: int = field(default=0, repr=False, compare=False)
 
     @classmethod
     def build(cls, subgraph: Subgraph) -> RelationshipIndex:
@@ -172,10 +175,11 @@ class RelationshipIndex:
         n = self.nodes.get(node)
         return n.kind if n is not None else default
 
-    def _add(self, edges: Iterable[GraphEdge]) -> None:
+    def _add(self, edges: Sequence[GraphEdge]) -> None:
         # (the hot loop of a search's scoring: ~900 edges; kinds read without a call, the
         # tables bound to locals once)
-        nodes, unpaired, by_text = self.nodes, self.unpaired, self.edges_by_text
+        nodes = self.nodes
+        self.edge_list.extend(edges)
         tables = (
             (self.facets_by_episode, self.episodes_by_facet),
             (self.points_by_facet, None),
@@ -185,8 +189,6 @@ class RelationshipIndex:
         for edge in edges:
             src_default, dst_default = _EDGE_KINDS[edge.relationship]
             src, dst = nodes.get(edge.src), nodes.get(edge.dst)
-            unpaired.append(edge)
-            by_text.setdefault(edge.edge_text, []).append(edge)
             route = _ROUTES.get(
                 (src_default if src is None else src.kind, dst_default if dst is None else dst.kind)
             )
@@ -201,16 +203,30 @@ class RelationshipIndex:
 
     def edges_between(self, a: UUID, b: UUID) -> list[GraphEdge]:
         """The edges between ``a`` and ``b`` (either way round), in the order they were added."""
-        if self.unpaired:
-            edges = self.edges
-            for edge in self.unpaired:
-                edges.setdefault(edge.src.int ^ edge.dst.int, []).append(edge)
-            self.unpaired.clear()
+        edges, pairs, more = self.edge_list, self._pairs, self._more_pairs
+        for number in range(self._paired, len(edges)):
+            edge = edges[number]
+            pair = edge.src.int ^ edge.dst.int
+            if pairs.setdefault(pair, number) != number:
+                more.setdefault(pair, []).append(number)
+        self._paired = len(edges)
+        pair = a.int ^ b.int
+        first = pairs.get(pair)
+        if first is None:
+            return []
         return [
             edge
-            for edge in self.edges.get(a.int ^ b.int, ())
+            for edge in (edges[n] for n in (first, *more.get(pair, ())))
             if (edge.src == a and edge.dst == b) or (edge.src == b and edge.dst == a)
         ]
+
+    def edges_with_texts(self, texts: Collection[str]) -> dict[str, list[GraphEdge]]:
+        """The edges whose text is one of ``texts``, by text, in the order they were added."""
+        out: dict[str, list[GraphEdge]] = {}
+        for edge in self.edge_list:
+            if edge.edge_text in texts:
+                out.setdefault(edge.edge_text, []).append(edge)
+        return out
 
     def episodes_of_edge(self, edge: GraphEdge) -> list[UUID]:
         """The episodes an edge is evidence for: its Episode end, or its facet's episodes."""
@@ -389,9 +405,12 @@ class BundleScorer:
         """The cheapest edge-text chain of each episode: an Edge_text hit is evidence for the
         episode its edge belongs to."""
         out: dict[UUID, Choice] = {}
+        if not self.ev.edges:
+            return out
+        by_text = self.index.edges_with_texts(self.ev.edges)
         for text, score in self.ev.edges.items():
             cost = score + self.config.edge_cost
-            for edge in self.index.edges_by_text.get(text, []):
+            for edge in by_text.get(text, ()):
                 for e in self.index.episodes_of_edge(edge):
                     cur = out.get(e)
                     if cur is None or cost < cur.cost:
