@@ -63,15 +63,16 @@ _EDGE_KINDS: dict[str, tuple[NodeKind | None, NodeKind]] = {
 }
 
 
-# The adjacency table an edge between two kinds of nodes fills (RelationshipIndex._add): 0
-# Episode-Facet, 1 Facet-FacetPoint, 2 Episode-Entity, 3 Facet-Entity, either way round (``True``:
-# the edge's dst is the parent).
-_ROUTES: dict[tuple[str | None, str | None], tuple[int, bool]] = {}
+# The adjacency table an edge between two kinds of nodes fills (RelationshipIndex._add), by the
+# kinds of its src and dst: 0 Episode-Facet, 1 Facet-FacetPoint, 2 Episode-Entity, 3 Facet-Entity,
+# either way round (``True``: the edge's dst is the parent).
+_ROUTES: dict[str | None, dict[str | None, tuple[int, bool]]] = {}
+_NO_ROUTE: dict[str | None, tuple[int, bool]] = {}
 for _table, (_parent, _child) in enumerate(
     (("Episode", "Facet"), ("Facet", "FacetPoint"), ("Episode", "Entity"), ("Facet", "Entity"))
 ):
-    _ROUTES[(_parent, _child)] = (_table, False)
-    _ROUTES[(_child, _parent)] = (_table, True)
+    _ROUTES.setdefault(_parent, {})[_child] = (_table, False)
+    _ROUTES.setdefault(_child, {})[_parent] = (_table, True)
 
 
 def content_key(node: GraphNode | None) -> str:
@@ -95,11 +96,22 @@ def _content_hash(*parts: str) -> str:
 
 
 class _Keys(dict[UUID, str]):
-    """content_key by node id; "" for an id the subgraph has no node of (an expansion's link
-    to a facet it did not fetch), read without a call per id."""
+    """content_key by node id, made when first read (only the nodes a table sorts: a search
+    reads ~150 of its ~500), read without a call per id once made; "" for an id the subgraph
+    has no node of (an expansion's link to a facet it did not fetch)."""
+
+    __slots__ = ("nodes",)
+
+    def __init__(self, nodes: Mapping[UUID, GraphNode]) -> None:
+        super().__init__()
+        self.nodes = nodes
 
     def __missing__(self, node: UUID) -> str:
-        return ""
+        n = self.nodes.get(node)
+        if n is None:
+            return ""
+        key = self[node] = content_key(n)
+        return key
 
 
 @dataclass
@@ -118,7 +130,7 @@ class RelationshipIndex:
     # chains), both rarely: no list per node pair or per text is made for each edge.
     edge_list: list[GraphEdge] = field(default_factory=list)
     episode_count: int = 0
-    # content_key of each node, the tables' order (kept for :meth:`grow`)
+    # content_key of the nodes the tables' order needed (kept for :meth:`grow`)
     keys: dict[UUID, str] = field(default_factory=dict, repr=False, compare=False)
     # By their ends' ids xored (an int: hashed in C; either way round), the number of the first
     # edge in ``edge_list``, and of the others with the same key (filled from ``_paired`` on
@@ -130,7 +142,7 @@ class RelationshipIndex:
     @classmethod
     def build(cls, subgraph: Subgraph) -> RelationshipIndex:
         index = cls(nodes=subgraph.nodes, episode_count=subgraph.episode_count)
-        key = index.keys = _Keys((i, content_key(n)) for i, n in subgraph.nodes.items())
+        key = index.keys = _Keys(subgraph.nodes)
         index.episodes = sorted(
             (n.id for n in subgraph.nodes.values() if n.kind == "Episode"), key=key.__getitem__
         )
@@ -149,17 +161,16 @@ class RelationshipIndex:
             n.kind == "Episode" and n.id not in self.keys for n in subgraph.nodes.values()
         ):
             return RelationshipIndex.build(subgraph)
-        key = self.keys if isinstance(self.keys, _Keys) else _Keys(self.keys)
-        self.keys = key
-        for i, n in subgraph.nodes.items():
-            if i not in key:
-                key[i] = content_key(n)
-        sizes = [{k: len(ids) for k, ids in table.items()} for table in self._tables()]
-        self._add(subgraph.edges[known_edges:])
-        for table, before in zip(self._tables(), sizes, strict=True):
-            for k, ids in table.items():
-                if len(ids) != before.get(k) and len(ids) > 1:
-                    table[k] = sorted(set(ids), key=key.__getitem__)
+        key = self.keys
+        if not isinstance(key, _Keys):
+            key = self.keys = _Keys(self.nodes)
+        grown: dict[tuple[int, UUID], None] = {}
+        self._add(subgraph.edges[known_edges:], grown)
+        tables = self._tables()
+        for table, k in grown:  # (each list that grew, sorted once)
+            ids = tables[table][k]
+            if len(ids) > 1:
+                tables[table][k] = sorted(set(ids), key=key.__getitem__)
         return self
 
     def _tables(self) -> tuple[dict[UUID, list[UUID]], ...]:
@@ -175,10 +186,19 @@ class RelationshipIndex:
         n = self.nodes.get(node)
         return n.kind if n is not None else default
 
-    def _add(self, edges: Sequence[GraphEdge]) -> None:
-        # (the hot loop of a search's scoring: ~900 edges; kinds read without a call, the
-        # tables bound to locals once)
+    def _add(
+        self,
+        edges: Sequence[GraphEdge],
+        grown: dict[tuple[int, UUID], None] | None = None,
+        kinds: Mapping[int, str] | None = None,
+    ) -> None:
+        """Add ``edges`` to the tables (``grown`` receives each (number in :meth:`_tables`,
+        key) whose list they add to; ``kinds``: every node's kind by its id's int, when made)."""
+        # (the hot loop of a search's scoring: ~900 edges; kinds read without a call, by the
+        # ids' ints (an int hashes in C, a UUID in Python), the tables bound to locals once)
         nodes = self.nodes
+        if kinds is None:
+            kinds = {i.int: n.kind for i, n in nodes.items()} if len(edges) > 64 else {}
         self.edge_list.extend(edges)
         tables = (
             (self.facets_by_episode, self.episodes_by_facet),
@@ -186,12 +206,19 @@ class RelationshipIndex:
             (self.entities_by_episode, None),
             (self.entities_by_facet, None),
         )
+        numbers = ((0, 1), (2, None), (3, None), (4, None))
+        src_kind: str | None
+        dst_kind: str | None
         for edge in edges:
-            src_default, dst_default = _EDGE_KINDS[edge.relationship]
-            src, dst = nodes.get(edge.src), nodes.get(edge.dst)
-            route = _ROUTES.get(
-                (src_default if src is None else src.kind, dst_default if dst is None else dst.kind)
-            )
+            src_kind, dst_kind = _EDGE_KINDS[edge.relationship]
+            if kinds:
+                src_kind = kinds.get(edge.src.int, src_kind)
+                dst_kind = kinds.get(edge.dst.int, dst_kind)
+            else:
+                src, dst = nodes.get(edge.src), nodes.get(edge.dst)
+                src_kind = src_kind if src is None else src.kind
+                dst_kind = dst_kind if dst is None else dst.kind
+            route = _ROUTES.get(src_kind, _NO_ROUTE).get(dst_kind)
             if route is None:
                 continue
             table, swap = route
@@ -200,6 +227,11 @@ class RelationshipIndex:
             down.setdefault(parent, []).append(child)
             if up is not None:
                 up.setdefault(child, []).append(parent)
+            if grown is not None:
+                below, above = numbers[table]
+                grown[(below, parent)] = None
+                if above is not None:
+                    grown[(above, child)] = None
 
     def edges_between(self, a: UUID, b: UUID) -> list[GraphEdge]:
         """The edges between ``a`` and ``b`` (either way round), in the order they were added."""
@@ -419,7 +451,11 @@ class BundleScorer:
 
     def support(self, e: UUID) -> Support:
         cfg = self.config
-        units: list[tuple[float, UUID]] = []
+        # The two best units, the first of equals first (as a stable sort orders them).
+        best = second = INF
+        best_point: UUID | None = None
+        second_point: UUID | None = None
+        units = 0
         window, window_facet = INF, None
         unit_of = self._units
         windows = self.ev.by_collection.get(WINDOW_COLLECTION, {})
@@ -428,17 +464,21 @@ class BundleScorer:
             for p in points_by_facet.get(f, ()):
                 u = unit_of.get(p, INF)
                 if u < INF:
-                    units.append((u, p))
+                    units += 1
+                    if u < best:
+                        second, second_point = best, best_point
+                        best, best_point = u, p
+                    elif u < second:
+                        second, second_point = u, p
             w = windows.get(f)
             if w is not None and w < window:
                 window, window_facet = w, f
         if window == INF:
             window = self.ev.worst.get(WINDOW_COLLECTION, cfg.missing_distance)
-        two = heapq.nsmallest(2, units, key=lambda x: x[0])
-        gap = two[1][0] - two[0][0] if len(two) == 2 else cfg.second_point_miss
+        gap = second - best if units > 1 else cfg.second_point_miss
         return Support(
             second=cfg.second_point_weight * gap,
-            second_point=two[1][1] if len(two) == 2 else None,
+            second_point=second_point if units > 1 else None,
             window=cfg.facet_support_weight * window,
             window_facet=window_facet,
             summary=cfg.summary_support_weight
