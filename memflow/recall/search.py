@@ -279,7 +279,7 @@ def retrieve_body(
         chosen = [b.episode_id for b in best]
         timings["expand_rank"] = ms(t)  # the first ranking (pure), apart from the SQL
         t = time.perf_counter()
-        shown, known_edges, before = graph, len(graph.edges), set(graph.nodes)
+        shown, known_edges, known_nodes = graph, len(graph.edges), len(graph.nodes)
         if display == "detail":
             graph = yield lambda conn: sqlrecall.expand(
                 conn, dataset_id, chosen, shown, cfg, visible, times
@@ -306,7 +306,9 @@ def retrieve_body(
         # detail display's expansion and validity make a new graph: a new index).
         index = index.grow(graph, known_edges) if display == "highly_related" else None
         if index is not None and validity is None:
-            unchanged = expansion_unscored(scored, graph, index, before, known_edges, chains, cfg)
+            unchanged = expansion_unscored(
+                scored, graph, index, known_nodes, known_edges, chains, cfg
+            )
             first = FirstRanking(ranked, evidence, index, top, top_k, unchanged)
         timings["index_grow"] = ms(t)
     t = time.perf_counter()

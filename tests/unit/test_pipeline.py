@@ -368,7 +368,7 @@ def _first(g: G, hits: list[Hit], q: str, k: int = 10) -> tuple[FirstRanking, An
     top = max(cfg.expand_episodes, k, cfg.highly_related_episodes or max(k, len(index.episodes)))
     chains: dict[uuid.UUID, float] = {}
     ranked = rank_scored(scored, sub, query, cfg, top, index, evidence, k, chains)
-    before, known = set(sub.nodes), len(sub.edges)
+    before, known = len(sub.nodes), len(sub.edges)
 
     def grown() -> FirstRanking:
         grew = index.grow(sub, known)
