@@ -32,6 +32,7 @@ from sqlalchemy import Connection, Engine
 from memflow.db.queries import q
 from memflow.db.rows import column_index, columns
 from memflow.recall.config import RecallConfig
+from memflow.recall.scoring import content_key
 from memflow.recall.types import GraphEdge, GraphNode, Subgraph
 from memflow.recall.visibility import Documents
 
@@ -57,6 +58,7 @@ class _Node:
     degree: int  # every edge into it
     times: tuple[Any, ...]  # sqlrecall._TIME_COLUMNS
     documents: tuple[int, ...]  # the documents its cut sources cite (their ids' ints)
+    key: str | None = None  # its content key (scoring.content_key), made when first asked
     # Its GraphNodes by (with sources, with speaker, degree) as one int, made once per cached
     # revision: searches share them (nothing changes a GraphNode: validity marks copies), and
     # with them their provenance, parsed once.
@@ -240,6 +242,16 @@ class CachedGraph:
         if docs is not None:
             self._add_documents(docs, cited_docs, sourced)
         return graph
+
+    def content_key(self, node: int) -> str | None:
+        """scoring.content_key of the node with this id's int (None: no such node), made once
+        per cached revision: it reads only what every GraphNode of the node shares."""
+        n = self.nodes.get(node)
+        if n is None:
+            return None
+        if n.key is None:
+            n.key = content_key(GraphNode(*n.base))
+        return n.key
 
     def _tops(self, fanout: int) -> list[list[int]]:
         """Each node's first ``fanout`` parent edges (made once per fanout: shared, only read)."""

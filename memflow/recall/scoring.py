@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -96,21 +96,31 @@ def _content_hash(*parts: str) -> str:
 
 
 class _Keys(dict[UUID, str]):
-    """content_key by node id, made when first read (only the nodes a table sorts: a search
-    reads ~150 of its ~500), read without a call per id once made; "" for an id the subgraph
-    has no node of (an expansion's link to a facet it did not fetch)."""
+    """content_key by node id, made when a sort first reads it, read without a call per id
+    once made; "" for an id the subgraph has no node of (an expansion's link to a facet it did
+    not fetch). ``stored``: the keys of the nodes in ``kinds`` (the subgraph's at the build, by
+    their ids' ints) where a cache keeps them (:meth:`memflow.recall.graphcache.CachedGraph.content_key`)."""
 
-    __slots__ = ("nodes",)
+    __slots__ = ("kinds", "nodes", "stored")
 
-    def __init__(self, nodes: Mapping[UUID, GraphNode]) -> None:
+    def __init__(
+        self,
+        nodes: Mapping[UUID, GraphNode],
+        kinds: Mapping[int, str] | None = None,
+        stored: Callable[[int], str | None] | None = None,
+    ) -> None:
         super().__init__()
-        self.nodes = nodes
+        self.nodes, self.kinds, self.stored = nodes, kinds or {}, stored
 
     def __missing__(self, node: UUID) -> str:
-        n = self.nodes.get(node)
-        if n is None:
-            return ""
-        key = self[node] = content_key(n)
+        i = node.int
+        key = self.stored(i) if self.stored is not None and i in self.kinds else None
+        if key is None:
+            n = self.nodes.get(node)
+            if n is None:
+                return ""
+            key = content_key(n)
+        self[node] = key
         return key
 
 
@@ -140,13 +150,18 @@ class RelationshipIndex:
     _paired: int = field(default=0, repr=False, compare=False)
 
     @classmethod
-    def build(cls, subgraph: Subgraph) -> RelationshipIndex:
+    def build(
+        cls, subgraph: Subgraph, stored: Callable[[int], str | None] | None = None
+    ) -> RelationshipIndex:
+        """The index of ``subgraph``; ``stored``: the content keys of its nodes where a cache
+        keeps them (by the id's int; None: made here)."""
         index = cls(nodes=subgraph.nodes, episode_count=subgraph.episode_count)
-        key = index.keys = _Keys(subgraph.nodes)
+        kinds = {i.int: n.kind for i, n in subgraph.nodes.items()}
+        key = index.keys = _Keys(subgraph.nodes, kinds, stored)
         index.episodes = sorted(
             (n.id for n in subgraph.nodes.values() if n.kind == "Episode"), key=key.__getitem__
         )
-        index._add(subgraph.edges)
+        index._add(subgraph.edges, kinds=kinds)
         for table in index._tables():
             for k, ids in table.items():
                 if len(ids) > 1:  # (one id: already its own sorted set)

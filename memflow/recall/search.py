@@ -263,7 +263,7 @@ def retrieve_body(
     first: FirstRanking | None = None
     if display != "summary" and expand:
         t = time.perf_counter()
-        index = RelationshipIndex.build(graph)
+        index = RelationshipIndex.build(graph, cached.content_key if cached else None)
         if display == "highly_related" and validity is None:
             # As many as the final ranking ranks (pipeline.respond), traced as it traces them:
             # when the expansion changes no score, that ranking is this one (validity marks a
