@@ -408,6 +408,13 @@ class GraphStore:
         """Whether a graph of the dataset is cached (at any revision)."""
         return isinstance(self._graphs.get(dataset_id), CachedGraph)
 
+    def ids_of(self, dataset_id: uuid.UUID) -> dict[int, uuid.UUID] | None:
+        """The node ids of the dataset's cached graph (at any revision), by their ints: a
+        search's hits take these objects, so that its lookups into the graph find their keys
+        by identity (a UUID compares equal in Python)."""
+        found = self._graphs.get(dataset_id)
+        return found.ids if isinstance(found, CachedGraph) else None
+
     def at(
         self, dataset_id: uuid.UUID, revision: int | None, max_sources: int
     ) -> CachedGraph | None:

@@ -277,13 +277,13 @@ class RelationshipIndex:
 
     def episodes_of_edge(self, edge: GraphEdge) -> list[UUID]:
         """The episodes an edge is evidence for: its Episode end, or its facet's episodes."""
-        for end in (edge.src, edge.dst):
-            kind = self.kind(end)
-            if kind == "Episode":
-                return [end]
-        for end in (edge.src, edge.dst):
-            if self.kind(end) == "Facet":
-                return self.episodes_by_facet.get(end, [])
+        src, dst = self.nodes.get(edge.src), self.nodes.get(edge.dst)
+        src_kind = src.kind if src is not None else None
+        dst_kind = dst.kind if dst is not None else None
+        if src_kind == "Episode" or dst_kind == "Episode":
+            return [edge.src if src_kind == "Episode" else edge.dst]
+        if src_kind == "Facet" or dst_kind == "Facet":
+            return self.episodes_by_facet.get(edge.src if src_kind == "Facet" else edge.dst, [])
         return []
 
 

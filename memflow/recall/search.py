@@ -209,8 +209,9 @@ def retrieve_body(
         None if visible is not None else (yield lambda conn: graphcache.store_of(conn.engine))
     )
     points = store is not None and display == "highly_related" and store.holds(dataset_id)
+    ids = store.ids_of(dataset_id) if store is not None else None
     recalled = yield lambda conn: sqlrecall.recall(
-        conn, dataset_id, qvec, k, visible, exact=exact, point_distances=points
+        conn, dataset_id, qvec, k, visible, exact=exact, point_distances=points, ids=ids
     )
     hits = recalled.hits
     timings["recall_sql"] = ms(t)
