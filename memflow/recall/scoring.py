@@ -374,40 +374,47 @@ class BundleScorer:
         self.index = index
         self.ev = evidence
         self.config = config
-        self._facets: dict[UUID, Choice] = {}
-        self._entities: dict[UUID, float] = {}
+        # (keyed by the ids' ints: the chains look up ~4,000 ids a search, and an int hashes in
+        # C, a UUID in Python)
+        self._facets: dict[int, Choice] = {}
+        self._entities: dict[int, float] = {}
+        self._best = {node.int: d for node, d in evidence.best.items()}
         # u(p) of every recalled node (Evidence.unit: a node not recalled is INF whatever its
         # adjustment), one lookup per point
-        adjust = evidence.unit_adjust
-        self._units = {p: d + adjust.get(p, 0.0) for p, d in evidence.best.items()}
+        adjust = {node.int: a for node, a in evidence.unit_adjust.items()}
+        self._units = {p.int: d + adjust.get(p.int, 0.0) for p, d in evidence.best.items()}
+        windows = evidence.by_collection.get(WINDOW_COLLECTION, {})
+        self._windows = {f.int: d for f, d in windows.items()}
+        self._facet_adjust = {f.int: a for f, a in evidence.facet_adjust.items()}
 
     def entity_cost(self, en: UUID) -> float:
-        cached = self._entities.get(en)
+        cached = self._entities.get(en.int)
         if cached is not None:
             return cached
-        d = self.ev.d(en)
+        d = self._best.get(en.int, INF)
         if d == INF:
             cost = INF
         else:
             node = self.index.nodes.get(en)
             spec = specificity(node.degree if node else None, self.index.episode_count)
             cost = d + self.config.entity_cost + self.config.entity_generic_cost * (1.0 - spec)
-        self._entities[en] = cost
+        self._entities[en.int] = cost
         return cost
 
     def facet_cost(self, f: UUID) -> Choice:
-        cached = self._facets.get(f)
+        i = f.int
+        cached = self._facets.get(i)
         if cached is not None:
             return cached
         cfg = self.config
-        cost = self.ev.d(f) + cfg.facet_cost
+        cost = self._best.get(i, INF) + cfg.facet_cost
         key = (round(cost, 9), _PREFER_FACET)
         kind: PathKind = "facet"
         point: UUID | None = None
         entity: UUID | None = None
         units = self._units
         for p in self.index.points_by_facet.get(f, ()):
-            u = units.get(p, INF)
+            u = units.get(p.int, INF)
             if u < INF:
                 c = u + cfg.point_cost
                 k = (round(c, 9), _PREFER_POINT)
@@ -420,15 +427,15 @@ class BundleScorer:
                 k = (round(c, 9), _PREFER_FACET_ENTITY)
                 if k < key:
                     key, cost, kind, point, entity = k, c, "facet_entity", None, en
-        adjust = self.ev.facet_adjust.get(f, 0.0)
+        adjust = self._facet_adjust.get(i, 0.0)
         if adjust:
             cost += adjust
         best = Choice(cost, kind, facet=f, point=point, entity=entity)
-        self._facets[f] = best
+        self._facets[i] = best
         return best
 
     def episode_choice(self, e: UUID, edge_chains: Mapping[UUID, Choice]) -> Choice:
-        cost = self.ev.d(e) + self.config.direct_cost
+        cost = self._best.get(e.int, INF) + self.config.direct_cost
         key = (round(cost, 9), _PREFER_DIRECT)
         best: Choice | None = None  # None: the direct chain
         for f in self.index.facets_by_episode.get(e, ()):
@@ -472,12 +479,11 @@ class BundleScorer:
         second_point: UUID | None = None
         units = 0
         window, window_facet = INF, None
-        unit_of = self._units
-        windows = self.ev.by_collection.get(WINDOW_COLLECTION, {})
+        unit_of, windows = self._units, self._windows
         points_by_facet = self.index.points_by_facet
         for f in self.index.facets_by_episode.get(e, ()):
             for p in points_by_facet.get(f, ()):
-                u = unit_of.get(p, INF)
+                u = unit_of.get(p.int, INF)
                 if u < INF:
                     units += 1
                     if u < best:
@@ -485,7 +491,7 @@ class BundleScorer:
                         best, best_point = u, p
                     elif u < second:
                         second, second_point = u, p
-            w = windows.get(f)
+            w = windows.get(f.int)
             if w is not None and w < window:
                 window, window_facet = w, f
         if window == INF:
