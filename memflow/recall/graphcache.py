@@ -32,6 +32,7 @@ from sqlalchemy import Connection, Engine
 from memflow.db.queries import q
 from memflow.db.rows import column_index, columns
 from memflow.recall.config import RecallConfig
+from memflow.recall.scoring import content_key
 from memflow.recall.types import GraphEdge, GraphNode, Subgraph
 from memflow.recall.visibility import Documents
 
@@ -57,13 +58,16 @@ class _Node:
     degree: int  # every edge into it
     times: tuple[Any, ...]  # sqlrecall._TIME_COLUMNS
     documents: tuple[int, ...]  # the documents its cut sources cite (their ids' ints)
-    # Its GraphNodes by (with sources, with speaker, degree), made once per cached revision:
-    # searches share them (nothing changes a GraphNode: validity marks copies), and with them
-    # their provenance, parsed once.
-    made: dict[tuple[bool, bool, int | None], GraphNode] = field(default_factory=dict)
+    key: str | None = None  # its content key (scoring.content_key), made when first asked
+    # Its GraphNodes by (with sources, with speaker, degree) as one int, made once per cached
+    # revision: searches share them (nothing changes a GraphNode: validity marks copies), and
+    # with them their provenance, parsed once.
+    made: dict[int, GraphNode] = field(default_factory=dict)
 
     def graph_node(self, sources: bool, speaker: bool, degree: int | None) -> GraphNode:
-        key = (sources, speaker, degree)
+        key = (
+            sources << 1 | speaker if degree is None else (degree + 1) << 2 | sources << 1 | speaker
+        )
         node = self.made.get(key)
         if node is None:
             node = self.made[key] = GraphNode(
@@ -81,7 +85,8 @@ class _Node:
 class CachedGraph:
     """One dataset's graph at ``revision``, as ``graph_load`` in sql/recall.sql read it. Nodes
     are keyed by their ids' ints (``UUID.int``): a UUID hashes in Python, an int in C, and a walk
-    looks up ~20,000 keys; ``ids`` gives each its UUID back."""
+    looks up ~20,000 keys; ``ids`` gives each its UUID back. ``project`` walks numbers instead:
+    each id's place in the ids' order (``number``), so that a walk's rows are ints too."""
 
     revision: int
     max_sources: int
@@ -91,16 +96,25 @@ class CachedGraph:
     # The walked links, each (src, relationship, dst, edge_text) once, made once per revision
     # and shared by searches; ``project`` walks their numbers.
     edges: list[GraphEdge] = field(default_factory=list)
-    # dst -> its walked parents (src, is has_facet, edge number), by text_hash then src: the
-    # order `project` ranks them in (seed parents first, applied per search).
-    parents: dict[int, list[tuple[int, bool, int]]] = field(default_factory=dict)
-    children: dict[int, list[int]] = field(default_factory=dict)  # src -> its dsts
+    # Every id of a node or of an edge's end -> its number, in the ids' order (UUID order, as
+    # their ints): ``project`` orders numbers as the SQL orders ids.
+    number: dict[int, int] = field(default_factory=dict)
+    numbered: list[_Node | None] = field(default_factory=list)  # number -> its node
+    # By edge number: its ends' numbers, and whether it is a has_facet link (an Episode above)
+    edge_src: list[int] = field(default_factory=list)
+    edge_dst: list[int] = field(default_factory=list)
+    edge_up: list[bool] = field(default_factory=list)
+    # number -> the numbers of its walked parent edges, by text_hash then src: the order
+    # `project` ranks them in (seed parents first, applied per search); and of its children
+    parents: list[list[int]] = field(default_factory=list)
+    children: list[list[int]] = field(default_factory=list)
+    tops: dict[int, list[list[int]]] = field(default_factory=dict)  # fanout -> :meth:`_tops`
     facets: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_facet
     points: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_point
     embedded: dict[int, int] = field(default_factory=dict)  # point -> its distance's index
     # by the id's int: (id, scope, metadata, created_at)
     documents: dict[int, tuple[uuid.UUID, Any, Any, Any]] = field(default_factory=dict)
-    sources_of: dict[int, list[int]] = field(default_factory=dict)  # node_source (documents)
+    sources_of: dict[int, list[int]] = field(default_factory=dict)  # node_source, by number
 
     def project(
         self,
@@ -118,59 +132,83 @@ class CachedGraph:
         if not ids:
             return graph
         fanout = config.hub_fanout
-        order = [i.int for i in ids]
-        seeds, leaf = set(order), {i.int for i in leaves}
-        # The nodes a seed is a parent of: only their parents need reordering (seeds first).
-        seeded = {dst for seed in order for dst in self.children.get(seed, ())}
-        tops: dict[int, list[tuple[int, bool, int]]] = {}
+        number, size = self.number, len(self.numbered)
+        # A seed the graph lacks gets a number past the graph's: it has no links, and its
+        # (ord, depth 0) is its own, so where it sorts among equals never matters.
+        order: list[int] = []
+        for i in ids:
+            known = number.get(i.int)
+            order.append(size + len(order) if known is None else known)
+        seeds = set(order)
+        leaf = {number.get(i.int) for i in leaves}
+        src_of, dst_of, up = self.edge_src, self.edge_dst, self.edge_up
+        parents, children = self.parents, self.children
+        # Each node's best ``fanout`` parents: the same for every search, but for the nodes a
+        # seed is a parent of, whose parents are reordered (seeds first).
+        top = self._tops(fanout)
+        seeded = {dst for seed in order if seed < size for dst in children[seed]}
+        reordered: dict[int, list[int]] = {}
 
-        def top(dst: int) -> list[tuple[int, bool, int]]:
-            found = tops.get(dst)
+        def seeds_first(dst: int) -> list[int]:
+            found = reordered.get(dst)
             if found is None:
-                ranked = self.parents.get(dst, [])
-                if dst in seeded:
-                    hit = [p for p in ranked if p[0] in seeds]
-                    ranked = hit + [p for p in ranked if p[0] not in seeds]
-                found = tops[dst] = ranked[:fanout]
+                ranked = parents[dst]
+                hit = [e for e in ranked if src_of[e] in seeds]
+                ranked = hit + [e for e in ranked if src_of[e] not in seeds]
+                found = reordered[dst] = ranked[:fanout]
             return found
 
-        # node -> [min ord, min depth]. Each level is walked in ord order after the one above
-        # it: a node's first row in a level has that level's least ord, and a node reached
-        # before keeps its (smaller) depth.
-        reached: dict[int, list[int]] = {}
-        # lvl1 / lvl2 rows (DISTINCT): (node, ord, is_episode, dst, edge number)
-        lvl1: dict[tuple[int, int, bool, int, int], None] = {}
+        # Rows are ints: a level's row (node, ord, is_episode, dst, edge number) is its edge's
+        # (src, has_facet, dst) and its ord, ``ord * width + edge``; a reached node's
+        # [min ord, min depth] is ``ord << 2 | depth``. Each level is walked in ord order after
+        # the one above it: a node's first row in a level has that level's least ord, and a
+        # node reached before keeps its (smaller) depth.
+        width = max(len(self.edges), 1)
+        reached: dict[int, int] = {}
+        lvl1: dict[int, None] = {}  # (DISTINCT)
         for ord_, seed in enumerate(order, 1):
             if seed not in reached:
-                reached[seed] = [ord_, 0]
-            if seed in leaf:
+                reached[seed] = ord_ << 2
+            if seed in leaf or seed >= size:
                 continue
-            for src, is_episode, edge in top(seed):
-                lvl1[(src, ord_, is_episode, seed, edge)] = None
-        lvl2: dict[tuple[int, int, bool, int, int], None] = {}
-        for parent, ord_, is_episode, _, _ in lvl1:
+            row = ord_ * width
+            for edge in top[seed] if seed not in seeded else seeds_first(seed):
+                lvl1[row + edge] = None
+        lvl2: dict[int, None] = {}
+        for row in lvl1:
+            ord_, edge = divmod(row, width)
+            parent = src_of[edge]
             best = reached.get(parent)
             if best is None:
-                reached[parent] = [ord_, 1]
-            elif ord_ < best[0]:
-                best[0] = ord_
-            if is_episode:
+                reached[parent] = ord_ << 2 | 1
+            elif ord_ < best >> 2:
+                reached[parent] = ord_ << 2 | best & 3
+            if up[edge]:
                 continue
-            for src, is_facet, edge in top(parent):
-                lvl2[(src, ord_, is_facet, parent, edge)] = None
-        for parent, ord_, _, _, _ in lvl2:
+            above = ord_ * width
+            walk = top[parent] if parent not in seeded else reordered.get(parent)
+            for edge in walk if walk is not None else seeds_first(parent):
+                lvl2[above + edge] = None
+        for row in lvl2:
+            ord_, edge = divmod(row, width)
+            parent = src_of[edge]
             best = reached.get(parent)
             if best is None:
-                reached[parent] = [ord_, 2]
-            elif ord_ < best[0]:
-                best[0] = ord_
-        kept_ids = sorted(reached, key=lambda n: (*reached[n], n))[: config.max_projection_nodes]
+                reached[parent] = ord_ << 2 | 2
+            elif ord_ < best >> 2:
+                reached[parent] = ord_ << 2 | best & 3
+        # by (ord, depth, id): the number in the low bits
+        shift = (size + len(order)).bit_length()
+        mask = (1 << shift) - 1
+        ranked = sorted(at << shift | node for node, at in reached.items())
+        kept_ids = [k & mask for k in ranked[: config.max_projection_nodes]]
         kept = set(kept_ids)
         cap = max(config.entity_degree_cap, fanout + 1)
         cited_docs: dict[int, None] = {}
         sourced: list[tuple[int, uuid.UUID]] = []
+        numbered = self.numbered
         for key in kept_ids:
-            n = self.nodes.get(key)
+            n = numbered[key] if key < size else None
             if n is None:
                 continue
             kind, node_id = n.kind, n.base[0]
@@ -193,17 +231,34 @@ class CachedGraph:
                 cited_docs.update(dict.fromkeys(n.documents))
             elif kind == "Episode":
                 sourced += [(d, node_id) for d in self.sources_of.get(key, ())]
-        walked = dict.fromkeys(
-            edge
-            for level in (lvl1, lvl2)
-            for src, _, _, dst, edge in level
-            if src in kept and dst in kept
-        )
+        walked: dict[int, None] = {}
+        for level in (lvl1, lvl2):
+            for row in level:
+                edge = row % width
+                if src_of[edge] in kept and dst_of[edge] in kept:
+                    walked[edge] = None
         edges = self.edges
         graph.edges = [edges[edge] for edge in walked]
         if docs is not None:
             self._add_documents(docs, cited_docs, sourced)
         return graph
+
+    def content_key(self, node: int) -> str | None:
+        """scoring.content_key of the node with this id's int (None: no such node), made once
+        per cached revision: it reads only what every GraphNode of the node shares."""
+        n = self.nodes.get(node)
+        if n is None:
+            return None
+        if n.key is None:
+            n.key = content_key(GraphNode(*n.base))
+        return n.key
+
+    def _tops(self, fanout: int) -> list[list[int]]:
+        """Each node's first ``fanout`` parent edges (made once per fanout: shared, only read)."""
+        found = self.tops.get(fanout)
+        if found is None:
+            found = self.tops[fanout] = [p[:fanout] if len(p) > fanout else p for p in self.parents]
+        return found
 
     def _add_documents(
         self,
@@ -279,6 +334,7 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
     graph: CachedGraph | None = None
     ranked: list[tuple[bytes, int, int, str, str, uuid.UUID, uuid.UUID]] = []
     embedded: list[int] = []
+    sourced: dict[int, list[int]] = {}  # episode -> its source documents
     rows = result.all()
     for r in rows:
         if r[kind_at] == "size":
@@ -308,22 +364,34 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
             graph.documents[d.int] = (d, scope, metadata, created_at)
         elif row_type == "source":
             d, episode = r[column_index(keys, "id")], r[column_index(keys, "src")]
-            graph.sources_of.setdefault(episode.int, []).append(d.int)
+            sourced.setdefault(episode.int, []).append(d.int)
     ranked.sort(key=lambda e: (e[0], e[1]))
+    every = sorted({*graph.nodes, *(e[1] for e in ranked), *(e[2] for e in ranked)})
+    number = graph.number = {i: n for n, i in enumerate(every)}
+    graph.numbered = [graph.nodes.get(i) for i in every]
+    graph.parents = [[] for _ in every]
+    graph.children = [[] for _ in every]
     numbers: dict[tuple[int, str, int, str], int] = {}
     for _, src, dst, rel, text, src_id, dst_id in ranked:
         # (the nodes' own id objects: the scorer's lookups then compare by identity)
         src_id = graph.ids.setdefault(src, src_id)
         dst_id = graph.ids.setdefault(dst, dst_id)
-        number = numbers.setdefault((src, rel, dst, text), len(graph.edges))
-        if number == len(graph.edges):
+        up = rel == "has_facet"
+        at = numbers.setdefault((src, rel, dst, text), len(graph.edges))
+        if at == len(graph.edges):
             graph.edges.append(GraphEdge(src_id, rel, dst_id, text))  # type: ignore[arg-type]
-        graph.parents.setdefault(dst, []).append((src, rel == "has_facet", number))
-        graph.children.setdefault(src, []).append(dst)
-        if rel == "has_facet":
+            graph.edge_src.append(number[src])
+            graph.edge_dst.append(number[dst])
+            graph.edge_up.append(up)
+        graph.parents[number[dst]].append(at)
+        graph.children[number[src]].append(number[dst])
+        if up:
             graph.facets.setdefault(src, []).append((dst, text))
         elif rel == "has_point":
             graph.points.setdefault(src, []).append((dst, text))
+    for episode, documents in sourced.items():
+        if episode in number:  # (only nodes are walked)
+            graph.sources_of[number[episode]] = documents
     embedded.sort()  # the recall's point_distances: node id order
     graph.embedded = {p: i for i, p in enumerate(embedded)}
     return graph
@@ -339,6 +407,13 @@ class GraphStore:
     def holds(self, dataset_id: uuid.UUID) -> bool:
         """Whether a graph of the dataset is cached (at any revision)."""
         return isinstance(self._graphs.get(dataset_id), CachedGraph)
+
+    def ids_of(self, dataset_id: uuid.UUID) -> dict[int, uuid.UUID] | None:
+        """The node ids of the dataset's cached graph (at any revision), by their ints: a
+        search's hits take these objects, so that its lookups into the graph find their keys
+        by identity (a UUID compares equal in Python)."""
+        found = self._graphs.get(dataset_id)
+        return found.ids if isinstance(found, CachedGraph) else None
 
     def at(
         self, dataset_id: uuid.UUID, revision: int | None, max_sources: int

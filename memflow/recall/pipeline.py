@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import islice
+from operator import attrgetter
 from typing import Any
 from uuid import UUID
 
@@ -217,13 +219,16 @@ def hit_ids_for_projection(
     slack = config.entity_cost + _least_support(scored, config) - bonus
     ordered = sorted(
         (
-            kv
-            for kv in node_hits.items()
-            if kv[1].collection != "Entity_name" or kv[1].score + slack <= bound
+            h
+            for h in node_hits.values()
+            if h.collection != "Entity_name" or h.score + slack <= bound
         ),
-        key=lambda kv: (kv[1].score, kv[1].distance, kv[1].collection, kv[1].text),
+        key=_SEED_ORDER,
     )
-    return [node for node, _ in ordered[: config.max_relevant_ids]]
+    return [h.node_id for h in ordered[: config.max_relevant_ids] if h.node_id is not None]
+
+
+_SEED_ORDER = attrgetter("score", "distance", "collection", "text")
 
 
 def episode_hits(scored: ScoredHits) -> set[UUID]:
@@ -323,30 +328,32 @@ def expansion_unscored(
     scored: ScoredHits,
     subgraph: Subgraph,
     index: RelationshipIndex,
-    before: Collection[UUID],
+    known_nodes: int,
     known_edges: int,
     chains: Mapping[UUID, float],
     config: RecallConfig,
 ) -> bool:
-    """Whether what an expansion added to ``subgraph`` (nodes not in ``before``, edges after its
-    first ``known_edges``; ``index``: its index, grown) leaves every EpisodeScore as the ranking
-    that filled ``chains`` (each episode's deciding chain cost) found it: the new nodes are
-    points, none recalled (the unit and facet rules stay as they were); each new edge reaches a new node (a point or facet that ranking never saw)
-    through a facet that was either known or not recalled; a new edge whose text was recalled
-    costs more than the chain of every episode it is evidence for."""
-    hits, texts = scored.node_hits, scored.edge_hits
-    if any(
-        n.id in hits or n.kind != "FacetPoint"
-        for n in subgraph.nodes.values()
-        if n.id not in before
-    ):
+    """Whether what an expansion added to ``subgraph`` (nodes after its first ``known_nodes``,
+    edges after its first ``known_edges``: an expansion only adds; ``index``: its index,
+    grown) leaves every EpisodeScore as the ranking that filled ``chains`` (each episode's
+    deciding chain cost) found it: the new nodes are points, none recalled (the unit and facet
+    rules stay as they were); each new edge reaches a new node (a point or facet that ranking
+    never saw) through a facet that was either known or not recalled; a new edge whose text was
+    recalled costs more than the chain of every episode it is evidence for."""
+    hits, texts, nodes = scored.node_hits, scored.edge_hits, subgraph.nodes
+    added = {n.id: n for n in islice(nodes.values(), known_nodes, None)}
+    if any(n.kind != "FacetPoint" or i in hits for i, n in added.items()):
         return False
+
+    def before(node: UUID) -> bool:
+        return node in nodes and node not in added
+
     for edge in subgraph.edges[known_edges:]:
         if edge.relationship == "has_point":
-            if edge.dst in before or (edge.src not in before and edge.src in hits):
+            if before(edge.dst) or (not before(edge.src) and edge.src in hits):
                 return False
         elif edge.relationship == "has_facet":
-            if edge.dst in before or edge.dst in hits:
+            if before(edge.dst) or edge.dst in hits:
                 return False
         else:
             return False

@@ -139,11 +139,7 @@ def evidence_units(
     ``fill_budget`` they follow all the others instead, in rank order, marked ``fill``: packed
     only into the room the others leave (:func:`pack_indexes`)."""
     extra = extra_distance or {}
-
-    def raw(node: UUID) -> float:
-        hit = evidence.node_hits.get(node)
-        return hit.distance if hit is not None else extra.get(node, INF)
-
+    node_hits, unit_adjust, nodes = evidence.node_hits, evidence.unit_adjust, index.nodes
     candidates: list[EvidenceUnit] = []
     for b in bundles:
         prior = config.episode_prior_lambda * b.score
@@ -151,18 +147,23 @@ def evidence_units(
         # keep their own ranks (the statements themselves are ordered below).
         for f in index.facets_by_episode.get(b.episode_id, []):
             points = index.points_by_facet.get(f, [])
-            members = [(p, True) for p in points]
-            if config.highly_related_facets or not points:
-                members.insert(0, (f, False))
-            recalled = [raw(p) for p in points if p in evidence.node_hits]
-            facet_best = min(recalled, default=INF)
+            # The facet itself first when it is shown (or has no points), then its points.
+            first_point = 1 if config.highly_related_facets or not points else 0
+            members = points if first_point == 0 else [f, *points]
+            facet_best = INF  # the least raw distance of its recalled points
+            for p in points:
+                hit = node_hits.get(p)
+                if hit is not None and hit.distance < facet_best:
+                    facet_best = hit.distance
             title = evidence.facet_adjust.get(f, 0.0)
-            for node_id, is_point in members:
-                d = raw(node_id)
-                node = index.nodes.get(node_id)
+            for i, node_id in enumerate(members):
+                hit = node_hits.get(node_id)
+                d = hit.distance if hit is not None else extra.get(node_id, INF)
+                node = nodes.get(node_id)
                 if d == INF or node is None:
                     continue
-                own = d + evidence.unit_adjust.get(node_id, 0.0) if is_point else d
+                is_point = i >= first_point
+                own = d + unit_adjust.get(node_id, 0.0) if is_point else d
                 body = body_of(node.search_text or node.name, node.speaker)
                 if is_point and config.decision_bonus and is_decision(body):
                     own -= config.decision_bonus

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -63,15 +63,16 @@ _EDGE_KINDS: dict[str, tuple[NodeKind | None, NodeKind]] = {
 }
 
 
-# The adjacency table an edge between two kinds of nodes fills (RelationshipIndex._add): 0
-# Episode-Facet, 1 Facet-FacetPoint, 2 Episode-Entity, 3 Facet-Entity, either way round (``True``:
-# the edge's dst is the parent).
-_ROUTES: dict[tuple[str | None, str | None], tuple[int, bool]] = {}
+# The adjacency table an edge between two kinds of nodes fills (RelationshipIndex._add), by the
+# kinds of its src and dst: 0 Episode-Facet, 1 Facet-FacetPoint, 2 Episode-Entity, 3 Facet-Entity,
+# either way round (``True``: the edge's dst is the parent).
+_ROUTES: dict[str | None, dict[str | None, tuple[int, bool]]] = {}
+_NO_ROUTE: dict[str | None, tuple[int, bool]] = {}
 for _table, (_parent, _child) in enumerate(
     (("Episode", "Facet"), ("Facet", "FacetPoint"), ("Episode", "Entity"), ("Facet", "Entity"))
 ):
-    _ROUTES[(_parent, _child)] = (_table, False)
-    _ROUTES[(_child, _parent)] = (_table, True)
+    _ROUTES.setdefault(_parent, {})[_child] = (_table, False)
+    _ROUTES.setdefault(_child, {})[_parent] = (_table, True)
 
 
 def content_key(node: GraphNode | None) -> str:
@@ -95,16 +96,37 @@ def _content_hash(*parts: str) -> str:
 
 
 class _Keys(dict[UUID, str]):
-    """content_key by node id; "" for an id the subgraph has no node of (an expansion's link
-    to a facet it did not fetch), read without a call per id."""
+    """content_key by node id, made when a sort first reads it, read without a call per id
+    once made; "" for an id the subgraph has no node of (an expansion's link to a facet it did
+    not fetch). ``stored``: the keys of the nodes in ``kinds`` (the subgraph's at the build, by
+    their ids' ints) where a cache keeps them (:meth:`memflow.recall.graphcache.CachedGraph.content_key`)."""
+
+    __slots__ = ("kinds", "nodes", "stored")
+
+    def __init__(
+        self,
+        nodes: Mapping[UUID, GraphNode],
+        kinds: Mapping[int, str] | None = None,
+        stored: Callable[[int], str | None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.nodes, self.kinds, self.stored = nodes, kinds or {}, stored
 
     def __missing__(self, node: UUID) -> str:
-        return ""
+        i = node.int
+        key = self.stored(i) if self.stored is not None and i in self.kinds else None
+        if key is None:
+            n = self.nodes.get(node)
+            if n is None:
+                return ""
+            key = content_key(n)
+        self[node] = key
+        return key
 
 
 @dataclass
 class RelationshipIndex:
-    """Adjacency of the projected subgraph, by node kind, with edge texts per node pair."""
+    """Adjacency of the projected subgraph, by node kind, and its edges."""
 
     nodes: Mapping[UUID, GraphNode]
     episodes: list[UUID] = field(default_factory=list)
@@ -113,25 +135,33 @@ class RelationshipIndex:
     points_by_facet: dict[UUID, list[UUID]] = field(default_factory=dict)
     entities_by_episode: dict[UUID, list[UUID]] = field(default_factory=dict)
     entities_by_facet: dict[UUID, list[UUID]] = field(default_factory=dict)
-    # Edges by their ends' ids xored (an int: hashed in C; either way round), each list then
-    # filtered to the pair asked (:meth:`edges_between`).
-    edges: dict[int, list[GraphEdge]] = field(default_factory=dict)
-    edges_by_text: dict[str, list[GraphEdge]] = field(default_factory=dict)
+    # Every edge, in the order added. Looked up by their ends (:meth:`edges_between`: the
+    # explain trace and the detail display) or by text (:meth:`edges_with_texts`: the edge
+    # chains), both rarely: no list per node pair or per text is made for each edge.
+    edge_list: list[GraphEdge] = field(default_factory=list)
     episode_count: int = 0
-    # content_key of each node, the tables' order (kept for :meth:`grow`)
+    # content_key of the nodes the tables' order needed (kept for :meth:`grow`)
     keys: dict[UUID, str] = field(default_factory=dict, repr=False, compare=False)
-    # edges not yet in ``edges`` (filled when :meth:`edges_between` first asks: only the
-    # explain trace and the detail display do)
-    unpaired: list[GraphEdge] = field(default_factory=list, repr=False, compare=False)
+    # By their ends' ids xored (an int: hashed in C; either way round), the number of the first
+    # edge in ``edge_list``, and of the others with the same key (filled from ``_paired`` on
+    # when :meth:`edges_between` asks)
+    _pairs: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    _more_pairs: dict[int, list[int]] = field(default_factory=dict, repr=False, compare=False)
+    _paired: int = field(default=0, repr=False, compare=False)
 
     @classmethod
-    def build(cls, subgraph: Subgraph) -> RelationshipIndex:
+    def build(
+        cls, subgraph: Subgraph, stored: Callable[[int], str | None] | None = None
+    ) -> RelationshipIndex:
+        """The index of ``subgraph``; ``stored``: the content keys of its nodes where a cache
+        keeps them (by the id's int; None: made here)."""
         index = cls(nodes=subgraph.nodes, episode_count=subgraph.episode_count)
-        key = index.keys = _Keys((i, content_key(n)) for i, n in subgraph.nodes.items())
+        kinds = {i.int: n.kind for i, n in subgraph.nodes.items()}
+        key = index.keys = _Keys(subgraph.nodes, kinds, stored)
         index.episodes = sorted(
             (n.id for n in subgraph.nodes.values() if n.kind == "Episode"), key=key.__getitem__
         )
-        index._add(subgraph.edges)
+        index._add(subgraph.edges, kinds=kinds)
         for table in index._tables():
             for k, ids in table.items():
                 if len(ids) > 1:  # (one id: already its own sorted set)
@@ -146,17 +176,16 @@ class RelationshipIndex:
             n.kind == "Episode" and n.id not in self.keys for n in subgraph.nodes.values()
         ):
             return RelationshipIndex.build(subgraph)
-        key = self.keys if isinstance(self.keys, _Keys) else _Keys(self.keys)
-        self.keys = key
-        for i, n in subgraph.nodes.items():
-            if i not in key:
-                key[i] = content_key(n)
-        sizes = [{k: len(ids) for k, ids in table.items()} for table in self._tables()]
-        self._add(subgraph.edges[known_edges:])
-        for table, before in zip(self._tables(), sizes, strict=True):
-            for k, ids in table.items():
-                if len(ids) != before.get(k) and len(ids) > 1:
-                    table[k] = sorted(set(ids), key=key.__getitem__)
+        key = self.keys
+        if not isinstance(key, _Keys):
+            key = self.keys = _Keys(self.nodes)
+        grown: dict[tuple[int, UUID], None] = {}
+        self._add(subgraph.edges[known_edges:], grown)
+        tables = self._tables()
+        for table, k in grown:  # (each list that grew, sorted once)
+            ids = tables[table][k]
+            if len(ids) > 1:
+                tables[table][k] = sorted(set(ids), key=key.__getitem__)
         return self
 
     def _tables(self) -> tuple[dict[UUID, list[UUID]], ...]:
@@ -172,24 +201,39 @@ class RelationshipIndex:
         n = self.nodes.get(node)
         return n.kind if n is not None else default
 
-    def _add(self, edges: Iterable[GraphEdge]) -> None:
-        # (the hot loop of a search's scoring: ~900 edges; kinds read without a call, the
-        # tables bound to locals once)
-        nodes, unpaired, by_text = self.nodes, self.unpaired, self.edges_by_text
+    def _add(
+        self,
+        edges: Sequence[GraphEdge],
+        grown: dict[tuple[int, UUID], None] | None = None,
+        kinds: Mapping[int, str] | None = None,
+    ) -> None:
+        """Add ``edges`` to the tables (``grown`` receives each (number in :meth:`_tables`,
+        key) whose list they add to; ``kinds``: every node's kind by its id's int, when made)."""
+        # (the hot loop of a search's scoring: ~900 edges; kinds read without a call, by the
+        # ids' ints (an int hashes in C, a UUID in Python), the tables bound to locals once)
+        nodes = self.nodes
+        if kinds is None:
+            kinds = {i.int: n.kind for i, n in nodes.items()} if len(edges) > 64 else {}
+        self.edge_list.extend(edges)
         tables = (
             (self.facets_by_episode, self.episodes_by_facet),
             (self.points_by_facet, None),
             (self.entities_by_episode, None),
             (self.entities_by_facet, None),
         )
+        numbers = ((0, 1), (2, None), (3, None), (4, None))
+        src_kind: str | None
+        dst_kind: str | None
         for edge in edges:
-            src_default, dst_default = _EDGE_KINDS[edge.relationship]
-            src, dst = nodes.get(edge.src), nodes.get(edge.dst)
-            unpaired.append(edge)
-            by_text.setdefault(edge.edge_text, []).append(edge)
-            route = _ROUTES.get(
-                (src_default if src is None else src.kind, dst_default if dst is None else dst.kind)
-            )
+            src_kind, dst_kind = _EDGE_KINDS[edge.relationship]
+            if kinds:
+                src_kind = kinds.get(edge.src.int, src_kind)
+                dst_kind = kinds.get(edge.dst.int, dst_kind)
+            else:
+                src, dst = nodes.get(edge.src), nodes.get(edge.dst)
+                src_kind = src_kind if src is None else src.kind
+                dst_kind = dst_kind if dst is None else dst.kind
+            route = _ROUTES.get(src_kind, _NO_ROUTE).get(dst_kind)
             if route is None:
                 continue
             table, swap = route
@@ -198,29 +242,48 @@ class RelationshipIndex:
             down.setdefault(parent, []).append(child)
             if up is not None:
                 up.setdefault(child, []).append(parent)
+            if grown is not None:
+                below, above = numbers[table]
+                grown[(below, parent)] = None
+                if above is not None:
+                    grown[(above, child)] = None
 
     def edges_between(self, a: UUID, b: UUID) -> list[GraphEdge]:
         """The edges between ``a`` and ``b`` (either way round), in the order they were added."""
-        if self.unpaired:
-            edges = self.edges
-            for edge in self.unpaired:
-                edges.setdefault(edge.src.int ^ edge.dst.int, []).append(edge)
-            self.unpaired.clear()
+        edges, pairs, more = self.edge_list, self._pairs, self._more_pairs
+        for number in range(self._paired, len(edges)):
+            edge = edges[number]
+            pair = edge.src.int ^ edge.dst.int
+            if pairs.setdefault(pair, number) != number:
+                more.setdefault(pair, []).append(number)
+        self._paired = len(edges)
+        pair = a.int ^ b.int
+        first = pairs.get(pair)
+        if first is None:
+            return []
         return [
             edge
-            for edge in self.edges.get(a.int ^ b.int, ())
+            for edge in (edges[n] for n in (first, *more.get(pair, ())))
             if (edge.src == a and edge.dst == b) or (edge.src == b and edge.dst == a)
         ]
 
+    def edges_with_texts(self, texts: Collection[str]) -> dict[str, list[GraphEdge]]:
+        """The edges whose text is one of ``texts``, by text, in the order they were added."""
+        out: dict[str, list[GraphEdge]] = {}
+        for edge in self.edge_list:
+            if edge.edge_text in texts:
+                out.setdefault(edge.edge_text, []).append(edge)
+        return out
+
     def episodes_of_edge(self, edge: GraphEdge) -> list[UUID]:
         """The episodes an edge is evidence for: its Episode end, or its facet's episodes."""
-        for end in (edge.src, edge.dst):
-            kind = self.kind(end)
-            if kind == "Episode":
-                return [end]
-        for end in (edge.src, edge.dst):
-            if self.kind(end) == "Facet":
-                return self.episodes_by_facet.get(end, [])
+        src, dst = self.nodes.get(edge.src), self.nodes.get(edge.dst)
+        src_kind = src.kind if src is not None else None
+        dst_kind = dst.kind if dst is not None else None
+        if src_kind == "Episode" or dst_kind == "Episode":
+            return [edge.src if src_kind == "Episode" else edge.dst]
+        if src_kind == "Facet" or dst_kind == "Facet":
+            return self.episodes_by_facet.get(edge.src if src_kind == "Facet" else edge.dst, [])
         return []
 
 
@@ -311,40 +374,47 @@ class BundleScorer:
         self.index = index
         self.ev = evidence
         self.config = config
-        self._facets: dict[UUID, Choice] = {}
-        self._entities: dict[UUID, float] = {}
+        # (keyed by the ids' ints: the chains look up ~4,000 ids a search, and an int hashes in
+        # C, a UUID in Python)
+        self._facets: dict[int, Choice] = {}
+        self._entities: dict[int, float] = {}
+        self._best = {node.int: d for node, d in evidence.best.items()}
         # u(p) of every recalled node (Evidence.unit: a node not recalled is INF whatever its
         # adjustment), one lookup per point
-        adjust = evidence.unit_adjust
-        self._units = {p: d + adjust.get(p, 0.0) for p, d in evidence.best.items()}
+        adjust = {node.int: a for node, a in evidence.unit_adjust.items()}
+        self._units = {p.int: d + adjust.get(p.int, 0.0) for p, d in evidence.best.items()}
+        windows = evidence.by_collection.get(WINDOW_COLLECTION, {})
+        self._windows = {f.int: d for f, d in windows.items()}
+        self._facet_adjust = {f.int: a for f, a in evidence.facet_adjust.items()}
 
     def entity_cost(self, en: UUID) -> float:
-        cached = self._entities.get(en)
+        cached = self._entities.get(en.int)
         if cached is not None:
             return cached
-        d = self.ev.d(en)
+        d = self._best.get(en.int, INF)
         if d == INF:
             cost = INF
         else:
             node = self.index.nodes.get(en)
             spec = specificity(node.degree if node else None, self.index.episode_count)
             cost = d + self.config.entity_cost + self.config.entity_generic_cost * (1.0 - spec)
-        self._entities[en] = cost
+        self._entities[en.int] = cost
         return cost
 
     def facet_cost(self, f: UUID) -> Choice:
-        cached = self._facets.get(f)
+        i = f.int
+        cached = self._facets.get(i)
         if cached is not None:
             return cached
         cfg = self.config
-        cost = self.ev.d(f) + cfg.facet_cost
+        cost = self._best.get(i, INF) + cfg.facet_cost
         key = (round(cost, 9), _PREFER_FACET)
         kind: PathKind = "facet"
         point: UUID | None = None
         entity: UUID | None = None
         units = self._units
         for p in self.index.points_by_facet.get(f, ()):
-            u = units.get(p, INF)
+            u = units.get(p.int, INF)
             if u < INF:
                 c = u + cfg.point_cost
                 k = (round(c, 9), _PREFER_POINT)
@@ -357,15 +427,15 @@ class BundleScorer:
                 k = (round(c, 9), _PREFER_FACET_ENTITY)
                 if k < key:
                     key, cost, kind, point, entity = k, c, "facet_entity", None, en
-        adjust = self.ev.facet_adjust.get(f, 0.0)
+        adjust = self._facet_adjust.get(i, 0.0)
         if adjust:
             cost += adjust
         best = Choice(cost, kind, facet=f, point=point, entity=entity)
-        self._facets[f] = best
+        self._facets[i] = best
         return best
 
     def episode_choice(self, e: UUID, edge_chains: Mapping[UUID, Choice]) -> Choice:
-        cost = self.ev.d(e) + self.config.direct_cost
+        cost = self._best.get(e.int, INF) + self.config.direct_cost
         key = (round(cost, 9), _PREFER_DIRECT)
         best: Choice | None = None  # None: the direct chain
         for f in self.index.facets_by_episode.get(e, ()):
@@ -389,9 +459,12 @@ class BundleScorer:
         """The cheapest edge-text chain of each episode: an Edge_text hit is evidence for the
         episode its edge belongs to."""
         out: dict[UUID, Choice] = {}
+        if not self.ev.edges:
+            return out
+        by_text = self.index.edges_with_texts(self.ev.edges)
         for text, score in self.ev.edges.items():
             cost = score + self.config.edge_cost
-            for edge in self.index.edges_by_text.get(text, []):
+            for edge in by_text.get(text, ()):
                 for e in self.index.episodes_of_edge(edge):
                     cur = out.get(e)
                     if cur is None or cost < cur.cost:
@@ -400,26 +473,33 @@ class BundleScorer:
 
     def support(self, e: UUID) -> Support:
         cfg = self.config
-        units: list[tuple[float, UUID]] = []
+        # The two best units, the first of equals first (as a stable sort orders them).
+        best = second = INF
+        best_point: UUID | None = None
+        second_point: UUID | None = None
+        units = 0
         window, window_facet = INF, None
-        unit_of = self._units
-        windows = self.ev.by_collection.get(WINDOW_COLLECTION, {})
+        unit_of, windows = self._units, self._windows
         points_by_facet = self.index.points_by_facet
         for f in self.index.facets_by_episode.get(e, ()):
             for p in points_by_facet.get(f, ()):
-                u = unit_of.get(p, INF)
+                u = unit_of.get(p.int, INF)
                 if u < INF:
-                    units.append((u, p))
-            w = windows.get(f)
+                    units += 1
+                    if u < best:
+                        second, second_point = best, best_point
+                        best, best_point = u, p
+                    elif u < second:
+                        second, second_point = u, p
+            w = windows.get(f.int)
             if w is not None and w < window:
                 window, window_facet = w, f
         if window == INF:
             window = self.ev.worst.get(WINDOW_COLLECTION, cfg.missing_distance)
-        two = heapq.nsmallest(2, units, key=lambda x: x[0])
-        gap = two[1][0] - two[0][0] if len(two) == 2 else cfg.second_point_miss
+        gap = second - best if units > 1 else cfg.second_point_miss
         return Support(
             second=cfg.second_point_weight * gap,
-            second_point=two[1][1] if len(two) == 2 else None,
+            second_point=second_point if units > 1 else None,
             window=cfg.facet_support_weight * window,
             window_facet=window_facet,
             summary=cfg.summary_support_weight

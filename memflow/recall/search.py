@@ -209,8 +209,9 @@ def retrieve_body(
         None if visible is not None else (yield lambda conn: graphcache.store_of(conn.engine))
     )
     points = store is not None and display == "highly_related" and store.holds(dataset_id)
+    ids = store.ids_of(dataset_id) if store is not None else None
     recalled = yield lambda conn: sqlrecall.recall(
-        conn, dataset_id, qvec, k, visible, exact=exact, point_distances=points
+        conn, dataset_id, qvec, k, visible, exact=exact, point_distances=points, ids=ids
     )
     hits = recalled.hits
     timings["recall_sql"] = ms(t)
@@ -263,7 +264,7 @@ def retrieve_body(
     first: FirstRanking | None = None
     if display != "summary" and expand:
         t = time.perf_counter()
-        index = RelationshipIndex.build(graph)
+        index = RelationshipIndex.build(graph, cached.content_key if cached else None)
         if display == "highly_related" and validity is None:
             # As many as the final ranking ranks (pipeline.respond), traced as it traces them:
             # when the expansion changes no score, that ranking is this one (validity marks a
@@ -279,7 +280,7 @@ def retrieve_body(
         chosen = [b.episode_id for b in best]
         timings["expand_rank"] = ms(t)  # the first ranking (pure), apart from the SQL
         t = time.perf_counter()
-        shown, known_edges, before = graph, len(graph.edges), set(graph.nodes)
+        shown, known_edges, known_nodes = graph, len(graph.edges), len(graph.nodes)
         if display == "detail":
             graph = yield lambda conn: sqlrecall.expand(
                 conn, dataset_id, chosen, shown, cfg, visible, times
@@ -306,7 +307,9 @@ def retrieve_body(
         # detail display's expansion and validity make a new graph: a new index).
         index = index.grow(graph, known_edges) if display == "highly_related" else None
         if index is not None and validity is None:
-            unchanged = expansion_unscored(scored, graph, index, before, known_edges, chains, cfg)
+            unchanged = expansion_unscored(
+                scored, graph, index, known_nodes, known_edges, chains, cfg
+            )
             first = FirstRanking(ranked, evidence, index, top, top_k, unchanged)
         timings["index_grow"] = ms(t)
     t = time.perf_counter()

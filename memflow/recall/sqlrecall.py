@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import struct
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any
@@ -80,8 +80,10 @@ def recall(
     *,
     exact: bool = False,
     point_distances: bool = False,
+    ids: Mapping[int, uuid.UUID] | None = None,
 ) -> Recalled:
-    """The wide recall; ``exact`` (from :func:`bind`) sorts every branch instead of an HNSW scan."""
+    """The wide recall; ``exact`` (from :func:`bind`) sorts every branch instead of an HNSW scan.
+    ``ids``: id objects by their ints for the hits' node ids to take (a cached graph's)."""
     result = conn.execute(
         q("recall"),
         {
@@ -103,6 +105,8 @@ def recall(
         if collection is None:  # the last row: the dataset's columns
             replaced, revision, distances = dataset(row)
             continue
+        if ids is not None and node_id is not None:
+            node_id = ids.get(node_id.int, node_id)
         d = float(distance)
         # (positional: ~500 a search; Hit(collection, text, distance, node_id, score, hash))
         hits.append(

@@ -62,3 +62,24 @@ def test_a_new_graph_or_a_new_episode_gets_a_new_build() -> None:
     assert _state(index.grow(g, known)) == _state(RelationshipIndex.build(g))
     other = replace(g, nodes=dict(g.nodes))
     assert index.grow(other, known).nodes is other.nodes
+
+
+def test_stored_content_keys_order_the_nodes_they_hold() -> None:
+    """A cache's content keys (graphcache.CachedGraph.content_key) order the nodes of the
+    subgraph at the build; nodes an expansion adds get theirs made; an id without a node, none."""
+    g = _graph()
+    order = {_id("e1"): "b", _id("e2"): "a"}  # (e2 first, as its content would not put it)
+    asked: list[int] = []
+
+    def stored(i: int) -> str | None:
+        asked.append(i)
+        return order.get(uuid.UUID(int=i))
+
+    index = RelationshipIndex.build(g, stored)
+    assert index.episodes == [_id("e2"), _id("e1")]
+    known = len(g.edges)
+    _expand(g)
+    asked.clear()
+    grown = index.grow(g, known)
+    assert grown.keys[_id("p0")] == RelationshipIndex.build(g).keys[_id("p0")] != ""
+    assert _id("p0").int not in asked and grown.keys[_id("nowhere")] == ""

@@ -368,7 +368,7 @@ def _first(g: G, hits: list[Hit], q: str, k: int = 10) -> tuple[FirstRanking, An
     top = max(cfg.expand_episodes, k, cfg.highly_related_episodes or max(k, len(index.episodes)))
     chains: dict[uuid.UUID, float] = {}
     ranked = rank_scored(scored, sub, query, cfg, top, index, evidence, k, chains)
-    before, known = set(sub.nodes), len(sub.edges)
+    before, known = len(sub.nodes), len(sub.edges)
 
     def grown() -> FirstRanking:
         grew = index.grow(sub, known)
@@ -453,3 +453,20 @@ def test_edges_between_either_way_round_in_the_order_added() -> None:
     assert [e.edge_text for e in index.edges_between(nid("F"), nid("E"))] == ["one", "two"]
     assert [e.edge_text for e in index.edges_between(nid("N"), nid("F"))] == ["F -> N"]
     assert index.edges_between(nid("E"), nid("N")) == []
+    # edges an expansion adds after a first ask (RelationshipIndex.grow) are paired too
+    sub, known = g.sub(), len(g.edges)
+    g.edge("N", "involves_entity", "F", "three")
+    assert index.grow(sub, known) is index
+    assert [e.edge_text for e in index.edges_between(nid("F"), nid("N"))] == ["F -> N", "three"]
+
+
+def test_edges_with_texts_by_text_in_the_order_added() -> None:
+    g = G()
+    g.node("E", "Episode")
+    g.node("F", "Facet")
+    g.edge("E", "has_facet", "F", "one")
+    g.edge("F", "has_point", "P", "two")
+    g.edge("E", "has_facet", "F", "one")
+    index = g.index()
+    found = index.edges_with_texts({"one", "three"})
+    assert list(found) == ["one"] and [e.relationship for e in found["one"]] == ["has_facet"] * 2
