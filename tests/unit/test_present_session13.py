@@ -159,8 +159,9 @@ def test_a_statement_told_of_those_days_outdates_nothing() -> None:
         ("想当年用快批的时候，报销动不动就卡住", False),
         ("那时候用快批，现在报销改用青禾了", True),
     ):
+        # (the older the best answer: scores apart, so no tie between ids decides the order)
         graph, scores, (old, _new) = _graph(
-            [(now_, OLD_DAY, 0.05, "a"), (said, NEW_DAY, 0.05, "b")]
+            [(now_, OLD_DAY, 0.05, "a"), (said, NEW_DAY, 0.06, "b")]
         )
         got = outdated_points(query, graph, scores, RecallConfig())
         assert (old in got) is outdates, said
