@@ -356,8 +356,8 @@ class RecallConfig(BaseModel):
     # tune half held out (unchanged); the generator, held-out pairs and LoCoMo replay unchanged.
     present_versions: float = knob(0.6, "updates-tune", ge=0, le=1)
     # A newer statement naming a period with both ends of at most this many days, one that
-    # does not hold today ("over the winter break (24 January - 22 February) care runs to
-    # 17:30"), tells of an exception in that period: it outdates no standing value (one said
+    # does not hold today ("over the summer break (10 July - 20 August) the pool opens at
+    # 10:00"), tells of an exception in that period: it outdates no standing value (one said
     # with no period of its own). A period holding today is today's value. 0: off. Set 5's tune
     # half: a holiday's hours (29 days) against a subscription's year (365 days, a change).
     present_passing_days: int = knob(62, "updates-tune", ge=0)

@@ -244,7 +244,7 @@ def outdated_points(
                 _text(nodes[newer]), _text(nodes[older]), tn, today, config.present_passing_days
             )
         ):
-            continue  # "寒假（1月24日—2月22日）托管到 17:30": that holiday's hours, not the usual
+            continue  # "暑假（7月10日—8月20日）托管到 16:30": that holiday's hours, not the usual
         held = out.get(older)
         if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
             continue  # the newest restatement marks it
@@ -331,7 +331,7 @@ def _passing(new: str, old: str, said: datetime, now: datetime, days: int) -> bo
     return (end - start).days <= days and not start <= now.date() <= end
 
 
-# "back when we used X", "想当年用简签的时候": what it says is told of the past.
+# "back when we used X", "想当年用快批的时候": what it says is told of the past.
 _BACK_THEN = re.compile(
     r"\b(?:back when|back in the day|in the old days|in those days)\b|想当年|那时候|那会儿",
     re.IGNORECASE,
@@ -637,7 +637,7 @@ def _answer_pairs(
     kinds = asked_kinds(query) or (any_kind() if config.present_any_kind else frozenset())
     # "Who …?": a speaker saying "I" names themself (a new owner: "I'm looking after it now").
     text = {p: _text(nodes[p], "name" in kinds) for p in near}
-    # "could we do standup at 9:45?" / "+1" / "fine by me": a proposal others agreed to states
+    # "could we do the sync at 11:15?" / "+1" / "fine by me": a proposal others agreed to states
     # its value
     text.update(_agreed_proposals(near, nodes, times, text))
     # Only statements that give a value of a kind asked for can answer differently.
@@ -663,7 +663,7 @@ def _answer_pairs(
                     out.append((older, newer, "value"))
                     continue
                 if labelled_place(text[newer], text[older], query):
-                    out.append((older, newer, "value"))  # "场地：砚湖会议中心" asked where
+                    out.append((older, newer, "value"))  # "场地：云栖会展中心" asked where
                     continue
             # One statement but for a span no form marks as a value (a Chinese name, a product
             # in lower case): another answer to "who" / "which" / "where".
@@ -724,9 +724,9 @@ def _agreed_proposals(
     times: Mapping[UUID, Mapping[str, object]],
     text: Mapping[UUID, str],
 ) -> dict[UUID, str]:
-    """The proposals among ``near`` ("could we do standup at 9:45?") that a later reply of the
+    """The proposals among ``near`` ("could we do the sync at 11:15?") that a later reply of the
     same conversation agrees to ("+1", "fine by me", "同意") and none refuses, each as the
-    statement it became ("we do standup at 9:45.")."""
+    statement it became ("we do the sync at 11:15.")."""
     out: dict[UUID, str] = {}
     for p in near:
         said = text[p]

@@ -204,7 +204,7 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
         before = _PERIOD_ZH.sub("", before)  # "提前为每月20号": the day, every month
         return (
             bool(_SLOT_ZH.search(before) or _ACTS_ZH.match(text, v.end))
-            or bool(_NEW_OF_ZH.search(before[-4:]))  # "新号 186…"
+            or bool(_NEW_OF_ZH.search(before[-4:]))  # "新号 139…"
             or v.start == 0
             or before[-1:] in "，,。；;|"
             or v.text[:1] in "$€£¥￥"  # an amount with its sign is stated ("账单 ¥3,900/月")
@@ -571,7 +571,7 @@ def answers_differ(
         # another value of a kind the older gives too: a version does not answer an id
         if v.family in an and v.family in ao and v.norm not in asked
         and v.norm not in ao[v.family] and not _departed(new, v)
-        # a time of day answers no date ("起跑提前到7点整" of "比赛日期：11月8日")
+        # a time of day answers no date ("起跑提前到6点半" of "比赛日期：10月18日")
         and (v.family != "when" or any(o.kind == v.kind for o in vo if o.norm in ao["when"]))
         and not (who and v.kind == "name:product")
     ]  # fmt: skip
@@ -621,7 +621,7 @@ def answers_differ(
         and not any(_same_product(w, o) or _same_form(w, o) for o in olds)
         and head == 0
         and not _PRONOUN_ZH.search(new[: w.start])
-        # ("我换号了，新号 186…": the new one of what the older gave, not another thing)
+        # ("我换号了，新号 139…": the new one of what the older gave, not another thing)
         and not _NEW_OF_ZH.search(new[: w.start])
         and all(_before(old, o, vo) for o in olds)
         and (front := _before(new, w, vn))
@@ -660,7 +660,7 @@ _ASKS_WHERE = re.compile(r"\bwhere\b|哪儿|哪里|在哪|什么地方", re.IGNO
 
 
 def labelled_place(new: str, old: str, query: str) -> bool:
-    """Whether ``new`` fills a field naming a place ("场地：砚湖会议中心", "Venue: the Old
+    """Whether ``new`` fills a field naming a place ("场地：云栖会展中心", "Venue: the Old
     Forge") with a name that ``old``, which names another, never gives, for a question asking
     where: the place asked for, whatever the older said it in front of it."""
     if not _ASKS_WHERE.search(query) or is_zh(new) != is_zh(old):

@@ -107,7 +107,7 @@ _NEGATION_ZH = re.compile(r"不再|没有|不|没|别|未")
 _ADDITIVE = re.compile(
     r"\b(?:too|also|as well|another|additionally|both|either)\b|[也还又]|另外|同时", re.IGNORECASE
 )
-# (and a proposal, or a change voted down: "有人提议周会换到周四，投票没通过，维持原样")
+# (and a proposal, or a change voted down: "有人提议例会改到周五，投票没通过，维持原样")
 _UNSURE = re.compile(
     r"\?|？|\b(?:if|maybe|perhaps|might|would|could|should|whether|wish|hope|plan(?:s|ning)? to|"
     r"going to|will|gonna|want(?:s|ed)? to|thinking about|considering|propos(?:al|als|e|ed|es|ing)|"

@@ -429,8 +429,8 @@ def _followed_by_unit(text: str, at: int) -> bool:
     return nxt is not None and nxt.group(1).lower() in _UNIT_FAMILY
 
 
-# A sum without its unit, named by what it pays, in its clause or just after ("押金 6500", "押金是
-# 两个月的，13600"): money.
+# A sum without its unit, named by what it pays, in its clause or just after ("押金 5200", "押金是
+# 两个月的，10400"): money.
 _MONEY_NOUN_ZH = re.compile(
     r"(?:押金|定金|订金|租金|月租|房租|房费|学费|工资|月薪|年薪|费用|价格|报价|总价|单价|预算)"
     r"[^。；;\d]{0,8}?(?<![\d.])(?P<n>\d{3,}(?:,\d{3})*(?:\.\d+)?)(?![\d.%]|\s*[年月日号天个位万元块])"

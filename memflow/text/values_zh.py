@@ -22,7 +22,7 @@ _ZH_PLACE = re.compile(
     r"(?:在|到|搬到|迁到|改到|改在|换到)\s?(?P<v>[\u4e00-\u9fff]{2,8}?)(?=办公|上班|工作|开会|召开|开|举行|举办|见面|"
     r"住|生活|集合|机房|运行|部署|，|。|,|\.|（|\(|$)"
 )
-# ... and a venue named by what it is, however long its name ("在滨江的汀兰酒店宴会厅": 汀兰酒店)
+# ... and a venue named by what it is, however long its name ("在湖滨的松涛酒店多功能厅": 松涛酒店)
 _ZH_VENUE = re.compile(
     r"(?:在|到|于)\s?(?:[\u4e00-\u9fff]{1,4}的)?(?P<v>[\u4e00-\u9fff]{2,10}?"
     r"(?:酒店|宾馆|饭店|酒楼|餐厅|中心|大厦|广场|公园|体育馆|礼堂|会所|剧院|医院|门诊部|诊所))"
