@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
 from uuid import UUID
 
 from memflow.recall.config import DisplayMode, RecallConfig
@@ -28,6 +29,7 @@ from memflow.recall.types import (
     Subgraph,
     citations,
     source_keys,
+    turn_keys,
 )
 from memflow.recall.unitrules import body_of, is_decision, is_small_talk
 from memflow.text.tokens import TokenCounter, TokenCounterName, count_words
@@ -224,12 +226,12 @@ def _repeats_back(
     """``ordered`` with every point that cites only turns a unit ahead of it already cites
     (another piece of one long turn) moved back by ``penalty``: a budget then holds more turns.
     Units without provenance keep their place."""
-    cited: set[str] = set()
+    cited: set[tuple[Any, str]] = set()
     out: list[EvidenceUnit] = []
     moved = False
     for u in ordered:
         node = index.nodes.get(u.node_id)
-        keys = set(source_keys(node.sources)) if node is not None else set()
+        keys = turn_keys(node.sources) if node is not None else set()
         if u.is_point and keys and keys <= cited:
             u = u.reranked(u.rank_score + penalty)
             moved = True

@@ -257,6 +257,12 @@ def source_keys(rows: Sequence[Any]) -> list[str]:
     return [row[0] for row in rows]
 
 
+def turn_keys(rows: Sequence[Any]) -> set[tuple[Any, str]]:
+    """The turns provenance rows cite, as (document id, chunk key): a chunk key ("s1") names a
+    turn within its document only."""
+    return {(document_id, key) for key, document_id, _source, _ts in rows}
+
+
 def first_document(rows: Sequence[Any]) -> Any:
     """The document id of the first provenance row (the document a point was first said in),
     or None without provenance."""

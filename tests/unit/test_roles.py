@@ -57,9 +57,10 @@ def test_the_penalty_goes_to_the_other_role_and_follows_the_config() -> None:
     assert mine.adjustment(None, ON) == 0.0
 
 
-def _chat_units(config: RecallConfig, query: str) -> list[str]:
+def _chat_units(config: RecallConfig, query: str, two_documents: bool = False) -> list[str]:
     """Three points of one episode: two pieces of one long assistant turn (the nearest) and the
-    user's own statement; the units' order as highly_related ranks them."""
+    user's own statement; the units' order as highly_related ranks them. ``two_documents``: the
+    two pieces come from two documents under the same chunk key (two turns, then)."""
     g = G()
     g.node("Ep", "Episode")
     g.node("f", "Facet")
@@ -71,7 +72,7 @@ def _chat_units(config: RecallConfig, query: str) -> list[str]:
     }
     dist = {"a1": 0.20, "a2": 0.21, "u0": 0.23}
     for name, (text, speaker, key) in turns.items():
-        row = [key, None, None, None]
+        row = [key, f"doc-{name}" if two_documents else "doc", None, None]
         g.node(name, "FacetPoint", search_text=text, speaker=speaker, sources=[row])
         g.edge("f", "has_point", name)
     col = "FacetPoint_search_text"
@@ -100,6 +101,13 @@ def test_roles_and_repeated_turns_reorder_the_units() -> None:
     assert _chat_units(ON, query) == ["u0", "a1", "a2"]
     # A question about what the assistant said keeps the assistant's turns ahead.
     assert _chat_units(ON, "Which tent did you recommend?")[0] == "a1"
+
+
+def test_one_chunk_key_in_two_documents_is_two_turns() -> None:
+    config = RecallConfig(role_penalty=0.0, repeat_turn_penalty=0.05)
+    query = "Which tent did I buy?"
+    assert _chat_units(config, query) == ["a1", "u0", "a2"]
+    assert _chat_units(config, query, two_documents=True) == ["a1", "a2", "u0"]
 
 
 def test_a_repeated_turn_moves_back_but_is_never_cut_for_it() -> None:
