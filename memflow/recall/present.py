@@ -180,8 +180,11 @@ def outdated_points(
         for other, role in linked:
             if node_id in nodes and other in nodes:
                 links.append((other, node_id) if role == "restates" else (node_id, other))
+    # Equal scores (one line said in two sources) go by what is said, then when, never by an
+    # id that differs from one ingest to the next.
     ranked = sorted(
-        (s, p) for p, s in scores.items() if p in nodes and nodes[p].kind == "FacetPoint"
+        ((s, p) for p, s in scores.items() if p in nodes and nodes[p].kind == "FacetPoint"),
+        key=lambda sp: (sp[0], _text(nodes[sp[1]]), str(_when(nodes[sp[1]], times) or "")),
     )
     best = ranked[0][0] if ranked else 0.0
     reach = max(config.present_margin, config.present_reach)
@@ -709,6 +712,7 @@ _PROPOSING = re.compile(
 )
 _AGREEING = re.compile(
     r"^\W*(?:\+1|fine by me|works for me|sounds good|agreed|good idea|ok(?:ay)?|sure|yes|yep|"
+    r"no (?:problem|objections?)|not a problem|"
     r"同意|赞成|可以|没问题|好的?|行)(?![a-z])",
     re.IGNORECASE,
 )

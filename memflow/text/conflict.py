@@ -343,7 +343,26 @@ def _before(text: str, v: Value, found: list[Value]) -> set[str]:
     cut = max((m.end() for m in _CLAUSE.finditer(text, 0, v.start)), default=0)
     inside = [w for w in found if cut <= w.start and w.end <= v.start]
     named = {f"={w.norm}" for w in inside if w.family in _SUBJECT_FAMILIES}
-    return _keys(text[cut : v.start], inside, offset=cut) | named
+    return _keys(text[cut : v.start], inside, offset=cut) | named | _deadline(text, v)
+
+
+# A date said as a limit, whatever the words: "Deadline: 30 June", "accepted until 18 July",
+# "due by Friday", "6月30日截止", "7月18日前提交". Two dates so said are of one thing (a limit).
+_LIMIT_BEFORE = re.compile(
+    r"\b(?:deadline|due(?: date)?|until|till|by|closes?(?: on)?|no later than|cut-?off)\W{0,3}$"
+    r"|(?:截止|截至)(?:日期|时间)?\W{0,2}$",
+    re.IGNORECASE,
+)
+_LIMIT_AFTER = re.compile(r"^\s*(?:截止|截至|之?前|以前)")
+
+
+def _deadline(text: str, v: Value) -> set[str]:
+    if v.kind != "date":
+        return set()
+    limit = _LIMIT_BEFORE.search(text[max(0, v.start - 24) : v.start]) or _LIMIT_AFTER.match(
+        text[v.end : v.end + 4]
+    )
+    return {"<limit>"} if limit else set()
 
 
 _SUBJECT_FAMILIES = frozenset({"id", "code", "name", "version"})

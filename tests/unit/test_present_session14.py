@@ -1,0 +1,62 @@
+"""Facts that change, session 14: points of equal score are ordered by what they say, not by an
+id drawn anew at each ingest; "no problem" agrees to a proposal."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from memflow.recall.config import RecallConfig
+from memflow.recall.present import outdated_points
+
+from .test_present_sources import NEW_DAY, OLD_DAY, _graph
+
+
+def test_a_proposal_agreed_to_with_no_problem_states_its_value() -> None:
+    query = "When is the kiln firing?"
+    at = datetime(2031, 5, 2, 18, 0, tzinfo=UTC)
+    for reply, outdates in (
+        ("no problem", True),
+        ("No objections from me", True),
+        ("no, the kiln is booked that day", False),
+    ):
+        graph, scores, (old, new, *_) = _graph([
+            ("Kiln firing every Saturday at 9:00.", OLD_DAY, 0.05, "studio rules"),
+            ("could we do the kiln firing at 14:00 instead?", at, 0.06, "chat"),
+            (reply, at + timedelta(minutes=3), 0.3, "chat"),
+        ])  # fmt: skip
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert (old in got) is outdates, reply
+        if outdates:
+            assert got[old].newer == new
+
+
+def test_points_of_equal_score_are_ordered_by_what_they_say() -> None:
+    """Two lines of one letter tie; which one is its answer must not depend on the ids."""
+    said = [
+        ("Contact for freight invoices: Mirela Tosh.", OLD_DAY, 0.10, "letter"),
+        ("Copy freight invoices to Ottilie Brand.", OLD_DAY, 0.10, "letter"),
+        ("Freight invoices go to Benedikt Arland from now on.", NEW_DAY, 0.12, "chat"),
+    ]
+    seen = set()
+    for _ in range(24):  # each draw gives the points new random ids
+        graph, scores, ids = _graph(said)
+        got = outdated_points("Who gets the freight invoices?", graph, scores, RecallConfig())
+        seen.add(frozenset(ids.index(p) for p in got))
+    assert len(seen) == 1 and seen != {frozenset()}, seen
+
+
+def test_two_dates_said_as_limits_are_of_one_thing() -> None:
+    from memflow.text.conflict import answers_differ, asked_kinds
+
+    kinds = asked_kinds("When is the deadline for the allotment renewal?")
+    old = "Renewal deadline: 31 March."
+    for new, differ in (
+        ("Good news from the committee, forms are now taken until 14 April this year.", True),
+        ("Bring the renewal forms to the shed by 14 April.", True),
+        ("The committee meets on 14 April.", False),  # a meeting, not a limit
+    ):
+        got = answers_differ(new, old, kinds)
+        assert (got is not None and got.head > 0) is differ, new
+    zh = asked_kinds("续租什么时候截止？")
+    got = answers_differ("续租材料请在4月14日前交齐", "续租截止日期：3月31日", zh)
+    assert got is not None and got.head > 0
