@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from memflow.text.hedges import unsure_pattern
 from memflow.text.revision import content_keys, substituted
 from memflow.text.sentences import split_sentences
 from memflow.text.slots import aligned_words
@@ -35,13 +36,7 @@ from memflow.text.values import Value, is_zh, values
 
 # Questions, hypotheticals, proposals and rejected changes state no value (plans and decisions
 # do: "we will use X").
-_UNSURE = re.compile(
-    r"\?|？|\b(?:if|maybe|perhaps|might|could|would|should|whether|wish|hope|unless|"
-    r"considering|thinking about|not sure|wonder|propos(?:al|als|e|ed|es|ing)|suggest(?:s|ed|ion)?|"
-    r"rejected|declined|turned down|vetoed|not approved|was not accepted)\b|如果|可能|也许|是否|会不会|"
-    r"要不要|吗|呢|假如|考虑|提议|建议|提案|没通过|未通过|不通过|否决|驳回|被拒",
-    re.IGNORECASE,
-)
+_UNSURE = unsure_pattern()
 # An event happened once; a later one with another value is another event, not a change.
 _EVENT = re.compile(
     r"\b(?:yesterday|this (?:morning|afternoon|evening)|last (?:night|week|weekend)|ago|"

@@ -29,6 +29,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 from uuid import UUID
 
+from memflow.text.hedges import unsure_pattern
 from memflow.text.revision import (
     RESCHEDULED,
     changed_value,
@@ -107,14 +108,12 @@ _NEGATION_ZH = re.compile(r"不再|没有|不|没|别|未")
 _ADDITIVE = re.compile(
     r"\b(?:too|also|as well|another|additionally|both|either)\b|[也还又]|另外|同时", re.IGNORECASE
 )
-# (and a proposal, or a change voted down: "有人提议例会改到周五，投票没通过，维持原样")
-_UNSURE = re.compile(
-    r"\?|？|\b(?:if|maybe|perhaps|might|would|could|should|whether|wish|hope|plan(?:s|ning)? to|"
-    r"going to|will|gonna|want(?:s|ed)? to|thinking about|considering|propos(?:al|als|e|ed|es|ing)|"
-    r"suggest(?:s|ed|ion)?|rejected|declined|turned down|voted down|vetoed|not approved)\b|"
-    r"如果|可能|也许|打算|计划|想要?|会不会|是否|吗|呢|提议|建议|提案|没通过|未通过|不通过|否决|驳回|"
-    r"被拒|维持原样",
-    re.IGNORECASE,
+# A question, a hedge, a proposal or a change voted down closes nothing ("有人提议例会改到周五，
+# 投票没通过，维持原样"); nor does a plan.
+_UNSURE = unsure_pattern(
+    # a plan or an intention, which the write path never takes for the change itself
+    en=r"plan(?:s|ning)? to|going to|will|gonna|want(?:s|ed)? to",
+    zh=r"打算|计划|想要?",
 )
 # Events ("ran 5 km this morning") happen again with other values; only states are restated.
 _EVENT = re.compile(

@@ -3,6 +3,7 @@ id drawn anew at each ingest; "no problem" agrees to a proposal."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 
 from memflow.recall.config import RecallConfig
@@ -60,3 +61,28 @@ def test_two_dates_said_as_limits_are_of_one_thing() -> None:
     zh = asked_kinds("续租什么时候截止？")
     got = answers_differ("续租材料请在4月14日前交齐", "续租截止日期：3月31日", zh)
     assert got is not None and got.head > 0
+
+
+def test_one_vocabulary_holds_a_statement_back_on_both_paths() -> None:
+    from memflow.text.conflict import unsure
+    from memflow.text.supersede import PointFact, superseded_by_rules
+
+    def fact(text: str, month: int) -> PointFact:
+        return PointFact(uuid.uuid4(), text, recorded_at=datetime(2031, month, 1, tzinfo=UTC))
+
+    for was, changed, held_back in (
+        (
+            "The choir concert is on 12 May.",
+            "The choir concert moved to 19 May.",
+            "Moving the choir concert to 19 May was voted down.",
+        ),
+        (
+            "合唱音乐会定在5月12日。",
+            "合唱音乐会改到5月19日。",
+            "有人提议把合唱音乐会改到5月19日，没通过，维持原样。",
+        ),
+    ):
+        old = [fact(was, 1)]
+        assert not unsure(changed) and superseded_by_rules(fact(changed, 2), old) != []
+        # the read path: it states no value; the write path: it closes nothing
+        assert unsure(held_back) and superseded_by_rules(fact(held_back, 2), old) == [], held_back
