@@ -707,7 +707,10 @@ def _answer_pairs(
 # A proposal's frame ("could we …?", "能不能…？") and a reply agreeing to it, or refusing it.
 _PROPOSING = re.compile(
     r"\b(?:could|can|shall|should) we\b|\bhow about\b|\bwhat about\b|\bwhy don't we\b|"
-    r"能不能|可不可以|可以不可以|要不要|要不|能否|是不是可以",
+    r",\s*(?:ok|okay|alright)(?=\s*\?)|\b(?:is that|would that be) (?:ok|okay|alright)\b|"
+    r"\bwould that work\b|能不能|可不可以|可以不可以|要不要|要不|能否|是不是可以|"
+    # a tag question asking for agreement: "…放到周五好吗？"
+    r"(?:好|行|可以)吗(?=\s*[?？])|好不好|行不行",
     re.IGNORECASE,
 )
 _AGREEING = re.compile(

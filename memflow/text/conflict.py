@@ -56,6 +56,7 @@ _CUE_EN = re.compile(
     r"reassigned|transferred|grew|shrank|expanded|extended|shortened|renamed|"
     r"(?:is|are) (?:back|down|up) to|new (?:date|time|owner|lead|price|location|plan|(?:phone )?number|phone|mobile|address|email)|"
     r"correction|actually|scratch that|ignore (?:that|my last)|my mistake|my bad|update|"
+    r"in the end|ended up|eventually|finally|"
     r"retarget(?:ed|s|ing)?|rebook(?:ed|s|ing)?|goes to|going to|"
     r"from now on|starting|henceforth|from (?:this|next) (?:week|month|sprint|quarter|year|"
     r"monday|tuesday|wednesday|thursday|friday))\b",
@@ -65,7 +66,7 @@ _CUE_ZH = re.compile(
     r"改为|改成|改到|改在|改用|换成|换到|换了|搬到|搬去|迁到|迁移到|切到|切换到|推迟|延期|延后|延至|延到|顺延|提前到?|"
     r"调整[为到成]?|涨到|涨价|涨了|降到|降价|降了|变成|变为|变了|不再|现在|如今|目前|取代|代替|"
     r"接手|转给|交给|升级到?|降级到?|更新为|更改为|调到|挪到|改走|改由|改为|换了|改签|退了|退掉|更正|纠正|其实|起|开始|最后定|最终定|决定|"
-    r"新的?(?:日期|时间|计划|安排|负责人|地址|价格|号码?|电话|手机|邮箱)|换号|换了号"
+    r"新的?(?:日期|时间|计划|安排|负责人|地址|价格|号码?|电话|手机|邮箱)|换号|换了号|最终|最后(?!一)"
 )
 # A value named in the newer statement as left behind (X is the older statement's value).
 _DEPART_EN = (

@@ -86,3 +86,40 @@ def test_one_vocabulary_holds_a_statement_back_on_both_paths() -> None:
         assert not unsure(changed) and superseded_by_rules(fact(changed, 2), old) != []
         # the read path: it states no value; the write path: it closes nothing
         assert unsure(held_back) and superseded_by_rules(fact(held_back, 2), old) == [], held_back
+
+
+def test_a_value_settled_in_the_end_is_a_change() -> None:
+    from memflow.text.conflict import answers_differ, asked_kinds
+
+    kinds = asked_kinds("How many tents does the scout camp get?")
+    old = "The scout camp gets 6 tents."
+    got = answers_differ("The scout camp got 9 tents in the end.", old, kinds)
+    assert got is not None and got.cued
+    zh = asked_kinds("培训室要几台投影仪？")
+    asked = "申请投影仪 2台，用于培训室。"
+    got = answers_differ("培训室的投影仪最后批了3台，周五送到", asked, zh)
+    assert got is not None and got.cued
+    # "最后一次" is the last time, not the outcome
+    last = answers_differ("最后一次培训用了3台投影仪", asked, zh)
+    assert last is None or not last.cued
+
+
+def test_a_tag_question_agreed_to_states_its_value() -> None:
+    query = "When is the pottery class?"
+    at = datetime(2031, 5, 2, 18, 0, tzinfo=UTC)
+    for proposal in (
+        "pottery class at 18:30 from next week, ok?",
+        "陶艺课从下周开始放到18:30好吗？",
+    ):
+        rule = (
+            "陶艺课每周四17:00上课。"
+            if "陶" in proposal
+            else "Pottery class every Thursday at 17:00."
+        )
+        graph, scores, (old, new, *_) = _graph([
+            (rule, OLD_DAY, 0.05, "studio rules"),
+            (proposal, at, 0.06, "chat"),
+            ("可以的" if "陶" in proposal else "sure", at + timedelta(minutes=3), 0.3, "chat"),
+        ])  # fmt: skip
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert old in got and got[old].newer == new, proposal
