@@ -3,7 +3,8 @@ updates_handwritten.json`` (set 1, committed before any tuning in 71a6ef0) and
 ``updates_handwritten2.json`` (set 2, by another author, committed before any tuning in 0e2c2e4)
 and ``updates_handwritten3.json`` (set 3, a third author, 964be1c) and ``updates_handwritten4.json``
 (set 4, a fourth author, 86a482b) and ``updates_handwritten5.json`` (set 5, a fifth, bd959bf)
-and ``updates_handwritten6.json`` (set 6, a sixth, a10f969);
+and ``updates_handwritten6.json`` (set 6, a sixth, a10f969) and ``updates_handwritten7.json``
+(set 7, a seventh, 65f3ff6);
 format and provenance:
 ``benchmarks/data/README.md``. Each was written by an author who had not read the rules, and none
 is ever edited.
@@ -61,6 +62,7 @@ SETS = {
     "4": common.REPO / "benchmarks" / "data" / "updates_handwritten4.json",
     "5": common.REPO / "benchmarks" / "data" / "updates_handwritten5.json",
     "6": common.REPO / "benchmarks" / "data" / "updates_handwritten6.json",
+    "7": common.REPO / "benchmarks" / "data" / "updates_handwritten7.json",
 }
 DATA = SETS["1"]
 HALVES = ("tune", "test")
