@@ -201,14 +201,28 @@ def _sources(line: str, case: dict[str, Any]) -> set[str]:
     """The file names of the case's documents that hold the context line's statement."""
     said = _MARK.sub("", line).strip()
     bare = _SPEAKER.sub("", said)
+    cells = _cells(said)
     out = set()
     for doc in case["documents"]:
         content = doc["content"]
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
         flat = " ".join(text.split())
-        if any(t and " ".join(t.split()) in flat for t in (said, bare)):
+        if any(t and " ".join(t.split()) in flat for t in (said, bare)) or (
+            cells and all(c in flat for c in cells)
+        ):
             out.add(Path(_file_name(doc)).name)
     return out
+
+
+def _cells(line: str) -> list[str]:
+    """A table row's cells as the document wrote them: memflow states a row with each cell
+    named by its column ("Vendor: Ledgerline | Renewal: Aug 2026")."""
+    if " | " not in line:
+        return []
+    return [" ".join(_LABEL.sub("", c).split()) for c in line.split(" | ") if c.strip()]
+
+
+_LABEL = re.compile(r"^\s*[^:：|]{1,40}[:：]\s*")
 
 
 def score_change(resp: Any, case: dict[str, Any]) -> dict[str, bool]:

@@ -279,9 +279,11 @@ def text_units(text: str, *, markdown: bool) -> tuple[list[Unit], str | None]:
     if markdown and lines and lines[0].strip() == "---":
         close = next((j for j in range(1, min(len(lines), 60)) if lines[j].strip() == "---"), 0)
         i = close + 1 if close else 0
+    columns: list[str] = []  # the header cells of the table being read
     while i < len(lines):
         line = lines[i]
         stripped = line.strip()
+        columns = columns if stripped.startswith("|") else []
         if markdown and (fence := _FENCE.match(line)):
             b.flush(new_paragraph=True)
             end = next(
@@ -314,7 +316,12 @@ def text_units(text: str, *, markdown: bool) -> tuple[list[Unit], str | None]:
             b.flush()
             if not _TABLE_SEP.match(stripped):
                 cells = [_clean_inline(c).strip() for c in stripped.strip("|").split("|")]
-                b.add(" | ".join(c for c in cells if c))
+                if i + 1 < len(lines) and _TABLE_SEP.match(lines[i + 1]):
+                    columns = cells  # the header row: each row below says its columns
+                else:
+                    b.add(_row(cells, columns))
+            i += 1
+            continue
         elif item := _LIST_ITEM.match(line):
             b.flush()
             b.buffer.append(item.group(1).strip())
@@ -327,6 +334,14 @@ def text_units(text: str, *, markdown: bool) -> tuple[list[Unit], str | None]:
         i += 1
     b.flush()
     return b.units, b.title
+
+
+def _row(cells: list[str], columns: list[str]) -> str:
+    """A table row as one statement, each cell named by its column ("Vendor: Ledgerline") when
+    the table has a header row of as many cells: a value in a cell is the value of its column."""
+    if len(columns) != len(cells):
+        return " | ".join(c for c in cells if c)
+    return " | ".join(f"{h}: {c}" if h else c for h, c in zip(columns, cells, strict=True) if c)
 
 
 def speaker_label(names: list[str]) -> str:

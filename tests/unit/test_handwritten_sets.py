@@ -79,3 +79,31 @@ def test_validate_accepts_a_good_case_and_names_each_defect() -> None:
         problems = validate([case])
         assert any(words in p for p in problems), (words, problems)
     assert any("duplicate id" in p for p in validate([_case(), _case()]))
+
+
+def test_a_table_row_in_the_context_is_traced_to_its_document() -> None:
+    """memflow states a table row with its columns named; the scorer still finds the document
+    that holds it (a new document naming the old value is then not the old value shown)."""
+    from types import SimpleNamespace
+
+    from benchmarks.updates_handwritten import score_change
+
+    case = {
+        "current": ["Brightwell"],
+        "stale": ["Corran"],
+        "documents": [
+            {"name": "old.md", "format": "markdown", "content": "Hosting is with Corran."},
+            {
+                "name": "new.md",
+                "format": "markdown",
+                "content": "| Area | Host |\n|---|---|\n| Hosting | Brightwell (left Corran) |",
+            },
+        ],
+    }
+    row = "Area: Hosting | Host: Brightwell (left Corran)"
+    got = score_change(SimpleNamespace(context=f"[2031-02-01]\n{row}"), case)
+    assert got == {"current_first": True, "stale_unmarked": False}
+    old = score_change(
+        SimpleNamespace(context=f"[2031-02-01]\n{row}\nHosting is with Corran."), case
+    )
+    assert old["stale_unmarked"]

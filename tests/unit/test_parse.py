@@ -77,10 +77,28 @@ def test_markdown_paragraphs_tables_and_code_are_units() -> None:
     text = "# T\n\nOne. Two.\n\nThree.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\nx = 1\n```\n"
     units, title = text_units(text, markdown=True)
     assert title == "T"
-    assert [u.text for u in units] == ["One.", "Two.", "Three.", "a | b", "1 | 2", "x = 1"]
+    # a row says its columns (the header row is no statement of its own)
+    assert [u.text for u in units] == ["One.", "Two.", "Three.", "a: 1 | b: 2", "x = 1"]
     paragraphs = [u.paragraph for u in units]
-    assert paragraphs[0] == paragraphs[1] != paragraphs[2]
-    assert paragraphs[3] == paragraphs[4] != paragraphs[5]
+    assert paragraphs[0] == paragraphs[1] != paragraphs[2] != paragraphs[3] != paragraphs[4]
+
+
+def test_a_table_row_names_its_columns() -> None:
+    text = (
+        "| Stall | Holder | Fee |\n|:--|--|--:|\n| Cheese | Oona Pell | £40 |\n| Bread | | £35 |\n"
+        "| odd row with | more | cells | than the header |\n\n"
+        "| 摊位 | 摊主 |\n|---|---|\n| 花卉 | 葛秋 |\n\n"
+        "| no header row | here |\n| second | row |\n"
+    )
+    units, _ = text_units(text, markdown=True)
+    assert [u.text for u in units] == [
+        "Stall: Cheese | Holder: Oona Pell | Fee: £40",
+        "Stall: Bread | Fee: £35",  # an empty cell says nothing
+        "odd row with | more | cells | than the header",
+        "摊位: 花卉 | 摊主: 葛秋",
+        "no header row | here",
+        "second | row",
+    ]
 
 
 def test_plain_text_keeps_title_lines_apart_and_joins_wrapped_lines() -> None:
