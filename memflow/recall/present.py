@@ -222,6 +222,7 @@ def outdated_points(
     answering = set(near)
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
     years = _years(query or "")
+    owners = _owners(query or "")
     today = now or datetime.now(UTC)
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
@@ -234,6 +235,8 @@ def outdated_points(
             continue  # "智能客服项目推迟到…" asked of 会员积分项目
         if how != "closed" and _elsewhen_year(_text(nodes[newer]), years):
             continue  # "for 2026 I've asked for £8,000" asked of 2025's budget
+        if how != "closed" and _someone_elses(nodes[newer], owners):
+            continue  # "Fenna: mine is due 12 May now" asked of Eskil's dissertation
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         if ahead and named is not None and to >= named:
@@ -256,6 +259,25 @@ def outdated_points(
         seq = order.get((older, newer), ()) if how == "taken up" else ()
         out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq)
     return out
+
+
+def _owners(query: str) -> set[str]:
+    """The people whose thing the question asks about ("When is Eskil's dissertation due?")."""
+    names = {v.norm for v in values(query) if v.family == "name"}
+    return {m.lower() for m in _POSSESSOR.findall(query) if m.lower() in names}
+
+
+_POSSESSOR = re.compile(r"\b([A-Z][\w-]+)['’]s\b")
+_MINE = re.compile(r"\b(?:my|mine)\b", re.IGNORECASE)
+
+
+def _someone_elses(node: GraphNode, owners: set[str]) -> bool:
+    """Whether ``node`` tells of its speaker's own thing ("mine is due …", "my flight …") while
+    the question asks of another person's: another person's value, not a change."""
+    speaker = (node.speaker or "").strip().lower()
+    if not owners or not speaker or any(o in speaker for o in owners):
+        return False
+    return bool(_MINE.search(_text(node)))
 
 
 def _spans(text: str) -> list[tuple[str, str]]:
@@ -336,7 +358,9 @@ def _passing(new: str, old: str, said: datetime, now: datetime, days: int) -> bo
 
 # "back when we used X", "想当年用快批的时候": what it says is told of the past.
 _BACK_THEN = re.compile(
-    r"\b(?:back when|back in the day|in the old days|in those days)\b|想当年|那时候|那会儿",
+    r"\b(?:back when|back in the day|in the old days|in those days)\b|想当年|那时候|那会儿|"
+    # what was said before, said again ("as I said, …"): no new value of its own
+    r"\b(?:as|like) (?:I|we) (?:said|mentioned)\b|\bas mentioned\b|我之前说了|我说过|之前说过|前面说了",
     re.IGNORECASE,
 )
 
@@ -791,7 +815,7 @@ def _other_item(
 
 
 # What a Chinese statement is about when it names it so: "会员积分项目", "报销系统".
-_ZH_SUBJECT = re.compile(r"([\u4e00-\u9fff]{2,6}?)(?:项目|系统|平台|工程|活动)")
+_ZH_SUBJECT = re.compile(r"([\u4e00-\u9fff]{2,6}?)(?:项目|系统|平台|工程|活动|组(?!长)|部门)")
 
 
 def _zh_subjects(text: str) -> set[str]:

@@ -186,8 +186,10 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
     where the older statement had its value (the same word in front: "Board meeting March 14"
     -> "Board meeting March 21")."""
     before = text[: v.start]
-    if v.kind == "status":
-        return True  # a state is stated wherever it stands ("Kestrel countersigned on Friday")
+    if v.kind in ("status", "phone"):
+        # a state is stated wherever it stands ("Kestrel countersigned on Friday"), and so is a
+        # phone number ("save this number, 07911 …"): it modifies no noun
+        return True
     if _POSSESSIVE.match(text, v.end):
         return False  # "Wojtek's schema patch": whose patch, not a value of anything
     if (
@@ -477,7 +479,10 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
         (r"哪(?:家|个|位|种|款|台|间|趟|班|次)", "name code"),
         (r"\bwhere\b|哪儿|哪里|在哪|哪个城市|哪个机房|哪台|地点|"
          r"\bwhich (?:host|server|machine|region|cluster|database|db|instance|node|city|office|"
-         r"room|venue)\b", "name code"),
+         r"room|venue|ward|floor|building|gate|platform|terminal|desk|seat|bay|pitch|court|"
+         r"classroom|hall|branch|site|campus)\b", "name code"),
+        (r"\b(?:password|passcode|pin|(?:door|gate|alarm|access|entry|lock|key ?safe) code)\b|"
+         r"密码|口令|门禁码|开门码", "code"),
         (r"\b(?:which|what) (?:tool|service|provider|vendor|platform|app|library|framework|"
          r"product|channel|system|stack|broker|queue|database engine)\b|哪个(?:工具|服务|平台|渠道|"
          r"供应商|系统)|用什么|通过什么", "name code version"),

@@ -342,7 +342,18 @@ def _days(f: _Found, text: str) -> None:
             f.add("date", f"day {int(day)}", m.start(), m.end())
 
 
+# A code given after what it opens ("门禁密码：4826#", "the gate code is 3391"): a code, not a count.
+_SECRET = re.compile(
+    r"(?:\b(?:password|passcode|pin|(?:door|gate|alarm|access|entry|lock|key ?safe) code)\b"
+    r"(?:\s+(?:is|was|now))*|密码|口令|门禁码|开门码)\s*[:：=]?\s*(?:是|为|改成|改为)?\s*"
+    r"(?P<code>\d{3,8})(?!\d)#?",
+    re.IGNORECASE,
+)
+
+
 def _ids(f: _Found, text: str) -> None:
+    for m in _SECRET.finditer(text):
+        f.add("code", m.group("code"), m.start("code"), m.end())
     for m in _ID.finditer(text):
         f.add("id", m.group(0).lower(), m.start(), m.end())
     for m in _CODE.finditer(text):
@@ -406,6 +417,42 @@ def _clocks(f: _Found, text: str) -> None:
             if m.group(0).startswith(("下午", "晚上")) and h < 12:
                 h += 12
         if h < 24 and mm < 60:
+            f.add("clock", f"{h:02d}:{mm:02d}", m.start(), m.end())
+
+
+# A time of day in words: "half past nine", "quarter to ten", "ten to nine", "half nine"
+# (British: half past), "nine o'clock", "noon".
+_HOUR_WORD = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2})"
+_WORD_CLOCK = re.compile(
+    rf"\b(?:(?P<part>half|quarter|five|ten|twenty|twenty-five|\d{{1,2}}(?= minutes))(?: minutes)? "
+    rf"(?P<dir>past|to) (?P<h>{_HOUR_WORD})|half (?P<half>{_HOUR_WORD})(?! (?:an?|of|the)\b)"
+    rf"|(?P<oc>{_HOUR_WORD}) o['’]clock|(?P<noon>noon|midday))\b"
+    r"(?P<pm>\s+(?:pm|p\.m\.|in the (?:afternoon|evening)|at night|tonight))?",
+    re.IGNORECASE,
+)
+_PARTS = {"half": 30, "quarter": 15, "twenty-five": 25}
+# ("ten to nine" is a time after "at", "by", …; "five to ten people" is a count)
+_AT = re.compile(r"\b(?:at|by|until|till|around|about|before|after|gone)\s+$", re.IGNORECASE)
+
+
+def _word_clocks(f: _Found, text: str) -> None:
+    for m in _WORD_CLOCK.finditer(text):
+        if m.group("noon"):
+            h, mm = 12, 0
+        else:
+            word = m.group("h") or m.group("half") or m.group("oc")
+            h = int(word) if word.isdigit() else _NUMBER_WORDS[word.lower()]
+            mm = 30 if m.group("half") else 0
+            if m.group("part"):
+                part = m.group("part").lower()
+                if part not in _PARTS and not _AT.search(text[max(0, m.start() - 8) : m.start()]):
+                    continue
+                n = _PARTS.get(part) or (int(part) if part.isdigit() else _NUMBER_WORDS[part])
+                mm = n if m.group("dir").lower() == "past" else 60 - n
+                h = h if m.group("dir").lower() == "past" else (h - 1) % 12 or 12
+        if m.group("pm") and h < 12:
+            h += 12
+        if 0 < h < 24 and mm < 60:
             f.add("clock", f"{h:02d}:{mm:02d}", m.start(), m.end())
 
 
@@ -592,6 +639,8 @@ def _values(text: str) -> tuple[Value, ...]:
     _phones(f, text)
     _days(f, text)
     _clocks(f, text)
+    if not zh:
+        _word_clocks(f, text)
     if not zh:
         _party_sizes(f, text)
     _ids(f, text)

@@ -123,3 +123,77 @@ def test_a_tag_question_agreed_to_states_its_value() -> None:
         ])  # fmt: skip
         got = outdated_points(query, graph, scores, RecallConfig())
         assert old in got and got[old].newer == new, proposal
+
+
+def test_times_of_day_in_words() -> None:
+    from memflow.text.values import values
+
+    def clocks(text: str) -> list[str]:
+        return [v.norm for v in values(text) if v.kind == "clock"]
+
+    assert clocks("Rehearsal starts at half past seven.") == ["07:30"]
+    assert clocks("Be there by ten to six, doors at quarter past six") == ["05:50", "06:15"]
+    assert clocks("We open at half eight and close at noon.") == ["08:30", "12:00"]
+    assert clocks("Bell rings at nine o'clock in the evening") == ["21:00"]
+    assert clocks("from five to ten people came, half an hour late") == []
+
+
+def test_which_place_and_a_code_ask_for_their_kind() -> None:
+    from memflow.text.conflict import answers_differ, asked_kinds
+    from memflow.text.values import values
+
+    assert "name" in asked_kinds("Which ward is Aunt Rhona on?")
+    assert asked_kinds("What's the gate code for the allotments?") >= {"code"}
+    assert asked_kinds("仓库门禁密码是多少？") >= {"code"}
+    assert [(v.kind, v.norm) for v in values("仓库门禁密码：5183#")] == [("code", "5183")]
+    kinds = asked_kinds("仓库门禁密码是多少？")
+    got = answers_differ("仓库门禁密码6620#，记一下", "仓库门禁密码：5183#", kinds)
+    assert got is not None and got.head > 0
+
+
+def test_a_phone_number_is_stated_wherever_it_stands() -> None:
+    from memflow.text.conflict import stated
+    from memflow.text.values import values
+
+    said = "Please save this number, 07700 900 812 - my old phone died."
+    phone = next(v for v in values(said) if v.kind == "phone")
+    assert stated(said, phone)
+
+
+def test_one_speakers_own_thing_is_not_the_value_asked_of_another() -> None:
+    query = "When is Oriel's thesis due?"
+    for said, speaker, outdates in (
+        ("Mine is due 9 June now, the extension came through", "Bram", False),
+        ("Mine is due 9 June now, the extension came through", "Oriel", True),
+    ):
+        graph, scores, (old, new) = _graph([
+            ("Thesis due 14 May (submit through the portal).", OLD_DAY, 0.05, "plan"),
+            (said, NEW_DAY, 0.06, "chat"),
+        ])  # fmt: skip
+        graph.nodes[new].speaker = speaker
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert (old in got) is outdates, speaker
+
+
+def test_a_value_said_again_as_said_before_outdates_nothing() -> None:
+    query = "When does the lease end?"
+    for said, outdates in (
+        ("As I said, the lease ends on 30 June; the van goes back in May.", False),
+        ("The lease ends on 31 July now.", True),
+    ):
+        graph, scores, (old, *_) = _graph([
+            ("Lease: ends 30 June.", OLD_DAY, 0.05, "contract"),
+            (said, NEW_DAY, 0.06, "chat"),
+        ])  # fmt: skip
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert (old in got) is outdates, said
+
+
+def test_another_teams_date_is_not_a_change() -> None:
+    from memflow.recall.present import _another_subject, _zh_subjects
+
+    asked = _zh_subjects("设计组哪天提测？")
+    assert asked == {"设计"}
+    assert _another_subject("开发组这边提测放到9月19日", asked)
+    assert not _another_subject("设计组这边提测放到9月19日", asked)
+    assert _zh_subjects("设计组长 葛秋：没变") == set()  # a team's lead is no team

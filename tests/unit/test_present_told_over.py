@@ -23,7 +23,10 @@ def _kinds(text: str) -> list[tuple[str, str]]:
 
 
 def test_phone_numbers_are_values_with_a_telephone_named() -> None:
-    assert _kinds("Ring the depot on 0161-555-0199 before noon.") == [("phone", "01615550199")]
+    assert _kinds("Ring the depot on 0161-555-0199 before noon.") == [
+        ("phone", "01615550199"),
+        ("clock", "12:00"),  # (a time of day in words)
+    ]
     assert ("phone", "13800001111") in _kinds("前台电话 138 0000 1111，工作日有人")
     assert ("phone", "13800001111") in _kinds("新号码13800001111")
     # digits in groups that no telephone word names, and years, are no phone
