@@ -180,11 +180,10 @@ def outdated_points(
         for other, role in linked:
             if node_id in nodes and other in nodes:
                 links.append((other, node_id) if role == "restates" else (node_id, other))
-    # Equal scores (one line said in two sources) go by what is said, then when, never by an
-    # id that differs from one ingest to the next.
+    # Equal scores go by what is said, never by an id that differs from one ingest to the next.
     ranked = sorted(
         ((s, p) for p, s in scores.items() if p in nodes and nodes[p].kind == "FacetPoint"),
-        key=lambda sp: (sp[0], _text(nodes[sp[1]]), str(_when(nodes[sp[1]], times) or "")),
+        key=lambda sp: (sp[0], nodes[sp[1]].search_text or nodes[sp[1]].name),
     )
     best = ranked[0][0] if ranked else 0.0
     reach = max(config.present_margin, config.present_reach)
