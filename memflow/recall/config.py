@@ -361,6 +361,9 @@ class RecallConfig(BaseModel):
     # with no period of its own). A period holding today is today's value. 0: off. Set 5's tune
     # half: a holiday's hours (29 days) against a subscription's year (365 days, a change).
     present_passing_days: int = knob(62, "updates-tune", ge=0)
+    # An exception said as one ("this Saturday only", "back to normal next week", "仅限本周")
+    # holds for this many days from when it was said: a week, what such words speak of.
+    present_once_days: int = knob(7, "reasoning", ge=0)
     # How far ahead of an outdated episode the episode that outdates it is placed: a step far
     # below any score difference that means something (it orders, it does not weigh).
     present_ahead: float = knob(1e-6, "reasoning", gt=0)

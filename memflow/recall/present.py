@@ -246,7 +246,12 @@ def outdated_points(
             not ahead
             and how not in ("closed", "link")
             and _passing(
-                _text(nodes[newer]), _text(nodes[older]), tn, today, config.present_passing_days
+                _text(nodes[newer]),
+                _text(nodes[older]),
+                tn,
+                today,
+                config.present_passing_days,
+                config.present_once_days,
             )
         ):
             continue  # "暑假（7月10日—8月20日）托管到 16:30": that holiday's hours, not the usual
@@ -271,12 +276,19 @@ _MINE = re.compile(r"\b(?:my|mine)\b", re.IGNORECASE)
 
 
 def _someone_elses(node: GraphNode, owners: set[str]) -> bool:
-    """Whether ``node`` tells of its speaker's own thing ("mine is due …", "my flight …") while
-    the question asks of another person's: another person's value, not a change."""
-    speaker = (node.speaker or "").strip().lower()
-    if not owners or not speaker or any(o in speaker for o in owners):
+    """Whether ``node`` tells of another person's thing than the question asks of: another
+    person named as its owner ("Talia's got a new number") and the one asked of not, or its
+    speaker's own ("mine is due …", "my flight …"): another person's value, not a change."""
+    if not owners:
         return False
-    return bool(_MINE.search(_text(node)))
+    text = _text(node)
+    named = _owners(text)
+    if named and not named & owners:
+        return True
+    speaker = (node.speaker or "").strip().lower()
+    if not speaker or any(o in speaker for o in owners):
+        return False
+    return bool(_MINE.search(text))
 
 
 def _spans(text: str) -> list[tuple[str, str]]:
@@ -318,9 +330,22 @@ _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:年|(?!\d))")
 _PERIOD_JOIN = re.compile(r"\s*(?:to|until|till|through|thru|and|[-–—~～至到])\s*", re.IGNORECASE)
 
 
-def _period(text: str, said: datetime) -> tuple[date, date] | None:
+# An exception said as one ("this Saturday only", "back to normal next week", "仅限本周"): a
+# week from when it was said.
+_ONCE = re.compile(
+    r"\b(?:this (?:\w+day|week|weekend|time) only|only (?:this|for this) (?:\w+day|week|weekend|"
+    r"time)|just (?:this|for this) (?:\w+day|week|weekend|once)|back to normal)\b|"
+    r"仅限?(?:本|这)周|只有?(?:这|本)(?:周|次)|(?:这|本)周[一二三四五六日天]?例外|下周恢复|恢复正常",
+    re.IGNORECASE,
+)
+
+
+def _period(text: str, said: datetime, once_days: int = 0) -> tuple[date, date] | None:
     """The period ``text`` names by its two ends (two dates joined by "to", "–", "至" …), in
-    the year ``text`` names or the one it was said in; None when it names none."""
+    the year ``text`` names or the one it was said in, or as an exception ("this Saturday
+    only": ``once_days`` from when it was said); None when it names none."""
+    if once_days and _ONCE.search(text):
+        return said.date(), said.date() + timedelta(days=once_days)
     found = [v for v in values(text) if v.kind == "date" and "/" in v.norm]
     for a, b in pairwise(found):
         if not _PERIOD_JOIN.fullmatch(text[a.end : b.start]):
@@ -342,14 +367,16 @@ def _period(text: str, said: datetime) -> tuple[date, date] | None:
     return None
 
 
-def _passing(new: str, old: str, said: datetime, now: datetime, days: int) -> bool:
+def _passing(
+    new: str, old: str, said: datetime, now: datetime, days: int, once_days: int = 0
+) -> bool:
     """Whether ``new`` (said on ``said``) tells of a short period that does not hold ``now``
     (a holiday's hours) against ``old``, a value said with no period of its own: an exception
     in that period, not a change of the standing value."""
     if days <= 0:
         return False
-    period = _period(new, said)
-    if period is None or _period(old, said) is not None:
+    period = _period(new, said, once_days)
+    if period is None or _period(old, said, once_days) is not None:
         return False
     start, end = period
     return (end - start).days <= days and not start <= now.date() <= end

@@ -197,3 +197,35 @@ def test_another_teams_date_is_not_a_change() -> None:
     assert _another_subject("开发组这边提测放到9月19日", asked)
     assert not _another_subject("设计组这边提测放到9月19日", asked)
     assert _zh_subjects("设计组长 葛秋：没变") == set()  # a team's lead is no team
+
+
+def test_another_persons_number_passed_on_is_no_change() -> None:
+    query = "What's Piran's phone number?"
+    for said, outdates in (
+        ("fyi Wenna's got a new number, 07700 900 377, she asked me to pass it on", False),
+        ("Piran's got a new number, 07700 900 377", True),
+    ):
+        graph, scores, (old, new) = _graph([
+            ("Piran's mobile: 07700 900 145", OLD_DAY, 0.05, "contacts"),
+            (said, NEW_DAY, 0.06, "chat"),
+        ])  # fmt: skip
+        graph.nodes[new].speaker = "Piran"
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert (old in got) is outdates, said
+
+
+def test_an_exception_said_as_one_outdates_no_standing_value() -> None:
+    query = "What time does the swap shop open on Sundays?"
+    for said, outdates in (
+        ("This Sunday only we open at 11, the road is closed for the parade.", False),
+        ("We open at 11am on Sundays from now on.", True),
+    ):
+        graph, scores, (old, *_) = _graph([
+            ("Swap shop opens every Sunday at 9am.", OLD_DAY, 0.05, "rules"),
+            (said, NEW_DAY, 0.06, "chat"),
+        ])  # fmt: skip
+        got = outdated_points(query, graph, scores, RecallConfig())
+        assert (old in got) is outdates, said
+    from memflow.recall.present import _period
+
+    assert _period("本周日例外，11点开门，下周恢复正常", NEW_DAY, 7) is not None
