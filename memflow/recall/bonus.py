@@ -32,6 +32,9 @@ from memflow.text.terms import STOP_WORDS, content_terms
 
 _MATCH_DROP = re.compile(r"[\s，,。.；;：:！!？?、]")
 TITLE_COLLECTION = "Facet_search_text"
+WINDOW_COLLECTION = "Facet_anchor_text"
+POINT_COLLECTION = "FacetPoint_search_text"
+_FACET_COLLECTIONS = (TITLE_COLLECTION, WINDOW_COLLECTION)
 _COLLECTION_ORDER = {name: i for i, name in enumerate(COLLECTIONS)}
 
 
@@ -200,6 +203,54 @@ def _names_across(
     return lambda text: pinyin_names(latin_names(text), query)
 
 
+def _crossed_words(
+    hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConfig
+) -> Callable[[str], float] | None:
+    """How many of the query's words a text of the other script holds, each having crossed the
+    language boundary with the fact (see ``RecallConfig.cross_term_bonus``): its Latin words,
+    the currency and the month it names, its names in the other script's letters (those count
+    ``cross_name_words`` each). None when the query has none of these."""
+    money = currencies(pq.original)
+    # A month shared across scripts counts only when the question names no day: a dated
+    # question is anchored by its day (recall.temporal), and its month would favour every
+    # other-script note that mentions any day of that month.
+    month = months(pq.original) if pq.time is None or pq.time.kind != "date" else frozenset()
+    crossing = _crossing_patterns(pq.original)
+    names = _names_across(hits, pq.original, config)
+    if not (crossing or money or month or names):
+        return None
+
+    def found(text: str) -> float:
+        return (
+            sum(1 for p in crossing if p.search(text))
+            + bool(money & currencies(text))
+            + bool(month & months(text))
+            + (names(text) * config.cross_name_words if names else 0)
+        )
+
+    return found
+
+
+def _facet_crossings(
+    hits: Sequence[Hit], own: bool, crossed: Callable[[str], float]
+) -> tuple[dict[UUID, float], list[tuple[str, float]]]:
+    """What crossed into each facet recalled in the other script, its title and its window
+    read together (a name or a month in a note's title is about every statement under it),
+    by facet id; and the windows that hold some, with that count: a statement found in such a
+    window (every FacetPoint of a facet is a piece of its window) gets it too."""
+    texts: dict[UUID, list[str]] = {}
+    for h in hits:
+        if h.collection in _FACET_COLLECTIONS and h.node_id and is_cjk_text(h.text) != own:
+            texts.setdefault(h.node_id, []).append(h.text)
+    facets = {f: crossed("\n".join(parts)) for f, parts in texts.items()}
+    windows = [
+        (h.text, facets[h.node_id])
+        for h in hits
+        if h.collection == WINDOW_COLLECTION and h.node_id is not None and facets.get(h.node_id)
+    ]
+    return facets, windows
+
+
 def _top_mean(values: list[float], n: int) -> float:
     best = sorted(values)[:n]
     return sum(best) / len(best)
@@ -226,13 +277,8 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         else h.distance
         for h in hits
     ]
-    money = currencies(pq.original)
-    # A month shared across scripts counts only when the question names no day: a dated
-    # question is anchored by its day (recall.temporal), and its month would favour every
-    # other-script note that mentions any day of that month.
-    month = months(pq.original) if pq.time is None or pq.time.kind != "date" else frozenset()
-    crossing = _crossing_patterns(pq.original)
-    names = _names_across(hits, pq.original, config)
+    crossed = _crossed_words(hits, pq, config)
+    facets, windows = _facet_crossings(hits, own, crossed) if crossed else ({}, [])
     bounds = _score_bounds(hits, before)
     numbers = extract_numbers(pq.original)
     literals = extract_literals(pq.original)
@@ -255,13 +301,13 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
             rel = max(0.0, rel - bonus)
         score = lo + rel * spread if spread > 0 else start
         score -= literal_bonus(literals, h.text, config)
-        if (crossing or money or month or names) and is_cjk_text(h.text) != own:
-            found = (
-                sum(1 for p in crossing if p.search(h.text))
-                + bool(money & currencies(h.text))
-                + bool(month & months(h.text))
-                + (names(h.text) * config.cross_name_words if names else 0)
-            )
+        if crossed is not None and is_cjk_text(h.text) != own:
+            if h.collection in _FACET_COLLECTIONS and h.node_id in facets:
+                found = facets[h.node_id]
+            else:
+                found = crossed(h.text)
+                if h.collection == POINT_COLLECTION:
+                    found = max([found, *(n for window, n in windows if h.text in window)])
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
         out.append(h.rescored(score))
     return out

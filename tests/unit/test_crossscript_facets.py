@@ -1,0 +1,77 @@
+"""A word that crossed scripts into a facet's title or window counts for every statement of that
+facet (issue 29): a note titled with a city's name in one language is about that city in each
+of its sentences, though they do not repeat it. Only hits of the other script than the query's,
+as for every cross-script word; a store of one script is left as it is. Invented notes."""
+
+from __future__ import annotations
+
+import uuid
+
+from memflow.recall.bonus import apply_bonuses
+from memflow.recall.config import RecallConfig
+from memflow.recall.preprocess import PreprocessedQuery
+from memflow.recall.types import Hit
+
+# The crossed-word rules alone on distances: no language shift, no title share.
+CFG = RecallConfig(language_shift=0, cross_title_bonus=0, cross_name_words=1)
+OFF = CFG.model_copy(update={"cross_term_bonus": 0})
+POINTS, TITLES, WINDOWS = "FacetPoint_search_text", "Facet_search_text", "Facet_anchor_text"
+GUILIN, LUOYANG = uuid.uuid4(), uuid.uuid4()
+
+
+def hit(text: str, distance: float, collection: str = POINTS, node: uuid.UUID | None = None) -> Hit:
+    node = node or uuid.uuid5(uuid.NAMESPACE_URL, collection + text)
+    return Hit(collection=collection, node_id=node, text=text, distance=distance)
+
+
+def query(text: str) -> PreprocessedQuery:
+    return PreprocessedQuery(
+        original=text, vector_query=text, keywords=[], hybrid_reason=None, use_hybrid=False
+    )
+
+
+def scores(hits: list[Hit], q: str, cfg: RecallConfig = CFG) -> list[float]:
+    return [round(h.score, 6) for h in apply_bonuses(hits, query(q), cfg)]
+
+
+def twin_notes() -> list[Hit]:
+    """Two Chinese notes alike but for the city in their titles, and an English one."""
+    return [
+        hit("The Oslo desk: four guides, two drivers.", 0.10),
+        hit("桂林办事处人员", 0.20, TITLES, GUILIN),
+        hit("导游 4 人，司机 2 人。值班每周轮换。", 0.16, WINDOWS, GUILIN),
+        hit("导游 4 人，司机 2 人。", 0.15),
+        hit("洛阳办事处人员", 0.20, TITLES, LUOYANG),
+        hit("导游 6 人，司机 1 人。值班每月轮换。", 0.16, WINDOWS, LUOYANG),
+        hit("导游 6 人，司机 1 人。", 0.15),
+    ]
+
+
+def test_a_name_in_a_facet_title_counts_for_its_window_and_statements() -> None:
+    q = "How many guides work at the Guilin desk?"
+    # the name crossed into the Guilin title: its window and its statement get it too
+    assert scores(twin_notes(), q) == [0.10, 0.14, 0.10, 0.09, 0.20, 0.16, 0.15]
+    assert scores(twin_notes(), q, OFF) == [0.10, 0.20, 0.16, 0.15, 0.20, 0.16, 0.15]
+
+
+def test_a_statement_outside_every_window_that_crossed_gets_nothing_from_them() -> None:
+    hits = [*twin_notes(), hit("司机每周轮换一次", 0.15)]
+    assert scores(hits, "How many guides work at the Guilin desk?")[-1] == 0.15
+
+
+def test_hits_in_the_query_s_own_script_get_nothing_from_a_facet() -> None:
+    # a Chinese question: the Chinese facets are its own script, nothing crossed into them
+    hits = twin_notes()
+    assert scores(hits, "桂林办事处有几个导游？") == scores(hits, "桂林办事处有几个导游？", OFF)
+
+
+def test_a_store_of_one_script_is_left_as_it_is() -> None:
+    oslo = uuid.uuid4()
+    hits = [
+        hit("The Oslo desk", 0.20, TITLES, oslo),
+        hit("Four guides, two drivers. Rota weekly.", 0.16, WINDOWS, oslo),
+        hit("Four guides, two drivers.", 0.15),
+    ]
+    q = "How many guides work at the Oslo desk in October?"
+    assert scores(hits, q) == [0.20, 0.16, 0.15]
+    assert scores(hits, q) == scores(hits, q, OFF)
