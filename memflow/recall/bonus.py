@@ -217,7 +217,8 @@ def _crossed_words(
     month = months(pq.original) if pq.time is None or pq.time.kind != "date" else frozenset()
     crossing = _crossing_patterns(pq.original)
     names = _names_across(hits, pq.original, config)
-    if not (crossing or money or month or names):
+    figures = _figures(pq.original)
+    if not (crossing or money or month or names or figures):
         return None
 
     def found(text: str) -> float:
@@ -226,9 +227,24 @@ def _crossed_words(
             + bool(money & currencies(text))
             + bool(month & months(text))
             + (names(text) * config.cross_name_words if names else 0)
+            + (len(figures & _text_numbers(text)[0]) if figures else 0)
         )
 
     return found
+
+
+# Units that make a figure a measure ("7 days", "35 分钟", "6 人"), not a multiplier or a
+# share (literals: "40万", "3.5%"), nor a date's month or day ("10月17日").
+_NOT_MEASURES = frozenset({"%", "万", "亿", "千", "百", "k", "m", "b", "month", "日"})
+
+
+def _figures(query: str) -> frozenset[tuple[str, str | None]]:
+    """The (value, unit) of each figure the query gives with a unit of measure."""
+    return frozenset(
+        (n.value, n.unit)
+        for n in extract_numbers(query)
+        if n.unit is not None and n.unit not in _NOT_MEASURES
+    )
 
 
 def _facet_crossings(

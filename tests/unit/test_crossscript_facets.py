@@ -12,8 +12,12 @@ from memflow.recall.config import RecallConfig
 from memflow.recall.preprocess import PreprocessedQuery
 from memflow.recall.types import Hit
 
-# The crossed-word rules alone on distances: no language shift, no title share.
-CFG = RecallConfig(language_shift=0, cross_title_bonus=0, cross_name_words=1)
+# The crossed-word rules alone on distances: no language shift, no title share, no number
+# bonus within a collection's spread.
+CFG = RecallConfig(
+    language_shift=0, cross_title_bonus=0, cross_name_words=1, number_same_unit=0,
+    number_other_unit=0,
+)  # fmt: skip
 OFF = CFG.model_copy(update={"cross_term_bonus": 0})
 POINTS, TITLES, WINDOWS = "FacetPoint_search_text", "Facet_search_text", "Facet_anchor_text"
 GUILIN, LUOYANG = uuid.uuid4(), uuid.uuid4()
@@ -70,8 +74,8 @@ def test_a_store_of_one_script_is_left_as_it_is() -> None:
     hits = [
         hit("The Oslo desk", 0.20, TITLES, oslo),
         hit("Four guides, two drivers. Rota weekly.", 0.16, WINDOWS, oslo),
-        hit("Four guides, two drivers.", 0.15),
+        hit("Four guides, two drivers, for 9 days.", 0.15),
     ]
-    q = "How many guides work at the Oslo desk in October?"
+    q = "Do the Oslo desk's guides work 9 days in October?"
     assert scores(hits, q) == [0.20, 0.16, 0.15]
     assert scores(hits, q) == scores(hits, q, OFF)
