@@ -247,24 +247,47 @@ def _figures(query: str) -> frozenset[tuple[str, str | None]]:
     )
 
 
-def _facet_crossings(
-    hits: Sequence[Hit], own: bool, crossed: Callable[[str], float]
-) -> tuple[dict[UUID, float], list[tuple[str, float]]]:
-    """What crossed into each facet recalled in the other script, its title and its window
-    read together (a name or a month in a note's title is about every statement under it),
-    by facet id; and the windows that hold some, with that count: a statement found in such a
-    window (every FacetPoint of a facet is a piece of its window) gets it too."""
+def _facet_evidence(
+    hits: Sequence[Hit],
+    own: bool,
+    crossed: Callable[[str], float] | None,
+    literals: frozenset[LiteralToken],
+    config: RecallConfig,
+) -> tuple[dict[UUID, tuple[float, float]], list[tuple[str, tuple[float, float]]]]:
+    """What each facet recalled in the other script holds of the query, its title and its
+    window read together (an id or a city in a note's title is about every statement under
+    it): (words that crossed scripts, literal bonus), by facet id; and the windows holding
+    any, with it: a statement found in such a window (every FacetPoint of a facet is a piece
+    of its window) holds it too."""
     texts: dict[UUID, list[str]] = {}
     for h in hits:
         if h.collection in _FACET_COLLECTIONS and h.node_id and is_cjk_text(h.text) != own:
             texts.setdefault(h.node_id, []).append(h.text)
-    facets = {f: crossed("\n".join(parts)) for f, parts in texts.items()}
+    facets: dict[UUID, tuple[float, float]] = {}
+    for f, parts in texts.items():
+        text = "\n".join(parts)
+        found = crossed(text) if crossed else 0.0
+        lit = literal_bonus(literals, text, config)
+        if found or lit:
+            facets[f] = (found, lit)
     windows = [
         (h.text, facets[h.node_id])
         for h in hits
-        if h.collection == WINDOW_COLLECTION and h.node_id is not None and facets.get(h.node_id)
+        if h.collection == WINDOW_COLLECTION and h.node_id in facets
     ]
     return facets, windows
+
+
+def _held(
+    h: Hit, facets: dict[UUID, tuple[float, float]], windows: list[tuple[str, tuple[float, float]]]
+) -> tuple[float, float] | None:
+    """What the facet of ``h`` holds (:func:`_facet_evidence`): a title's or window's own
+    facet, a statement's window."""
+    if h.collection in _FACET_COLLECTIONS:
+        return facets.get(h.node_id) if h.node_id else None
+    if h.collection == POINT_COLLECTION:
+        return next((held for window, held in windows if h.text in window), None)
+    return None
 
 
 def _top_mean(values: list[float], n: int) -> float:
@@ -294,10 +317,12 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         for h in hits
     ]
     crossed = _crossed_words(hits, pq, config)
-    facets, windows = _facet_crossings(hits, own, crossed) if crossed else ({}, [])
+    literals = extract_literals(pq.original)
+    facets, windows = (
+        _facet_evidence(hits, own, crossed, literals, config) if crossed or literals else ({}, [])
+    )
     bounds = _score_bounds(hits, before)
     numbers = extract_numbers(pq.original)
-    literals = extract_literals(pq.original)
     patterns = _term_patterns(latin_terms(pq.original)) if has_cjk(pq.original) else []
     keywords = [k for k in (normalize_for_match(k) for k in pq.keywords) if k]
     out: list[Hit] = []
@@ -316,16 +341,15 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
             bonus = number_bonus(numbers, h.text, config) + _term_bonus(patterns, h.text, config)
             rel = max(0.0, rel - bonus)
         score = lo + rel * spread if spread > 0 else start
-        score -= literal_bonus(literals, h.text, config)
-        if crossed is not None and is_cjk_text(h.text) != own:
-            if h.collection in _FACET_COLLECTIONS and h.node_id in facets:
-                found = facets[h.node_id]
-            else:
-                found = crossed(h.text)
-                if h.collection == POINT_COLLECTION:
-                    found = max([found, *(n for window, n in windows if h.text in window)])
+        lit = literal_bonus(literals, h.text, config)
+        if (crossed or facets) and is_cjk_text(h.text) != own:
+            found, held = 0.0, _held(h, facets, windows) if facets else None
+            if held is not None:
+                found, lit = held[0], max(lit, held[1])
+            if crossed is not None:
+                found = max(found, crossed(h.text))
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
-        out.append(h.rescored(score))
+        out.append(h.rescored(score - lit))
     return out
 
 

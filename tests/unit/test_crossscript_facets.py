@@ -1,7 +1,8 @@
-"""A word that crossed scripts into a facet's title or window counts for every statement of that
-facet (issue 29): a note titled with a city's name in one language is about that city in each
-of its sentences, though they do not repeat it. Only hits of the other script than the query's,
-as for every cross-script word; a store of one script is left as it is. Invented notes."""
+"""A word that crossed scripts, or a literal, in a facet's title or window counts for every
+statement of that facet (issue 29): a note titled with a city's name or an id in one language is
+about that city or id in each of its sentences, though they do not repeat it. Only hits of the
+other script than the query's, as for every cross-script word; a store of one script is left as
+it is. Invented notes."""
 
 from __future__ import annotations
 
@@ -79,3 +80,23 @@ def test_a_store_of_one_script_is_left_as_it_is() -> None:
     q = "Do the Oslo desk's guides work 9 days in October?"
     assert scores(hits, q) == [0.20, 0.16, 0.15]
     assert scores(hits, q) == scores(hits, q, OFF)
+
+
+def test_a_literal_in_a_facet_title_counts_for_its_statements() -> None:
+    first, second = uuid.uuid4(), uuid.uuid4()
+    hits = [
+        hit("渡轮 App 宕机复盘", 0.10, TITLES),
+        hit("Incident FRY-204 — ferry app down", 0.20, TITLES, first),
+        hit("Root cause: an expired certificate. Owner: Ada Lind.", 0.16, WINDOWS, first),
+        hit("Root cause: an expired certificate.", 0.15),
+        hit("Incident FRY-311 — ferry app slow", 0.20, TITLES, second),
+        hit("Root cause: a full disk. Owner: Ada Lind.", 0.16, WINDOWS, second),
+        hit("Root cause: a full disk.", 0.15),
+    ]
+    q = "FRY-204 的根因是什么？"
+    # the literal bonus alone (the id is a Latin word too: that rule off here)
+    cfg = CFG.model_copy(update={"cross_term_bonus": 0, "english_term_bonus": 0})
+    # the id is in the first incident's title: its window and its statement hold it too
+    assert scores(hits, q, cfg) == [0.10, 0.10, 0.06, 0.05, 0.20, 0.16, 0.15]
+    without = cfg.model_copy(update={"literal_bonus": 0})
+    assert scores(hits, q, without) == [0.10, 0.20, 0.16, 0.15, 0.20, 0.16, 0.15]
