@@ -239,11 +239,13 @@ _NOT_MEASURES = frozenset({"%", "万", "亿", "千", "百", "k", "m", "b", "mont
 
 
 def _figures(query: str) -> frozenset[tuple[str, str | None]]:
-    """The (value, unit) of each figure the query gives with a unit of measure."""
+    """The (value, unit) of each figure the query gives with a unit of measure, but for those
+    that are literals already ("500 ms": the literal 500 counts, :func:`literal_bonus`)."""
+    literal = {x.value for x in extract_literals(query)}
     return frozenset(
         (n.value, n.unit)
         for n in extract_numbers(query)
-        if n.unit is not None and n.unit not in _NOT_MEASURES
+        if n.unit is not None and n.unit not in _NOT_MEASURES and n.value not in literal
     )
 
 

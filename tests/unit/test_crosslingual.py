@@ -140,6 +140,10 @@ def test_a_figure_with_its_unit_crosses_scripts() -> None:
     out = apply_bonuses(hits, query("扫描件保留 9 天吗？"), cfg)
     # the same value in the same unit (天 / days): a word that crossed; 9 years is not it
     assert [round(h.score, 6) for h in out] == [0.10, 0.08, 0.14, 0.14]
+    # a figure that is a literal already counts once, as the literal
+    long = [hit("扫描件保留 900 天", 0.10), hit("Scans are kept for 900 days.", 0.14)]
+    out = apply_bonuses(long, query("扫描件保留 900 天吗？"), cfg)
+    assert [round(h.score, 6) for h in out] == [0.0, 0.04]
     # a share, a multiplier or a month is no measure: "9月" is September, not nine months
     dated = [hit("复盘在 9月", 0.10), hit("Review in 9 months", 0.14)]
     assert [round(h.score, 6) for h in apply_bonuses(dated, query("9月 复盘吗？"), cfg)] == [
