@@ -1,4 +1,4 @@
-"""A word that crossed scripts, or a literal, in a facet's title or window counts for every
+"""A word that crossed scripts, or a literal, in a facet's title counts for its window and every
 statement of that facet (issue 29): a note titled with a city's name or an id in one language is
 about that city or id in each of its sentences, though they do not repeat it. Only hits of the
 other script than the query's, as for every cross-script word; a store of one script is left as
@@ -62,6 +62,14 @@ def test_a_name_in_a_facet_title_counts_for_its_window_and_statements() -> None:
 def test_a_statement_outside_every_window_that_crossed_gets_nothing_from_them() -> None:
     hits = [*twin_notes(), hit("司机每周轮换一次", 0.15)]
     assert scores(hits, "How many guides work at the Guilin desk?")[-1] == 0.15
+
+
+def test_a_name_in_a_window_alone_counts_for_the_window_not_its_statements() -> None:
+    desk = uuid.uuid4()
+    hits = [hit("The Oslo desk: four guides.", 0.10), hit("办事处人员", 0.20, TITLES, desk),
+            hit("桂林：导游 4 人。洛阳：导游 6 人。", 0.16, WINDOWS, desk),
+            hit("洛阳：导游 6 人。", 0.15)]  # fmt: skip
+    assert scores(hits, "How many guides work at the Guilin desk?") == [0.10, 0.20, 0.10, 0.15]
 
 
 def test_hits_in_the_query_s_own_script_get_nothing_from_a_facet() -> None:
