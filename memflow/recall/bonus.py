@@ -256,17 +256,23 @@ def _facet_evidence(
     literals: frozenset[LiteralToken],
     config: RecallConfig,
 ) -> tuple[dict[UUID, tuple[float, float]], list[tuple[str, tuple[float, float]]]]:
-    """What the title of each facet recalled in the other script holds of the query (an id or
-    a city in a note's title is about every statement under it): (words that crossed scripts,
-    literal bonus), by facet id; and the facets' windows, with it: a statement found in such a
-    window (every FacetPoint of a facet is a piece of its window) holds it too. Only titles: a
-    word somewhere in a long window is no more about each of its statements than about others
-    (measured on the seed store, a mixed one: windows too reorder 26 of its 930 searches below
-    the first result, titles alone none)."""
+    """What the title of each facet holds of the query (an id or a city in a note's title is
+    about every statement under it): (words that crossed scripts, literal bonus), by facet id;
+    and the facets' windows, with it: a statement found in such a window (every FacetPoint of
+    a facet is a piece of its window) holds it too. Titles of the other script than the
+    query's, and where the hits hold both scripts those of its own script for their literals
+    (a store in two languages repeats an id or a version across notes: the one whose title
+    names it is about it). Only titles: a word somewhere in a long window is no more about each
+    of its statements than about others (measured on the seed store, a mixed one: windows too
+    reorder 26 of its 930 searches below the first result, titles alone none)."""
+    both = len({is_cjk_text(h.text) for h in hits if h.collection != EDGE_COLLECTION}) > 1
     facets: dict[UUID, tuple[float, float]] = {}
     for h in hits:
-        if h.collection == TITLE_COLLECTION and h.node_id and is_cjk_text(h.text) != own:
-            found = crossed(h.text) if crossed else 0.0
+        if h.collection != TITLE_COLLECTION or not h.node_id:
+            continue
+        other = is_cjk_text(h.text) != own
+        if other or both:
+            found = crossed(h.text) if crossed and other else 0.0
             lit = literal_bonus(literals, h.text, config)
             if found or lit:
                 facets[h.node_id] = (found, lit)
@@ -341,13 +347,14 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
             bonus = number_bonus(numbers, h.text, config) + _term_bonus(patterns, h.text, config)
             rel = max(0.0, rel - bonus)
         score = lo + rel * spread if spread > 0 else start
-        lit = literal_bonus(literals, h.text, config)
-        if (crossed or facets) and is_cjk_text(h.text) != own:
-            found, held = 0.0, _held(h, facets, windows) if facets else None
-            if held is not None:
-                found, lit = held[0], max(lit, held[1])
-            if crossed is not None:
-                found = max(found, crossed(h.text))
+        lit, found = literal_bonus(literals, h.text, config), 0.0
+        other = is_cjk_text(h.text) != own
+        held = _held(h, facets, windows) if facets else None
+        if held is not None:
+            found, lit = held[0] if other else 0.0, max(lit, held[1])
+        if crossed is not None and other:
+            found = max(found, crossed(h.text))
+        if found:
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
         out.append(h.rescored(score - lit))
     return out

@@ -108,3 +108,22 @@ def test_a_literal_in_a_facet_title_counts_for_its_statements() -> None:
     assert scores(hits, q, cfg) == [0.10, 0.10, 0.06, 0.05, 0.20, 0.16, 0.15]
     without = cfg.model_copy(update={"literal_bonus": 0})
     assert scores(hits, q, without) == [0.10, 0.20, 0.16, 0.15, 0.20, 0.16, 0.15]
+
+
+def test_in_a_store_of_two_scripts_a_title_s_literal_counts_in_the_query_s_script_too() -> None:
+    plan, other = uuid.uuid4(), uuid.uuid4()
+    hits = [
+        hit("Lantern 7.2.0 — plan", 0.20, TITLES, plan),
+        hit("Code freeze: 2031-03-02. Scope: offline maps.", 0.16, WINDOWS, plan),
+        hit("Code freeze: 2031-03-02.", 0.15),
+        hit("Lantern 7.3.0 — plan", 0.20, TITLES, other),
+        hit("Code freeze: 2031-05-11. Offline maps slip from 7.2.0.", 0.16, WINDOWS, other),
+        hit("Code freeze: 2031-05-11.", 0.15),
+        hit("灯笼 7.3.0 发布计划", 0.22, TITLES),
+    ]
+    q = "When is the code freeze for Lantern 7.2.0?"
+    cfg = CFG.model_copy(update={"cross_term_bonus": 0})
+    # the plan titled 7.2.0 is about it in each statement; the other only mentions it
+    assert scores(hits, q, cfg) == [0.10, 0.06, 0.05, 0.20, 0.06, 0.15, 0.22]
+    # one script: the title's literal stays with the title (the rule needs both scripts)
+    assert scores(hits[:-1], q, cfg) == [0.10, 0.16, 0.15, 0.20, 0.06, 0.15]
