@@ -265,7 +265,7 @@ def _facet_evidence(
     names it is about it). Only titles: a word somewhere in a long window is no more about each
     of its statements than about others (measured on the seed store, a mixed one: windows too
     reorder 26 of its 930 searches below the first result, titles alone none)."""
-    both = len({is_cjk_text(h.text) for h in hits if h.collection != EDGE_COLLECTION}) > 1
+    both = bool(literals) and _both_scripts(hits)
     facets: dict[UUID, tuple[float, float]] = {}
     for h in hits:
         if h.collection != TITLE_COLLECTION or not h.node_id:
@@ -282,6 +282,17 @@ def _facet_evidence(
         if h.collection == WINDOW_COLLECTION and h.node_id in facets
     ]
     return facets, windows
+
+
+def _both_scripts(hits: Iterable[Hit]) -> bool:
+    """Whether the hits (edge texts aside) hold texts of both scripts, CJK and other."""
+    scripts = set()
+    for h in hits:
+        if h.collection != EDGE_COLLECTION:
+            scripts.add(is_cjk_text(h.text))
+            if len(scripts) > 1:
+                return True
+    return False
 
 
 def _held(
@@ -352,8 +363,8 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         held = _held(h, facets, windows) if facets else None
         if held is not None:
             found, lit = held[0] if other else 0.0, max(lit, held[1])
-        if crossed is not None and other:
-            found = max(found, crossed(h.text))
+        if crossed is not None and other and (held is None or h.collection != TITLE_COLLECTION):
+            found = max(found, crossed(h.text))  # (a title's own: held already)
         if found:
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
         out.append(h.rescored(score - lit))
