@@ -32,6 +32,9 @@ from memflow.text.terms import STOP_WORDS, content_terms
 
 _MATCH_DROP = re.compile(r"[\s，,。.；;：:！!？?、]")
 TITLE_COLLECTION = "Facet_search_text"
+WINDOW_COLLECTION = "Facet_anchor_text"
+POINT_COLLECTION = "FacetPoint_search_text"
+_FACET_COLLECTIONS = (TITLE_COLLECTION, WINDOW_COLLECTION)
 _COLLECTION_ORDER = {name: i for i, name in enumerate(COLLECTIONS)}
 
 
@@ -200,6 +203,110 @@ def _names_across(
     return lambda text: pinyin_names(latin_names(text), query)
 
 
+def _crossed_words(
+    hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConfig
+) -> Callable[[str], float] | None:
+    """How many of the query's words a text of the other script holds, each having crossed the
+    language boundary with the fact (see ``RecallConfig.cross_term_bonus``): its Latin words,
+    the currency and the month it names, its names in the other script's letters (those count
+    ``cross_name_words`` each). None when the query has none of these."""
+    money = currencies(pq.original)
+    # A month shared across scripts counts only when the question names no day: a dated
+    # question is anchored by its day (recall.temporal), and its month would favour every
+    # other-script note that mentions any day of that month.
+    month = months(pq.original) if pq.time is None or pq.time.kind != "date" else frozenset()
+    crossing = _crossing_patterns(pq.original)
+    names = _names_across(hits, pq.original, config)
+    figures = _figures(pq.original)
+    if not (crossing or money or month or names or figures):
+        return None
+
+    def found(text: str) -> float:
+        return (
+            sum(1 for p in crossing if p.search(text))
+            + bool(money & currencies(text))
+            + bool(month & months(text))
+            + (names(text) * config.cross_name_words if names else 0)
+            + (len(figures & _text_numbers(text)[0]) if figures else 0)
+        )
+
+    return found
+
+
+# Units that make a figure a measure ("7 days", "35 分钟", "6 人"), not a multiplier or a
+# share (literals: "40万", "3.5%"), nor a date's month or day ("10月17日").
+_NOT_MEASURES = frozenset({"%", "万", "亿", "千", "百", "k", "m", "b", "month", "日"})
+
+
+def _figures(query: str) -> frozenset[tuple[str, str | None]]:
+    """The (value, unit) of each figure the query gives with a unit of measure, but for those
+    that are literals already ("500 ms": the literal 500 counts, :func:`literal_bonus`)."""
+    literal = {x.value for x in extract_literals(query)}
+    return frozenset(
+        (n.value, n.unit)
+        for n in extract_numbers(query)
+        if n.unit is not None and n.unit not in _NOT_MEASURES and n.value not in literal
+    )
+
+
+def _facet_evidence(
+    hits: Sequence[Hit],
+    own: bool,
+    crossed: Callable[[str], float] | None,
+    literals: frozenset[LiteralToken],
+    config: RecallConfig,
+) -> tuple[dict[UUID, tuple[float, float]], list[tuple[str, tuple[float, float]]]]:
+    """What the title of each facet holds of the query (an id or a city in a note's title is
+    about every statement under it): (words that crossed scripts, literal bonus), by facet id;
+    and the facets' windows, with it: a statement found in such a window (every FacetPoint of
+    a facet is a piece of its window) holds it too. Titles of the other script than the
+    query's, and where the hits hold both scripts those of its own script for their literals
+    (a store in two languages repeats an id or a version across notes: the one whose title
+    names it is about it). Only titles: a word somewhere in a long window is no more about each
+    of its statements than about others (measured on the seed store, a mixed one: windows too
+    reorder 26 of its 930 searches below the first result, titles alone none)."""
+    both = bool(literals) and _both_scripts(hits)
+    facets: dict[UUID, tuple[float, float]] = {}
+    for h in hits:
+        if h.collection != TITLE_COLLECTION or not h.node_id:
+            continue
+        other = is_cjk_text(h.text) != own
+        if other or both:
+            found = crossed(h.text) if crossed and other else 0.0
+            lit = literal_bonus(literals, h.text, config)
+            if found or lit:
+                facets[h.node_id] = (found, lit)
+    windows = [
+        (h.text, facets[h.node_id])
+        for h in hits
+        if h.collection == WINDOW_COLLECTION and h.node_id in facets
+    ]
+    return facets, windows
+
+
+def _both_scripts(hits: Iterable[Hit]) -> bool:
+    """Whether the hits (edge texts aside) hold texts of both scripts, CJK and other."""
+    scripts = set()
+    for h in hits:
+        if h.collection != EDGE_COLLECTION:
+            scripts.add(is_cjk_text(h.text))
+            if len(scripts) > 1:
+                return True
+    return False
+
+
+def _held(
+    h: Hit, facets: dict[UUID, tuple[float, float]], windows: list[tuple[str, tuple[float, float]]]
+) -> tuple[float, float] | None:
+    """What the facet of ``h`` holds (:func:`_facet_evidence`): a title's or window's own
+    facet, a statement's window."""
+    if h.collection in _FACET_COLLECTIONS:
+        return facets.get(h.node_id) if h.node_id else None
+    if h.collection == POINT_COLLECTION:
+        return next((held for window, held in windows if h.text in window), None)
+    return None
+
+
 def _top_mean(values: list[float], n: int) -> float:
     best = sorted(values)[:n]
     return sum(best) / len(best)
@@ -226,16 +333,13 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
         else h.distance
         for h in hits
     ]
-    money = currencies(pq.original)
-    # A month shared across scripts counts only when the question names no day: a dated
-    # question is anchored by its day (recall.temporal), and its month would favour every
-    # other-script note that mentions any day of that month.
-    month = months(pq.original) if pq.time is None or pq.time.kind != "date" else frozenset()
-    crossing = _crossing_patterns(pq.original)
-    names = _names_across(hits, pq.original, config)
+    crossed = _crossed_words(hits, pq, config)
+    literals = extract_literals(pq.original)
+    facets, windows = (
+        _facet_evidence(hits, own, crossed, literals, config) if crossed or literals else ({}, [])
+    )
     bounds = _score_bounds(hits, before)
     numbers = extract_numbers(pq.original)
-    literals = extract_literals(pq.original)
     patterns = _term_patterns(latin_terms(pq.original)) if has_cjk(pq.original) else []
     keywords = [k for k in (normalize_for_match(k) for k in pq.keywords) if k]
     out: list[Hit] = []
@@ -254,16 +358,16 @@ def apply_bonuses(hits: Sequence[Hit], pq: PreprocessedQuery, config: RecallConf
             bonus = number_bonus(numbers, h.text, config) + _term_bonus(patterns, h.text, config)
             rel = max(0.0, rel - bonus)
         score = lo + rel * spread if spread > 0 else start
-        score -= literal_bonus(literals, h.text, config)
-        if (crossing or money or month or names) and is_cjk_text(h.text) != own:
-            found = (
-                sum(1 for p in crossing if p.search(h.text))
-                + bool(money & currencies(h.text))
-                + bool(month & months(h.text))
-                + (names(h.text) * config.cross_name_words if names else 0)
-            )
+        lit, found = literal_bonus(literals, h.text, config), 0.0
+        other = is_cjk_text(h.text) != own
+        held = _held(h, facets, windows) if facets else None
+        if held is not None:
+            found, lit = held[0] if other else 0.0, max(lit, held[1])
+        if crossed is not None and other and (held is None or h.collection != TITLE_COLLECTION):
+            found = max(found, crossed(h.text))  # (a title's own: held already)
+        if found:
             score -= min(found * config.cross_term_bonus, config.cross_term_max)
-        out.append(h.rescored(score))
+        out.append(h.rescored(score - lit))
     return out
 
 

@@ -250,12 +250,17 @@ class LiteralToken:
     value: str
 
 
+# Chinese measure words that make a number a count ("1900 个订单", "2000 条"), never a year.
+_COUNTED = re.compile(r"\s?[个位人条次家件笔单台项行张份篇页辆]")
+
+
 def _amount(m: re.Match[str]) -> LiteralToken | None:
     num, cur, mult, pct = m["num"], m["cur"], m["mult"], m["pct"]
     plain = num.replace(",", "")
     bare = not (cur or mult or pct or "," in num or "." in num)
-    # a bare integer: a literal from three digits on, a year is not one
-    if bare and (len(plain) < 3 or (len(plain) == 4 and 1900 <= int(plain) <= 2100)):
+    # a bare integer: a literal from three digits on; a year is not one, a count is
+    year = bare and len(plain) == 4 and 1900 <= int(plain) <= 2100
+    if bare and (len(plain) < 3 or (year and not _COUNTED.match(m.string, m.end()))):
         return None
     try:
         value = Decimal(plain) * _MULTIPLIER.get((mult or "").lower(), 1)

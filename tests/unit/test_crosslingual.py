@@ -47,6 +47,15 @@ def test_literals_have_a_written_form_and_a_value() -> None:
     assert forms("ＩＮＣ－７７３１ 预算 ６０万") == {("inc-7731", "inc7731"), ("60万", "600000")}
     # dates, years, times and small counts are not literals
     assert forms("Date: 2031-06-04 · 38 minutes (14:02–14:40) in 2031, 3 people") == set()
+    assert forms("2031 年的预算，2031年5月") == set()
+
+
+def test_a_count_with_a_measure_word_is_no_year() -> None:
+    # "1980 个" is 1980 of something: the literal "1,980" of a note in any language
+    assert forms("大约 1980 个包裹滞留") == {("1980", "1980")}
+    assert forms("共 2050 条短信") == {("2050", "2050")}
+    assert forms("Some 1,980 parcels were held") == {("1,980", "1980")}
+    assert forms("19.5 个") == {("19.5", "19.5")}
 
 
 def test_a_text_is_cjk_when_its_ideographs_outweigh_its_latin_words() -> None:
@@ -119,3 +128,23 @@ def test_a_name_keeps_its_case_across_scripts() -> None:
             hit("the Lantern App release", 0.12)]  # fmt: skip
     out = apply_bonuses(hits, query("App 冷启动优化到多少秒？"), cfg)
     assert [round(h.score, 6) for h in out] == [0.10, 0.12, 0.06]
+
+
+def test_a_figure_with_its_unit_crosses_scripts() -> None:
+    # (the number bonus within the collection's spread off: this rule alone)
+    cfg = CFG.model_copy(
+        update={"language_shift": 0, "number_same_unit": 0, "number_other_unit": 0}
+    )
+    hits = [hit("扫描件保留 9 天后删除", 0.10), hit("Scans are kept for 9 days.", 0.14),
+            hit("Invoices are kept for 9 years.", 0.14), hit("Scans: 12 days", 0.14)]  # fmt: skip
+    out = apply_bonuses(hits, query("扫描件保留 9 天吗？"), cfg)
+    # the same value in the same unit (天 / days): a word that crossed; 9 years is not it
+    assert [round(h.score, 6) for h in out] == [0.10, 0.08, 0.14, 0.14]
+    # a figure that is a literal already counts once, as the literal
+    long = [hit("扫描件保留 900 天", 0.10), hit("Scans are kept for 900 days.", 0.14)]
+    out = apply_bonuses(long, query("扫描件保留 900 天吗？"), cfg)
+    assert [round(h.score, 6) for h in out] == [0.0, 0.04]
+    # a share, a multiplier or a month is no measure: "9月" is September, not nine months
+    dated = [hit("复盘在 9月", 0.10), hit("Review in 9 months", 0.14)]
+    assert [round(h.score, 6) for h in apply_bonuses(dated, query("9月 复盘吗？"), cfg)] == [
+        0.10, 0.14]  # fmt: skip
