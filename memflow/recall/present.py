@@ -235,7 +235,7 @@ def outdated_points(
         if how != "closed" and _elsewhen_year(_text(nodes[newer]), years):
             continue  # "for 2026 I've asked for £8,000" asked of 2025's budget
         if how != "closed" and _someone_elses(nodes[newer], owners):
-            continue  # "Fenna: mine is due 12 May now" asked of Eskil's dissertation
+            continue  # "Bram: mine is due 9 June now" asked of Oriel's thesis
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         if ahead and named is not None and to >= named:
@@ -266,7 +266,7 @@ def outdated_points(
 
 
 def _owners(query: str) -> set[str]:
-    """The people whose thing the question asks about ("When is Eskil's dissertation due?")."""
+    """The people whose thing the question asks about ("When is Oriel's thesis due?")."""
     names = {v.norm for v in values(query) if v.family == "name"}
     return {m.lower() for m in _POSSESSOR.findall(query) if m.lower() in names}
 
@@ -277,7 +277,7 @@ _MINE = re.compile(r"\b(?:my|mine)\b", re.IGNORECASE)
 
 def _someone_elses(node: GraphNode, owners: set[str]) -> bool:
     """Whether ``node`` tells of another person's thing than the question asks of: another
-    person named as its owner ("Talia's got a new number") and the one asked of not, or its
+    person named as its owner ("Wenna's got a new number") and the one asked of not, or its
     speaker's own ("mine is due …", "my flight …"): another person's value, not a change."""
     if not owners:
         return False
@@ -330,7 +330,7 @@ _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?:年|(?!\d))")
 _PERIOD_JOIN = re.compile(r"\s*(?:to|until|till|through|thru|and|[-–—~～至到])\s*", re.IGNORECASE)
 
 
-# An exception said as one ("this Saturday only", "back to normal next week", "仅限本周"): a
+# An exception said as one ("this Sunday only", "back to normal next week", "仅限本周"): a
 # week from when it was said.
 _ONCE = re.compile(
     r"\b(?:this (?:\w+day|week|weekend|time) only|only (?:this|for this) (?:\w+day|week|weekend|"

@@ -344,7 +344,7 @@ def _before(text: str, v: Value, found: list[Value]) -> set[str]:
     return _keys(text[cut : v.start], inside, offset=cut) | named | _deadline(text, v)
 
 
-# A date said as a limit, whatever the words: "Deadline: 30 June", "accepted until 18 July",
+# A date said as a limit, whatever the words: "Deadline: 3 March", "forms taken until 21 March",
 # "due by Friday", "6月30日截止", "7月18日前提交". Two dates so said are of one thing (a limit).
 _LIMIT_BEFORE = re.compile(
     r"\b(?:deadline|due(?: date)?|until|till|by|closes?(?: on)?|no later than|cut-?off)\W{0,3}$"

@@ -342,7 +342,7 @@ def _days(f: _Found, text: str) -> None:
             f.add("date", f"day {int(day)}", m.start(), m.end())
 
 
-# A code given after what it opens ("门禁密码：4826#", "the gate code is 3391"): a code, not a count.
+# A code given after what it opens ("仓库门禁密码：5183#", "the gate code is 3391"): a code, not a count.
 _SECRET = re.compile(
     r"(?:\b(?:password|passcode|pin|(?:door|gate|alarm|access|entry|lock|key ?safe) code)\b"
     r"(?:\s+(?:is|was|now))*|密码|口令|门禁码|开门码)\s*[:：=]?\s*(?:是|为|改成|改为)?\s*"
@@ -420,7 +420,7 @@ def _clocks(f: _Found, text: str) -> None:
             f.add("clock", f"{h:02d}:{mm:02d}", m.start(), m.end())
 
 
-# A time of day in words: "half past nine", "quarter to ten", "ten to nine", "half nine"
+# A time of day in words: "half past seven", "quarter to ten", "ten to six", "half eight"
 # (British: half past), "nine o'clock", "noon".
 _HOUR_WORD = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2})"
 _WORD_CLOCK = re.compile(
@@ -431,7 +431,7 @@ _WORD_CLOCK = re.compile(
     re.IGNORECASE,
 )
 _PARTS = {"half": 30, "quarter": 15, "twenty-five": 25}
-# ("ten to nine" is a time after "at", "by", …; "five to ten people" is a count)
+# ("ten to six" is a time after "at", "by", …; "five to ten people" is a count)
 _AT = re.compile(r"\b(?:at|by|until|till|around|about|before|after|gone)\s+$", re.IGNORECASE)
 
 
