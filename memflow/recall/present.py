@@ -277,7 +277,7 @@ _MINE = re.compile(r"\b(?:my|mine)\b", re.IGNORECASE)
 
 def _someone_elses(node: GraphNode, owners: set[str]) -> bool:
     """Whether ``node`` tells of another person's thing than the question asks of: another
-    person named as its owner ("Wenna's got a new number") and the one asked of not, or its
+    person named as its owner ("Morvah's got a new number") and the one asked of not, or its
     speaker's own ("mine is due …", "my flight …"): another person's value, not a change."""
     if not owners:
         return False

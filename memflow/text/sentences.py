@@ -337,7 +337,7 @@ def text_units(text: str, *, markdown: bool) -> tuple[list[Unit], str | None]:
 
 
 def _row(cells: list[str], columns: list[str]) -> str:
-    """A table row as one statement, each cell named by its column ("Vendor: Brightwell") when
+    """A table row as one statement, each cell named by its column ("Vendor: Harlowe") when
     the table has a header row of as many cells: a value in a cell is the value of its column."""
     if len(columns) != len(cells):
         return " | ".join(c for c in cells if c)

@@ -89,21 +89,21 @@ def test_a_table_row_in_the_context_is_traced_to_its_document() -> None:
     from benchmarks.updates_handwritten import score_change
 
     case = {
-        "current": ["Brightwell"],
-        "stale": ["Corran"],
+        "current": ["Harlowe"],
+        "stale": ["Ostley"],
         "documents": [
-            {"name": "old.md", "format": "markdown", "content": "Hosting is with Corran."},
+            {"name": "old.md", "format": "markdown", "content": "Hosting is with Ostley."},
             {
                 "name": "new.md",
                 "format": "markdown",
-                "content": "| Area | Host |\n|---|---|\n| Hosting | Brightwell (left Corran) |",
+                "content": "| Area | Host |\n|---|---|\n| Hosting | Harlowe (left Ostley) |",
             },
         ],
     }
-    row = "Area: Hosting | Host: Brightwell (left Corran)"
+    row = "Area: Hosting | Host: Harlowe (left Ostley)"
     got = score_change(SimpleNamespace(context=f"[2031-02-01]\n{row}"), case)
     assert got == {"current_first": True, "stale_unmarked": False}
     old = score_change(
-        SimpleNamespace(context=f"[2031-02-01]\n{row}\nHosting is with Corran."), case
+        SimpleNamespace(context=f"[2031-02-01]\n{row}\nHosting is with Ostley."), case
     )
     assert old["stale_unmarked"]

@@ -200,16 +200,16 @@ def test_another_teams_date_is_not_a_change() -> None:
 
 
 def test_another_persons_number_passed_on_is_no_change() -> None:
-    query = "What's Piran's phone number?"
+    query = "What's Keverne's phone number?"
     for said, outdates in (
-        ("fyi Wenna's got a new number, 07700 900 377, she asked me to pass it on", False),
-        ("Piran's got a new number, 07700 900 377", True),
+        ("fyi Morvah's got a new number, 07700 900 377, she asked me to pass it on", False),
+        ("Keverne's got a new number, 07700 900 377", True),
     ):
         graph, scores, (old, new) = _graph([
-            ("Piran's mobile: 07700 900 145", OLD_DAY, 0.05, "contacts"),
+            ("Keverne's mobile: 07700 900 145", OLD_DAY, 0.05, "contacts"),
             (said, NEW_DAY, 0.06, "chat"),
         ])  # fmt: skip
-        graph.nodes[new].speaker = "Piran"
+        graph.nodes[new].speaker = "Keverne"
         got = outdated_points(query, graph, scores, RecallConfig())
         assert (old in got) is outdates, said
 
