@@ -33,6 +33,7 @@ from memflow.db.queries import q
 from memflow.db.rows import column_index, columns
 from memflow.recall.config import RecallConfig
 from memflow.recall.scoring import content_key
+from memflow.recall.sqlrecall import Clock, NodeTimes, node_clock
 from memflow.recall.types import GraphEdge, GraphNode, Subgraph
 from memflow.recall.visibility import Documents
 
@@ -56,7 +57,7 @@ class _Node:
     speaker: str | None  # the stored first speaker
     cited: bool  # has citations (`project`'s provenance row exists)
     degree: int  # every edge into it
-    times: tuple[Any, ...]  # sqlrecall._TIME_COLUMNS
+    times: Clock  # its sqlrecall._TIME_COLUMNS (made once: searches share it)
     documents: tuple[int, ...]  # the documents its cut sources cite (their ids' ints)
     key: str | None = None  # its content key (scoring.content_key), made when first asked
     # Its GraphNodes by (with sources, with speaker, degree) as one int, made once per cached
@@ -126,7 +127,7 @@ class CachedGraph:
         *,
         leaves: Collection[uuid.UUID] = (),
         with_sources: bool = True,
-        times: dict[uuid.UUID, tuple[Any, ...]] | None = None,
+        times: NodeTimes | None = None,
         docs: Documents | None = None,
     ) -> Subgraph:
         """What sqlrecall.project returns for an unfiltered search (``project`` in
@@ -287,7 +288,7 @@ class CachedGraph:
         distances: Sequence[float],
         episode_ids: Sequence[uuid.UUID],
         graph: Subgraph,
-        times: dict[uuid.UUID, tuple[Any, ...]] | None = None,
+        times: NodeTimes | None = None,
         docs: Documents | None = None,
     ) -> Subgraph:
         """What sqlrecall.expand_points adds for an unfiltered search; ``distances``: the
@@ -355,7 +356,7 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
             kind, sources, speaker, cited, degree, documents = extra(r)
             b = base(r)
             graph.nodes[b[0].int] = _Node(
-                b, kind, sources, speaker, bool(cited), int(degree), timed(r),
+                b, kind, sources, speaker, bool(cited), int(degree), node_clock(timed(r)),
                 tuple(d.int for d in documents),
             )  # fmt: skip
             graph.ids[b[0].int] = b[0]
