@@ -26,6 +26,7 @@ from memflow.recall.types import (
     Record,
     SearchResult,
     Subgraph,
+    chunk_keys,
     citations,
     source_keys,
 )
@@ -229,7 +230,7 @@ def _repeats_back(
     moved = False
     for u in ordered:
         node = index.nodes.get(u.node_id)
-        keys = set(source_keys(node.sources)) if node is not None else set()
+        keys = chunk_keys(node.sources) if node is not None else frozenset()
         if u.is_point and keys and keys <= cited:
             u = u.reranked(u.rank_score + penalty)
             moved = True

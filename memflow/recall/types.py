@@ -111,17 +111,25 @@ class Provenance(Sequence[Any]):
     (sql/recall.sql ``project``), parsed on first use: a search fetches ~450 of them and reads
     those of its results and packed units. Compares equal to the list it holds."""
 
-    __slots__ = ("_rows", "_text")
+    __slots__ = ("_keys", "_rows", "_text")
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._rows: list[Any] | None = None
+        self._keys: frozenset[str] | None = None
 
     def rows(self) -> list[Any]:
         rows = self._rows
         if rows is None:
             rows = self._rows = json.loads(self._text)
         return rows
+
+    def keys(self) -> frozenset[str]:
+        """The chunk keys of the rows, made once (a cached graph's nodes keep theirs)."""
+        keys = self._keys
+        if keys is None:
+            keys = self._keys = frozenset(row[0] for row in self.rows())
+        return keys
 
     def __getitem__(self, index: Any) -> Any:
         return self.rows()[index]
@@ -144,7 +152,7 @@ class Provenance(Sequence[Any]):
         return self._text
 
     def __setstate__(self, state: str) -> None:
-        self._text, self._rows = state, None
+        self._text, self._rows, self._keys = state, None, None
 
 
 # The projected subgraph is internal to a search and rebuilt for every query: plain slotted
@@ -255,6 +263,11 @@ def citations(rows: Sequence[Any]) -> list[Citation]:
 def source_keys(rows: Sequence[Any]) -> list[str]:
     """The chunk keys of provenance rows."""
     return [row[0] for row in rows]
+
+
+def chunk_keys(rows: Sequence[Any]) -> frozenset[str]:
+    """The set of the chunk keys of provenance rows."""
+    return rows.keys() if isinstance(rows, Provenance) else frozenset(source_keys(rows))
 
 
 def first_document(rows: Sequence[Any]) -> Any:
@@ -376,6 +389,7 @@ __all__ = [
     "SearchResponse",
     "SearchResult",
     "Subgraph",
+    "chunk_keys",
     "citations",
     "source_keys",
 ]
