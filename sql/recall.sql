@@ -26,7 +26,9 @@ SELECT set_config('memflow.dataset_id', :dataset_id, true),
 -- name: recall
 -- Wide vector recall: the :k nearest rows of every per-field embedding table, in one round trip.
 -- Each branch orders by the distance to the same query vector so the HNSW index is used; for a
--- small dataset (exact, from bind_search) by an expression no index matches: an exact sort.
+-- small dataset (exact, from bind_search) by an expression no index matches: an exact sort. The
+-- branch orders by its own output column, so each row's distance is computed once (ordered by an
+-- expression of its own, a scan computed it twice: ~4,200 distances more a search, issue 28).
 -- A filtered search (scope / where: memflow.recall.visibility) keeps only the visible rows in
 -- every branch; unfiltered (:filtered false), the condition folds away at planning.
 -- A last row (NULL collection) says whether the dataset holds any replaced node (revision 0004:
@@ -39,41 +41,46 @@ SELECT set_config('memflow.dataset_id', :dataset_id, true),
 -- unfiltered search projects and expands with no statement.
 WITH hits AS (
 (SELECT 'Episode_summary' AS collection, node_id, NULL::bytea AS text_hash, text,
-        embedding <=> CAST(:q AS vector) AS distance
+        CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+             ELSE embedding <=> CAST(:q AS vector) END AS distance
    FROM memflow.episode_summary WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
-                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
+  ORDER BY distance LIMIT :k)
 UNION ALL
-(SELECT 'Facet_search_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
+(SELECT 'Facet_search_text', node_id, NULL, text,
+        CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+             ELSE embedding <=> CAST(:q AS vector) END AS distance
    FROM memflow.facet_search_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
-                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
+  ORDER BY distance LIMIT :k)
 UNION ALL
-(SELECT 'Facet_anchor_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
+(SELECT 'Facet_anchor_text', node_id, NULL, text,
+        CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+             ELSE embedding <=> CAST(:q AS vector) END AS distance
    FROM memflow.facet_anchor_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
-                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
+  ORDER BY distance LIMIT :k)
 UNION ALL
-(SELECT 'FacetPoint_search_text', node_id, NULL, text, embedding <=> CAST(:q AS vector)
+(SELECT 'FacetPoint_search_text', node_id, NULL, text,
+        CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+             ELSE embedding <=> CAST(:q AS vector) END AS distance
    FROM memflow.facetpoint_search_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
-                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
+  ORDER BY distance LIMIT :k)
 UNION ALL
-(SELECT 'Entity_name', node_id, NULL, text, embedding <=> CAST(:q AS vector)
+(SELECT 'Entity_name', node_id, NULL, text,
+        CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+             ELSE embedding <=> CAST(:q AS vector) END AS distance
    FROM memflow.entity_name WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR node_id = ANY(CAST(:visible_nodes AS uuid[])))
-  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
-                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
+  ORDER BY distance LIMIT :k)
 UNION ALL
-(SELECT 'Edge_text', NULL, text_hash, text, embedding <=> CAST(:q AS vector)
+(SELECT 'Edge_text', NULL, text_hash, text,
+        CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
+             ELSE embedding <=> CAST(:q AS vector) END AS distance
    FROM memflow.edge_text WHERE dataset_id = :dataset_id
     AND (NOT :filtered OR text_hash = ANY(CAST(:visible_texts AS bytea[])))
-  ORDER BY CASE WHEN :exact THEN (embedding <=> CAST(:q AS vector)) + 0
-                ELSE embedding <=> CAST(:q AS vector) END LIMIT :k)
+  ORDER BY distance LIMIT :k)
 )
 SELECT h.collection, h.node_id, h.text_hash, h.text, h.distance, NULL::boolean AS any_superseded,
        NULL::bigint AS revision, NULL::bytea AS point_distances

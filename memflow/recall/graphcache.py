@@ -33,6 +33,7 @@ from memflow.db.queries import q
 from memflow.db.rows import column_index, columns
 from memflow.recall.config import RecallConfig
 from memflow.recall.scoring import content_key
+from memflow.recall.sqlrecall import Clock, NodeTimes, node_clock
 from memflow.recall.types import GraphEdge, GraphNode, Subgraph
 from memflow.recall.visibility import Documents
 
@@ -56,7 +57,7 @@ class _Node:
     speaker: str | None  # the stored first speaker
     cited: bool  # has citations (`project`'s provenance row exists)
     degree: int  # every edge into it
-    times: tuple[Any, ...]  # sqlrecall._TIME_COLUMNS
+    times: Clock  # its sqlrecall._TIME_COLUMNS (made once: searches share it)
     documents: tuple[int, ...]  # the documents its cut sources cite (their ids' ints)
     key: str | None = None  # its content key (scoring.content_key), made when first asked
     # Its GraphNodes by (with sources, with speaker, degree) as one int, made once per cached
@@ -108,6 +109,9 @@ class CachedGraph:
     # `project` ranks them in (seed parents first, applied per search); and of its children
     parents: list[list[int]] = field(default_factory=list)
     children: list[list[int]] = field(default_factory=list)
+    # number -> its children with parents from more than one node: the only ones a seed
+    # among their parents can reorder (one parent node: seeds first is the order they have)
+    shared: list[list[int]] = field(default_factory=list)
     tops: dict[int, list[list[int]]] = field(default_factory=dict)  # fanout -> :meth:`_tops`
     facets: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_facet
     points: dict[int, list[tuple[int, str]]] = field(default_factory=dict)  # has_point
@@ -123,7 +127,7 @@ class CachedGraph:
         *,
         leaves: Collection[uuid.UUID] = (),
         with_sources: bool = True,
-        times: dict[uuid.UUID, tuple[Any, ...]] | None = None,
+        times: NodeTimes | None = None,
         docs: Documents | None = None,
     ) -> Subgraph:
         """What sqlrecall.project returns for an unfiltered search (``project`` in
@@ -142,11 +146,11 @@ class CachedGraph:
         seeds = set(order)
         leaf = {number.get(i.int) for i in leaves}
         src_of, dst_of, up = self.edge_src, self.edge_dst, self.edge_up
-        parents, children = self.parents, self.children
+        parents, shared = self.parents, self.shared
         # Each node's best ``fanout`` parents: the same for every search, but for the nodes a
         # seed is a parent of, whose parents are reordered (seeds first).
         top = self._tops(fanout)
-        seeded = {dst for seed in order if seed < size for dst in children[seed]}
+        seeded = {dst for seed in order if seed < size for dst in shared[seed]}
         reordered: dict[int, list[int]] = {}
 
         def seeds_first(dst: int) -> list[int]:
@@ -175,8 +179,10 @@ class CachedGraph:
             for edge in top[seed] if seed not in seeded else seeds_first(seed):
                 lvl1[row + edge] = None
         lvl2: dict[int, None] = {}
+        walked: list[int] = []  # the levels' edges, row by row (lvl1's, then lvl2's)
         for row in lvl1:
             ord_, edge = divmod(row, width)
+            walked.append(edge)
             parent = src_of[edge]
             best = reached.get(parent)
             if best is None:
@@ -191,6 +197,7 @@ class CachedGraph:
                 lvl2[above + edge] = None
         for row in lvl2:
             ord_, edge = divmod(row, width)
+            walked.append(edge)
             parent = src_of[edge]
             best = reached.get(parent)
             if best is None:
@@ -204,43 +211,42 @@ class CachedGraph:
         kept_ids = [k & mask for k in ranked[: config.max_projection_nodes]]
         kept = set(kept_ids)
         cap = max(config.entity_degree_cap, fanout + 1)
-        cited_docs: dict[int, None] = {}
+        cited: list[int] = []  # the documents the kept nodes' sources cite, in their order
         sourced: list[tuple[int, uuid.UUID]] = []
-        numbered = self.numbered
+        numbered, nodes = self.numbered, graph.nodes
         for key in kept_ids:
             n = numbered[key] if key < size else None
             if n is None:
                 continue
             kind, node_id = n.kind, n.base[0]
-            prov = n.cited and (
-                kind in ("FacetPoint", "Episode") or (with_sources and kind == "Facet")
-            )
-            degree = min(n.degree, cap) if kind == "Entity" else None
-            node = n.graph_node(prov, prov and kind == "FacetPoint", degree)
-            graph.nodes[node_id] = node
-            if times is not None:
-                times[node_id] = n.times
             if kind == "Entity":
+                degree = min(n.degree, cap)
+                node = nodes[node_id] = n.graph_node(False, False, degree)
                 graph.episode_count = self.episode_count
-                if degree is not None and degree > fanout:
+                if degree > fanout:
                     graph.notes.append(
                         f"hub guard: entity {node.name!r} has more than {fanout} links; "
                         f"only the {fanout} best were followed"
                     )
-            if prov:
-                cited_docs.update(dict.fromkeys(n.documents))
-            elif kind == "Episode":
-                sourced += [(d, node_id) for d in self.sources_of.get(key, ())]
-        walked: dict[int, None] = {}
-        for level in (lvl1, lvl2):
-            for row in level:
-                edge = row % width
-                if src_of[edge] in kept and dst_of[edge] in kept:
-                    walked[edge] = None
+            elif n.cited and (
+                kind in ("FacetPoint", "Episode") or (with_sources and kind == "Facet")
+            ):
+                nodes[node_id] = n.graph_node(True, kind == "FacetPoint", None)
+                cited += n.documents
+            else:
+                nodes[node_id] = n.graph_node(False, False, None)
+                if kind == "Episode":
+                    sourced += [(d, node_id) for d in self.sources_of.get(key, ())]
+            if times is not None:
+                times[node_id] = n.times
         edges = self.edges
-        graph.edges = [edges[edge] for edge in walked]
+        graph.edges = [
+            edges[edge]
+            for edge in dict.fromkeys(walked)
+            if src_of[edge] in kept and dst_of[edge] in kept
+        ]
         if docs is not None:
-            self._add_documents(docs, cited_docs, sourced)
+            self._add_documents(docs, dict.fromkeys(cited), sourced)
         return graph
 
     def content_key(self, node: int) -> str | None:
@@ -282,7 +288,7 @@ class CachedGraph:
         distances: Sequence[float],
         episode_ids: Sequence[uuid.UUID],
         graph: Subgraph,
-        times: dict[uuid.UUID, tuple[Any, ...]] | None = None,
+        times: NodeTimes | None = None,
         docs: Documents | None = None,
     ) -> Subgraph:
         """What sqlrecall.expand_points adds for an unfiltered search; ``distances``: the
@@ -350,7 +356,7 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
             kind, sources, speaker, cited, degree, documents = extra(r)
             b = base(r)
             graph.nodes[b[0].int] = _Node(
-                b, kind, sources, speaker, bool(cited), int(degree), timed(r),
+                b, kind, sources, speaker, bool(cited), int(degree), node_clock(timed(r)),
                 tuple(d.int for d in documents),
             )  # fmt: skip
             graph.ids[b[0].int] = b[0]
@@ -389,6 +395,8 @@ def load(conn: Connection, dataset_id: uuid.UUID, max_sources: int) -> CachedGra
             graph.facets.setdefault(src, []).append((dst, text))
         elif rel == "has_point":
             graph.points.setdefault(src, []).append((dst, text))
+    parents_of = [{graph.edge_src[e] for e in edges} for edges in graph.parents]
+    graph.shared = [[c for c in below if len(parents_of[c]) > 1] for below in graph.children]
     for episode, documents in sourced.items():
         if episode in number:  # (only nodes are walked)
             graph.sources_of[number[episode]] = documents

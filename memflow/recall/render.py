@@ -231,7 +231,7 @@ def _repeats_back(
     moved = False
     for u in ordered:
         node = index.nodes.get(u.node_id)
-        keys = turn_keys(node.sources) if node is not None else set()
+        keys = turn_keys(node.sources) if node is not None else frozenset()
         if u.is_point and keys and keys <= cited:
             u = u.reranked(u.rank_score + penalty)
             moved = True

@@ -364,6 +364,10 @@ _PREFER_ENTITY = PATH_PREFERENCE["entity"]
 _PREFER_DIRECT = PATH_PREFERENCE["direct_episode"]
 
 
+# A facet's cheapest chain: (its Choice.key, cost, kind, point, entity)
+_FacetOption = tuple[tuple[float, int], float, PathKind, UUID | None, UUID | None]
+
+
 class BundleScorer:
     """Chains, corroboration and EpisodeScore over one RelationshipIndex, cached per node.
 
@@ -376,7 +380,7 @@ class BundleScorer:
         self.config = config
         # (keyed by the ids' ints: the chains look up ~4,000 ids a search, and an int hashes in
         # C, a UUID in Python)
-        self._facets: dict[int, Choice] = {}
+        self._facets: dict[int, _FacetOption] = {}
         self._entities: dict[int, float] = {}
         self._best = {node.int: d for node, d in evidence.best.items()}
         # u(p) of every recalled node (Evidence.unit: a node not recalled is INF whatever its
@@ -402,54 +406,68 @@ class BundleScorer:
         return cost
 
     def facet_cost(self, f: UUID) -> Choice:
+        _, cost, kind, point, entity = self._facet(f)
+        return Choice(cost, kind, facet=f, point=point, entity=entity)
+
+    def _facet(self, f: UUID) -> _FacetOption:
+        """FacetCost(f) as (its :meth:`Choice.key`, cost, kind, point, entity), made once per
+        facet; a Choice is made only of the one an episode chooses (keys compared as their
+        two numbers: no tuple per option)."""
         i = f.int
         cached = self._facets.get(i)
         if cached is not None:
             return cached
         cfg = self.config
         cost = self._best.get(i, INF) + cfg.facet_cost
-        key = (round(cost, 9), _PREFER_FACET)
+        rounded, prefer = round(cost, 9), _PREFER_FACET
         kind: PathKind = "facet"
         point: UUID | None = None
         entity: UUID | None = None
-        units = self._units
+        units, entities = self._units, self._entities
         for p in self.index.points_by_facet.get(f, ()):
             u = units.get(p.int, INF)
             if u < INF:
                 c = u + cfg.point_cost
-                k = (round(c, 9), _PREFER_POINT)
-                if k < key:
-                    key, cost, kind, point, entity = k, c, "point", p, None
+                r = round(c, 9)
+                if r < rounded or (r == rounded and prefer > _PREFER_POINT):
+                    rounded, prefer, cost = r, _PREFER_POINT, c
+                    kind, point, entity = "point", p, None
         for en in self.index.entities_by_facet.get(f, ()):
-            c = self.entity_cost(en)
+            known = entities.get(en.int)
+            c = self.entity_cost(en) if known is None else known
             if c < INF:
                 c += cfg.facet_cost
-                k = (round(c, 9), _PREFER_FACET_ENTITY)
-                if k < key:
-                    key, cost, kind, point, entity = k, c, "facet_entity", None, en
+                r = round(c, 9)
+                if r < rounded or (r == rounded and prefer > _PREFER_FACET_ENTITY):
+                    rounded, prefer, cost = r, _PREFER_FACET_ENTITY, c
+                    kind, point, entity = "facet_entity", None, en
         adjust = self._facet_adjust.get(i, 0.0)
         if adjust:
             cost += adjust
-        best = Choice(cost, kind, facet=f, point=point, entity=entity)
-        self._facets[i] = best
-        return best
+        key = (round(cost, 9), PATH_PREFERENCE[kind])
+        found = self._facets[i] = (key, cost, kind, point, entity)
+        return found
 
     def episode_choice(self, e: UUID, edge_chains: Mapping[UUID, Choice]) -> Choice:
         cost = self._best.get(e.int, INF) + self.config.direct_cost
         key = (round(cost, 9), _PREFER_DIRECT)
         best: Choice | None = None  # None: the direct chain
+        facet: tuple[UUID, _FacetOption] | None = None  # the best so far, when a facet's
         for f in self.index.facets_by_episode.get(e, ()):
-            fc = self.facet_cost(f)
-            if fc.cost < INF:
-                k = fc.key()
-                if k < key:
-                    key, best = k, fc
+            option = self._facet(f)
+            if option[1] < INF and option[0] < key:
+                key, facet = option[0], (f, option)
+        entities = self._entities
         for en in self.index.entities_by_episode.get(e, ()):
-            c = self.entity_cost(en)
+            known = entities.get(en.int)
+            c = self.entity_cost(en) if known is None else known
             if c < INF:
                 k = (round(c, 9), _PREFER_ENTITY)
                 if k < key:
-                    key, best = k, Choice(c, "entity", entity=en)
+                    key, best, facet = k, Choice(c, "entity", entity=en), None
+        if facet is not None:
+            f, (_, c, kind, point, entity) = facet
+            best = Choice(c, kind, facet=f, point=point, entity=entity)
         chain = edge_chains.get(e)
         if chain is not None and chain.key() < key:
             best = chain

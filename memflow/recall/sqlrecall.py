@@ -199,8 +199,24 @@ _TIME_COLUMNS = (
     "restated_by",
 )
 _uuid_int = attrgetter("int")
-# Node id -> its _TIME_COLUMNS, collected over a search's statements.
-NodeTimes = dict[uuid.UUID, tuple[Any, ...]]
+# A node's _TIME_COLUMNS as a search keeps them (:func:`node_clock`); by node id, collected over
+# a search's statements.
+Clock = tuple[dict[str, Any], Any, Any]
+NodeTimes = dict[uuid.UUID, Clock]
+
+
+def node_clock(row: Sequence[Any]) -> Clock:
+    """A node's _TIME_COLUMNS: its times and validity by name (what ``Subgraph.times`` holds;
+    never changed once made, so a cached graph's are shared by its searches) and its restates /
+    restated_by links as stored."""
+    valid_at, recorded_at, invalid_at, superseded_by, restates, restated_by = row
+    times = {
+        "valid_at": valid_at,
+        "recorded_at": recorded_at,
+        "invalid_at": invalid_at,
+        "superseded_by": superseded_by,
+    }
+    return times, restates, restated_by
 
 
 def with_times(graph: Subgraph, times: NodeTimes) -> Subgraph:
@@ -215,13 +231,7 @@ def with_times(graph: Subgraph, times: NodeTimes) -> Subgraph:
         row = times.get(node)
         if row is None:
             continue
-        valid_at, recorded_at, invalid_at, superseded_by, restates, restated_by = row
-        out[node] = {
-            "valid_at": valid_at,
-            "recorded_at": recorded_at,
-            "invalid_at": invalid_at,
-            "superseded_by": superseded_by,
-        }
+        out[node], restates, restated_by = row
         if not (restates or restated_by):  # (most nodes: no links to parse)
             continue
         found = tuple(
@@ -264,7 +274,7 @@ def _subgraph(
             graph.nodes[n.id] = n
             same[n.id] = n.id
             if times is not None:
-                times[n.id] = timed(r)
+                times[n.id] = node_clock(timed(r))
             if r[count] is not None:
                 graph.episode_count = int(r[count])
             if n.degree is not None and n.degree > config.hub_fanout:
@@ -332,8 +342,8 @@ def expand_points(
         n = GraphNode(*node(r))
         episode, facet, facet_text, point_text, distance = extra(r)
         graph.nodes.setdefault(n.id, n)
-        if times is not None:
-            times.setdefault(n.id, timed(r))
+        if times is not None and n.id not in times:
+            times[n.id] = node_clock(timed(r))
         graph.unit_distances[n.id] = float(distance)
         if (episode, facet) not in links:
             links.add((episode, facet))

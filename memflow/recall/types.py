@@ -111,17 +111,28 @@ class Provenance(Sequence[Any]):
     (sql/recall.sql ``project``), parsed on first use: a search fetches ~450 of them and reads
     those of its results and packed units. Compares equal to the list it holds."""
 
-    __slots__ = ("_rows", "_text")
+    __slots__ = ("_keys", "_rows", "_text")
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._rows: list[Any] | None = None
+        self._keys: frozenset[tuple[Any, str]] | None = None
 
     def rows(self) -> list[Any]:
         rows = self._rows
         if rows is None:
             rows = self._rows = json.loads(self._text)
         return rows
+
+    def turns(self) -> frozenset[tuple[Any, str]]:
+        """The turns the rows cite, as (document id, chunk key), made once (a cached graph's
+        nodes keep theirs)."""
+        keys = self._keys
+        if keys is None:
+            keys = self._keys = frozenset(
+                (document_id, key) for key, document_id, _source, _ts in self.rows()
+            )
+        return keys
 
     def __getitem__(self, index: Any) -> Any:
         return self.rows()[index]
@@ -144,7 +155,7 @@ class Provenance(Sequence[Any]):
         return self._text
 
     def __setstate__(self, state: str) -> None:
-        self._text, self._rows = state, None
+        self._text, self._rows, self._keys = state, None, None
 
 
 # The projected subgraph is internal to a search and rebuilt for every query: plain slotted
@@ -257,10 +268,12 @@ def source_keys(rows: Sequence[Any]) -> list[str]:
     return [row[0] for row in rows]
 
 
-def turn_keys(rows: Sequence[Any]) -> set[tuple[Any, str]]:
+def turn_keys(rows: Sequence[Any]) -> frozenset[tuple[Any, str]]:
     """The turns provenance rows cite, as (document id, chunk key): a chunk key ("s1") names a
-    turn within its document only."""
-    return {(document_id, key) for key, document_id, _source, _ts in rows}
+    turn within its document only. (A cached graph's nodes make theirs once.)"""
+    if isinstance(rows, Provenance):
+        return rows.turns()
+    return frozenset((document_id, key) for key, document_id, _source, _ts in rows)
 
 
 def first_document(rows: Sequence[Any]) -> Any:
@@ -384,4 +397,5 @@ __all__ = [
     "Subgraph",
     "citations",
     "source_keys",
+    "turn_keys",
 ]
