@@ -265,13 +265,17 @@ def outdated_points(
     return out
 
 
-def _owners(query: str) -> set[str]:
-    """The people whose thing the question asks about ("When is Oriel's thesis due?")."""
-    names = {v.norm for v in values(query) if v.family == "name"}
-    return {m.lower() for m in _POSSESSOR.findall(query) if m.lower() in names}
+def _owners(text: str) -> set[str]:
+    """The people whose thing ``text`` speaks of ("When is Oriel's thesis due?")."""
+    return {m.lower() for m in _POSSESSOR.findall(text)}
 
 
-_POSSESSOR = re.compile(r"\b([A-Z][\w-]+)['’]s\b")
+# A capitalised word with its "'s" ("Oriel's thesis", "Morvah's got …"), not a question word or
+# a pronoun with its verb ("What's", "It's").
+_POSSESSOR = re.compile(
+    r"\b(?!(?:What|Who|Where|When|Why|How|It|That|There|Here|He|She|This|Let|Today)['’]s)"
+    r"([A-Z][\w-]+)['’]s\b"
+)
 _MINE = re.compile(r"\b(?:my|mine)\b", re.IGNORECASE)
 
 

@@ -586,10 +586,6 @@ def _subkind(text: str, start: int, end: int, token: str) -> str:
 _PRODUCT_FORM = re.compile(r"[a-z][A-Z]|[/\d.+#]|^[A-Z]{2,}$")
 
 
-# "What's", "It's", "There'll": a common word with its verb, no name.
-_CONTRACTED = re.compile(r"['’](?:s|re|ll|d|ve|m)$")
-
-
 def _opens(text: str, at: int) -> bool:
     """Whether position ``at`` opens a sentence, a line, a list item or a table cell."""
     before = text[:at].rstrip()
@@ -600,8 +596,7 @@ def _names_en(f: _Found, text: str) -> None:
     for m in _NAME_EN.finditer(text):
         words = m.group(0).split()
         while words and (
-            _CONTRACTED.sub("", words[0].lower().strip(".")) in _NOT_NAMES
-            or _WEEKDAYS.fullmatch(words[0])
+            words[0].lower().strip(".") in _NOT_NAMES or _WEEKDAYS.fullmatch(words[0])
         ):
             words.pop(0)  # "Next Friday", "The Apple account": a leading common word is not one
         if not words:
