@@ -266,8 +266,14 @@ def outdated_points(
 
 
 def _owners(text: str) -> set[str]:
-    """The people whose thing ``text`` speaks of ("When is Oriel's thesis due?")."""
-    return {m.lower() for m in _POSSESSOR.findall(text)}
+    """The people whose thing ``text`` speaks of ("When is Oriel's thesis due?"): a name with its
+    "'s" (the last word of a name :func:`values` reads: "What's Oriel" ends with it)."""
+    names = [v.norm for v in values(text) if v.family == "name"]
+    return {
+        m
+        for m in (w.lower() for w in _POSSESSOR.findall(text))
+        if any(n == m or n.endswith(" " + m) for n in names)
+    }
 
 
 # A capitalised word with its "'s" ("Oriel's thesis", "Morvah's got …"), not a question word or
