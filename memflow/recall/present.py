@@ -51,6 +51,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 from uuid import UUID
@@ -129,6 +130,12 @@ def _when(node: GraphNode, times: Mapping[UUID, Mapping[str, object]]) -> dateti
 def _text(node: GraphNode, name_speaker: bool = False) -> str:
     bare = strip_speaker(node.search_text or node.name, node.speaker)
     return said_by(bare, node.speaker) if name_speaker else bare
+
+
+@lru_cache(maxsize=4096)
+def _word(word: str) -> re.Pattern[str]:
+    """``word`` as a whole word, compiled once (re's own cache is small for a search's terms)."""
+    return re.compile(rf"\b{re.escape(word)}\b")
 
 
 def _keys(text: str) -> frozenset[str]:
@@ -673,7 +680,7 @@ def _another_value(
     # A lower-case word is another value only when the older statements never say it (a word
     # of theirs in a slot is the same thing, not another answer) and they state a name or one.
     said = " ".join(older).lower()
-    terms = {t for t in now.pop("term", set()) if not re.search(rf"\b{re.escape(t)}\b", said)}
+    terms = {t for t in now.pop("term", set()) if not _word(t).search(said)}
     if terms and ("term" in was or "name" in was):
         return True
     return any(now[f] - was[f] for f in now.keys() & was.keys() if f != "term")
@@ -916,17 +923,13 @@ def _term_change(new: str, old: str) -> bool:
     if not new or not old or is_zh(new) or is_zh(old):
         return False
     low = old.lower()
-    fresh = [
-        v
-        for v in slot_terms(new)
-        if cued(new, v) and not re.search(rf"\b{re.escape(v.norm)}\b", low)
-    ]
+    fresh = [v for v in slot_terms(new) if cued(new, v) and not _word(v.norm).search(low)]
     if not fresh:
         return False
     # The older states a value of its own in a slot that the newer names beside the new one
     # ("the beanstalkd box is switched off"): the same thing, another value.
     was = [v.norm for v in slot_terms(old)]
-    return any(re.search(rf"\b{re.escape(w)}\b", new.lower()) for w in was)
+    return any(_word(w).search(new.lower()) for w in was)
 
 
 def _apart_pair(
