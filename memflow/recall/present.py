@@ -82,7 +82,7 @@ from memflow.text.slots import (
 )
 from memflow.text.supersede import strip_speaker
 from memflow.text.tense import asks_about_the_past, asks_about_the_present, asks_in_the_past
-from memflow.text.values import is_zh, masked, values
+from memflow.text.values import Value, is_zh, masked, values
 
 # What a possibly outdated statement is followed by in a context: "<text> [possibly outdated:
 # restated 2024-10-20]".
@@ -104,6 +104,8 @@ class Outdated:
     # "taken up": the newer one's source's statements that answer the question, in the order
     # they take the older's place (the newer among them); empty: the newer alone.
     order: tuple[UUID, ...] = ()
+    # False for a "rival" pair: the newer is only placed first; the older is not marked.
+    marked: bool = True
 
     def mark(self, text: str) -> str:
         return f"{text} {OUTDATED_MARK} {self.day}]"
@@ -188,6 +190,7 @@ def outdated_points(
             if node_id in nodes and other in nodes:
                 links.append((other, node_id) if role == "restates" else (node_id, other))
     # Equal scores go by what is said, never by an id that differs from one ingest to the next.
+    kinds = asked_kinds(query or "")
     ranked = sorted(
         ((s, p) for p, s in scores.items() if p in nodes and nodes[p].kind == "FacetPoint"),
         key=lambda sp: (sp[0], nodes[sp[1]].search_text or nodes[sp[1]].name),
@@ -224,11 +227,26 @@ def outdated_points(
         if one_topic(older, newer)
     ]
     pairs += _versions(near, subgraph, up, times, config.present_versions)
+    # Placed first only: after every pair that marks (a pair that marks wins over it).
+    rival = _rival_pair(query or "", ranked, nodes, times, config)
+    told = {p: _text(nodes[p]) for p in near}
+    pairs += [
+        (older, newer, how)
+        for older, newer, how in rival
+        if one_topic(older, newer)
+        # (a quote's lamp re-priced: no rival answer about its desk)
+        and not (
+            older in told
+            and newer in told
+            and _other_item(older, newer, near, told, nodes, times, kinds, _keys(query or ""))
+        )
+    ]
     order = {(older, newer): seq for older, newer, seq in taken}
     answering = set(near)
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
     years = _years(query or "")
     owners = _owners(query or "")
+    who = "name" in kinds
     today = now or datetime.now(UTC)
     out: dict[UUID, Outdated] = {}
     for older, newer, how in pairs:
@@ -245,6 +263,11 @@ def outdated_points(
             continue  # "Bram: mine is due 9 June now" asked of Oriel's thesis
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
+        said_old, said_new = _text(nodes[older], who), _text(nodes[newer], who)
+        if how in ("link", "wording") and _other_attribute(said_old, said_new, kinds):
+            continue  # "运动会改到区体育场" asked when: the date still holds
+        if how != "closed" and _other_labelled(said_old, said_new, kinds, _keys(query or "")):
+            continue  # "the balance comes to £1,045" asked of the deposit ("Deposit £250; balance £980")
         if ahead and named is not None and to >= named:
             continue  # the older said after the time asked about: a report, that time decides
         if how not in ("closed", "link") and _recalls(_text(nodes[newer]), to):
@@ -263,12 +286,14 @@ def outdated_points(
         ):
             continue  # "暑假（7月10日—8月20日）托管到 16:30": that holiday's hours, not the usual
         held = out.get(older)
-        if held is not None and (_when(nodes[held.newer], times) or tn) >= tn:
+        if held is not None and how == "rival":
+            continue  # only the order: a pair that marks decides
+        if held is not None and held.marked and (_when(nodes[held.newer], times) or tn) >= tn:
             continue  # the newest restatement marks it
         # A closed statement ranks low (its penalty): its replacement answering is enough.
         answers = older in answering or (how == "closed" and newer in answering)
         seq = order.get((older, newer), ()) if how == "taken up" else ()
-        out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq)
+        out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq, how != "rival")
     return out
 
 
@@ -596,6 +621,8 @@ def _taken_up(
     when = {p: _when(nodes[p], times) for p in near}
     doc = {p: _document(nodes[p]) for p in near}
     out: list[tuple[UUID, UUID, tuple[UUID, ...]]] = []
+    kinds = asked_kinds(query)
+    who = "name" in kinds  # "王海燕: …找我": the speaker names themself
     for older in near:
         if doc[older] != doc[near[0]]:
             continue  # only the best answer's source is taken up (nothing else moves)
@@ -610,7 +637,6 @@ def _taken_up(
             if not answer & keys[newer]:
                 continue
             same = [p for p in near if doc[p] == doc[newer] and _day(when[p]) == tn.date()]
-            said = [p for p in near if doc[p] == doc[older]]
             told = " ".join(_text(nodes[p]) for p in same).lower()
             if (
                 not all(n in told for n in subjects)
@@ -618,8 +644,13 @@ def _taken_up(
                 or _another_subject(told, named)
             ):
                 continue  # another person's trip, another quarter's figures, another project
-            if not _another_value([_text(nodes[p]) for p in said], [_text(nodes[p]) for p in same],
-                                  asked_kinds(query), tn, asks_about_the_present(query)):  # fmt: skip
+            said = [_text(nodes[p]) for p in near if doc[p] == doc[older]]
+            new = _new_values(said, [_text(nodes[p]) for p in same], kinds, tn,
+                              asks_about_the_present(query))  # fmt: skip
+            # ... of a kind the older statement gives or names again itself, when the question
+            # asks for one ("Put the bins out by 7am" is taken up by no new collection day;
+            # "王海燕: …找我" names the owner)
+            if not new or (kinds and not _gives(_text(nodes[older], who), said, new)):
                 continue
             # Naming the older's answer: its values ("down from 6,200", "Quillmoor itself is
             # closed"), or its words when it gives no value.
@@ -638,18 +669,19 @@ def _taken_up(
 _CATEGORY = re.compile(r"[A-Z]{2,4}\s+(?:system|tool|platform|service|provider|team|app|stack)\b")
 
 
-def _another_value(
+def _new_values(
     older: list[str],
     newer: list[str],
     kinds: frozenset[str],
     day: datetime,
     asked_now: bool = False,
-) -> bool:
-    """Whether the statements ``newer`` (one source, said on ``day``) state a value of a family
-    that the statements ``older`` state too (of a kind the question asks for, when it names
-    one; a name, when it names none), which none of them states: another answer, not the same
-    one again, a side remark or a proposal ("if we moved to …", "rejected"). ``asked_now``: the
-    question says "now" (a lower-case word in a value slot is a value then)."""
+) -> frozenset[str]:
+    """The families (a time: its kind) of value that the statements ``newer`` (one source, said
+    on ``day``) state and the statements ``older`` state too (of a kind the question asks for,
+    when it names one; a name, when it names none), with a value none of them states: another
+    answer, not the same one again, a side remark or a proposal ("if we moved to …",
+    "rejected"); empty: none. ``asked_now``: the question says "now" (a lower-case word in a
+    value slot is a value then: family "term")."""
 
     def found(texts: list[str]) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
@@ -681,9 +713,27 @@ def _another_value(
     # of theirs in a slot is the same thing, not another answer) and they state a name or one.
     said = " ".join(older).lower()
     terms = {t for t in now.pop("term", set()) if not _word(t).search(said)}
+    out = {f for f in now.keys() & was.keys() if f != "term" and now[f] - was[f]}
     if terms and ("term" in was or "name" in was):
+        out |= {"term", "name"}
+    return frozenset(out)
+
+
+def _gives(statement: str, source: list[str], families: frozenset[str]) -> bool:
+    """Whether ``statement`` gives a value of one of ``families`` (a time: its kind), or names
+    again one that a statement of its ``source`` gives ("王海燕: …找我" after "由王海燕担任")."""
+
+    def family(v: Value) -> str:
+        return v.kind if v.family == "when" else v.family
+
+    if any(family(v) in families for v in values(statement)):
         return True
-    return any(now[f] - was[f] for f in now.keys() & was.keys() if f != "term")
+    low = statement.lower()
+    return any(
+        family(v) in families and len(v.text) > 1 and v.text.lower() in low
+        for t in source
+        for v in values(t)
+    )
 
 
 def _answer_pairs(
@@ -958,14 +1008,121 @@ def _apart_pair(
         kinds = frozenset({v.family for v in values(_text(nodes[a]))} & {"name"})
     if not kinds:
         return []
-    got = answers_differ(
-        _text(nodes[newer], "name" in kinds),
-        _text(nodes[older], "name" in kinds),
-        kinds,
-        frozenset(v.norm for v in values(query)),
-        asks_who(query),
+    return [(older, newer, "apart")] if _differ(query, older, newer, nodes, kinds) else []
+
+
+def _differ(
+    query: str, older: UUID, newer: UUID, nodes: Mapping[UUID, GraphNode], kinds: frozenset[str]
+) -> bool:
+    """Whether ``newer`` gives another value of ``kinds`` than ``older`` (a speaker saying "I"
+    names themself when a name is asked: :func:`answers_differ`)."""
+    return (
+        answers_differ(
+            _text(nodes[newer], "name" in kinds),
+            _text(nodes[older], "name" in kinds),
+            kinds,
+            frozenset(v.norm for v in values(query)),
+            asks_who(query),
+        )
+        is not None
     )
-    return [] if got is None else [(older, newer, "apart")]
+
+
+def _other_attribute(older: str, newer: str, kinds: frozenset[str]) -> bool:
+    """Whether ``newer`` changes another attribute than the one asked: ``older`` gives a value
+    of a kind the question asks for and ``newer`` gives none it does not (a time of day is no
+    other date: each kind of time apart). "运动会改到区体育场举行" outdates no "10月15日" for
+    a question asking when."""
+    if not kinds:
+        return False
+    # A label is read as a name, a code or a version by its form alone ("QUINCEBAY7731"): one.
+    if kinds & _LABELS:
+        kinds |= _LABELS
+    own = [v for v in values(older) if v.family in kinds]
+    if not own:
+        return False
+    norms, times = {v.norm for v in own}, {v.kind for v in own if v.family == "when"}
+    return not any(
+        v.family in kinds and v.norm not in norms and (v.family != "when" or v.kind in times)
+        for v in values(newer)
+    )
+
+
+_LABELS = frozenset({"name", "code", "version", "id"})
+
+
+# Where a value's label starts: after the value or the clause before it.
+_LABEL_START = re.compile(r"[,;:，；：。(（\n]")
+
+
+def _labelled(text: str, kinds: frozenset[str]) -> list[tuple[Value, frozenset[str]]]:
+    """The values of ``text`` of the kinds asked, each with the words of its label: those in
+    front of it since the clause or the value before ("Deposit £250, payable now; balance £980":
+    "deposit", "balance")."""
+    out: list[tuple[Value, frozenset[str]]] = []
+    start = 0
+    for v in values(text):
+        front = text[start : v.start]
+        cut = max((m.end() for m in _LABEL_START.finditer(front)), default=0)
+        if v.family in kinds:
+            out.append((v, _keys(front[cut:])))
+        start = max(start, v.end)
+    return out
+
+
+def _other_labelled(older: str, newer: str, kinds: frozenset[str], asked: frozenset[str]) -> bool:
+    """Whether ``newer`` gives the value of another item that ``older`` labels apart: ``older``
+    gives values of a kind asked under several labels, one of them a word of the question, and
+    every new value of ``newer`` is labelled by another of them, never by the question's words
+    (asked of the deposit, "the balance comes to £1,045" against "Deposit £250; balance £980")."""
+    if not kinds or not asked:
+        return False
+    was = _labelled(older, kinds)
+    if len(was) < 2:
+        return False
+    answer = [label for _, label in was if label & asked]
+    others = frozenset().union(*(label - asked for _, label in was if not label & asked))
+    if not answer or not others:
+        return False
+    norms = {v.norm for v, _ in was}
+    new = [label for v, label in _labelled(newer, kinds) if v.norm not in norms]
+    return bool(new) and all(not label & asked and label & others for label in new)
+
+
+def _rival_pair(
+    query: str,
+    ranked: list[tuple[float, UUID]],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+    config: RecallConfig,
+) -> list[tuple[UUID, UUID, str]]:
+    """The best recalled point and the best of another source said on another day (the first
+    such source that differs), as (older, newer, "rival"), when both are within
+    ``present_rival`` of the question (raw cosine distance) and the newer gives another value
+    of a kind the question asks for: two sources
+    answering one question differently ("Dinner: the Old Mill, 7pm" in a plan, "table for 12 at
+    Rosetti's" in a later mail). Nothing in front of the values need agree, so the pair only
+    orders: the newer comes first and the older is not marked (its value may still hold: another
+    item of the same kind)."""
+    kinds = asked_kinds(query)
+    if config.present_rival <= 0 or len(ranked) < 2 or not kinds:
+        return []
+    best, a = ranked[0]
+    source, ta = _document(nodes[a]), _when(nodes[a], times)
+    if ta is None:
+        return []
+    tried = {source}
+    for score, b in ranked[1:]:
+        if score > best + config.present_rival:
+            break
+        tb, other = _when(nodes[b], times), _document(nodes[b])
+        if other in tried or tb is None or tb.date() == ta.date():
+            continue
+        tried.add(other)  # each source by its best point
+        older, newer = (a, b) if ta < tb else (b, a)
+        if _differ(query, older, newer, nodes, kinds):
+            return [(older, newer, "rival")]
+    return []
 
 
 __all__ = ["OUTDATED_MARK", "Outdated", "applies", "outdated_points"]

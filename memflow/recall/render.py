@@ -256,7 +256,7 @@ def _present_first(best: dict[UUID, EvidenceUnit], evidence: Evidence, step: flo
         old = best.get(older)
         if old is None:
             continue
-        if not old.replaced:
+        if later.marked and not old.replaced:
             best[older] = old = replace(old, text=later.mark(old.text), outdated_by=later.newer)
         if not later.near:
             continue

@@ -105,7 +105,9 @@ _SLOT_EN = frozenset(
     """is are was were be been 's am now to at on in for by from with of as into onto under
     via use uses using used run runs running adopt adopted became become becomes remains stays
     : = -> → until till around about approximately roughly only just still""".split()
-)
+) | {  # "it's Thursdays now": a pronoun with its "is" (one token)
+    f"{w}{a}s" for w in ("it", "that", "there", "here", "he", "she", "what", "who") for a in "'’"
+}
 _DETERMINER = frozenset("the a an our my your their his her its this that these those".split())
 _SLOT_ZH = re.compile(
     r"(?:是|为|到|在|用|改为|改成|换成|变成|变为|定在|定于|约|共|有|要|由|交给|接手|调到|涨到|降到|"
@@ -209,6 +211,8 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
         )
     if before.rstrip()[-1:] in ("|", "(", "—", "–"):
         return True
+    if v.kind == "code" and before.rstrip()[-1:] in (",", ";"):
+        return True  # a label listed in a terse note: "Wk review Thu 2pm, 2C-09, bring …"
     words = re.findall(r"[\w'’]+|[:=→]|->", before.lower())
     if not words or _ACTS.match(text, v.end):
         return True  # the subject ("Lena is looking after …"): compared with the older one's
@@ -487,8 +491,8 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
          r"product|channel|system|stack|broker|queue|database engine)\b|哪个(?:工具|服务|平台|渠道|"
          r"供应商|系统)|用什么|通过什么", "name code version"),
         (r"how (?:long|often)|多久|多长时间", "amount:duration count"),
-        (r"how (?:many|much)|\bprice\b|\bcost|\bcharge|\bbudget|\bfee\b|多少|几台|几个|几人|"
-         r"几位|价格|费用|预算", "amount:money amount:percent amount:duration amount:size "
+        (r"how (?:many|much)|\bprice\b|\bcost|\bcharge|\bbudget|\bfee\b|多少|"
+         r"几(?:台|个|人|位|桌|间|张|套|辆|只|件|份|箱|盒|瓶|双|本|场|家|条|名)|价格|费用|预算", "amount:money amount:percent amount:duration amount:size "
          r"amount:length amount:mass amount:rate count"),
         (r"\bversion\b|\brelease\b|版本", "version code id"),
         (r"\b(?:phone|mobile|telephone|cell)\b|what number|电话|手机|号码|联系方式", "phone"),

@@ -109,7 +109,9 @@ _AMOUNT_ZH = re.compile(
     r"(?P<n>"
     + _NUM
     + r"|[零一二两三四五六七八九十百千万]+)\s*(?P<u>万元|万美元|个月|个人|块钱|美元|欧元|英镑|人民币|毫秒|"
-    r"分钟|小时|公里|千米|公斤|千克|[元块万秒天周年月米克斤次%％]|个|位|名|人|台|家|条|款)"
+    r"分钟|小时|公里|千米|公斤|千克|[元块万秒天周年月米克斤次%％]|个|位|名|人|台|家|条|款|"
+    # more measure words of things counted ("7桌", "两间", "三套")
+    r"桌|间|张|套|辆|只|件|份|箱|盒|瓶|双|本|场)"
 )
 _MONEY_SIGN = re.compile(r"[$€£¥￥]\s?(?P<n>" + _NUM + r")(?P<u>\s*[元块万])?")
 _VERSION = re.compile(
@@ -319,6 +321,14 @@ _WEEKLY_EN = re.compile(
     r"(?P<p>mon|tues|wednes|thurs|fri|satur|sun)days)\b",
     re.IGNORECASE,
 )
+# ... or every other week ("on Tuesday, every other week", "every other Tuesday", "fortnightly on
+# Tuesdays"): another routine than a weekly one.
+_FORTNIGHTLY_EN = re.compile(
+    r"\b(?:(?P<d>mon|tues|wednes|thurs|fri|satur|sun)days?,?\s+every\s+(?:other|second|two)\s+weeks?|"
+    r"every\s+(?:other|second)\s+(?P<e>mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"(?:fortnightly|biweekly)\s+on\s+(?:a\s+)?(?P<f>mon|tues|wednes|thurs|fri|satur|sun)days?)\b",
+    re.IGNORECASE,
+)
 _WEEKLY_ZH = re.compile(r"每(?:个)?(?:周|星期|礼拜)(?P<d>[一二三四五六日天])")
 _WEEKDAY_ZH = {"一": "mon", "二": "tues", "三": "wednes", "四": "thurs", "五": "fri", "六": "satur"}
 
@@ -328,6 +338,9 @@ def _weekly(f: _Found, text: str, zh: bool) -> None:
         for m in _WEEKLY_ZH.finditer(text):
             f.add("weekday", f"weekly {_WEEKDAY_ZH.get(m.group('d'), 'sun')}", m.start(), m.end())
         return
+    for m in _FORTNIGHTLY_EN.finditer(text):
+        day = (m.group("d") or m.group("e") or m.group("f")).lower()
+        f.add("weekday", f"fortnightly {day}", m.start(), m.end())
     for m in _WEEKLY_EN.finditer(text):
         day = (m.group("d") or m.group("p")).lower()
         f.add("weekday", f"weekly {day}", m.start(), m.end())
@@ -361,9 +374,11 @@ def _ids(f: _Found, text: str) -> None:
             f.add("code", m.group(0), m.start(), m.end())
 
 
-# A numbered thing's label: "room 4B", "gate A12", "3号会议室" (a number naming which one, not
-# counting: a count's measure word is not 号).
-_LABEL_EN = re.compile(r"(?<![\w.-])(?:\d{1,3}[A-Z]{1,2}|[A-Z]{1,2}\d{1,3})(?![\w-]|\.\w)")
+# A numbered thing's label: "room 4B", "gate A12", "4B-17", "3号会议室" (a number naming which one,
+# not counting: a count's measure word is not 号).
+_LABEL_EN = re.compile(
+    r"(?<![\w.-])(?:\d{1,3}[A-Z]{1,2}|[A-Z]{1,2}\d{1,3})(?:-\d{1,4})?(?![\w-]|\.\w)"
+)
 _LABEL_ZH = re.compile(r"(?<![\d月])\d{1,4}\s*号(?=[\u3400-\u9fff])")
 # ... and any number a numbered place's noun names: "room 4.12", "gate 7", "platform 3"
 _LABEL_AFTER = re.compile(
@@ -479,7 +494,9 @@ def _followed_by_unit(text: str, at: int) -> bool:
 # A sum without its unit, named by what it pays, in its clause or just after ("押金 5200", "押金是
 # 两个月的，10400"): money.
 _MONEY_NOUN_ZH = re.compile(
-    r"(?:押金|定金|订金|租金|月租|房租|房费|学费|工资|月薪|年薪|费用|价格|报价|总价|单价|预算)"
+    r"(?:押金|定金|订金|租金|月租|房租|房费|学费|工资|月薪|年薪|费用|价格|报价|总价|单价|预算|"
+    # a total said without its unit ("一共9350")
+    r"一共|总共|合计|共计|总计|总额)"
     r"[^。；;\d]{0,8}?(?<![\d.])(?P<n>\d{3,}(?:,\d{3})*(?:\.\d+)?)(?![\d.%]|\s*[年月日号天个位万元块])"
 )
 
@@ -518,6 +535,8 @@ def _amounts(f: _Found, text: str, zh: bool) -> None:
         if n is None:
             continue
         family = _UNIT_FAMILY.get(unit)
+        if unit == "per" and not re.match(r"\s*cent\b", text[m.end() :], re.IGNORECASE):
+            family = None  # "two per room": a rate's count, no percent ("5 per cent" is one)
         if family is None and m.group("u2") is not None:
             family = _UNIT_FAMILY.get(m.group("u2").lower())  # "5 more minutes"
         if family is not None:

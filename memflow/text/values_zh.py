@@ -1,5 +1,5 @@
 """Pure: the names a Chinese statement gives (memflow.text.values): people by the words around
-them ("由王芳负责", "向赵敏汇报", "负责人是…"), places ("在上海机房"), products and tools
+them ("由王芳负责", "向赵敏汇报", "负责人是…", "行政王芳"), places ("在上海机房"), products and tools
 ("改用企业微信", Latin words such as "Redis"), quoted names, and values named after what they are
 the value of ("地点：安吉", "对接人为方婷")."""
 
@@ -13,10 +13,20 @@ _QUOTED_ZH = re.compile(r"[「“《『]([^」”》』]{1,20})[」”》』]")
 _ZH_PERSON = re.compile(
     r"(?:(?:负责|对接|联系|维护|接口)人(?:是|为|：|:|换成|改为|变成)?|(?:负责|维护|主导|跟进|牵头)\s*[：:]\s*|"
     r"由|交给|交由|转给|找|归)"
-    r"(?P<v>[\u4e00-\u9fff]{2,3}?)"
+    r"(?![我你他她它咱])(?P<v>[\u4e00-\u9fff]{2,3}?)"
     r"(?=负责|来|接手|处理|跟进|对接|维护|担任|主持|带|，|。|,|\.|、|了|$)|"
     r"(?:(?<=[起由是为给把让请和跟与、，,：:\s])|^)(?P<w>[\u4e00-\u9fff]{2,3}?)"
     r"(?=(?:负责|接手|来负责|来维护|来管|来做|牵头|维护)(?!人))"
+)
+# A person named after their role ("找行政滕晓芸", "新来的行政甘棠", "同事王丽坐在…"): the role word
+# in front, two or three characters, then where a name ends.
+_ZH_ROLE_PERSON = re.compile(
+    r"(?:行政|同事|经理|主管|前台|助理|秘书|会计|出纳|律师|医生|护士|司机|管家|班主任|辅导员|店长)"
+    r"(?!部|人员|工作|事务|流程|手续|系统|审批|管理|楼|区|办|中心|群|同事|"
+    # a verb or a word of the sentence, not a name ("主管是谁")
+    r"[的和与跟也都会说们是为在有要就还已把被让给对从到去来])"
+    r"(?![\u4e00-\u9fff]{0,2}(?:谁|什么|哪))(?P<v>[\u4e00-\u9fff]{2,3}?)"
+    r"(?=[，,。.（(、；;：:\s！!？?]|$|负责|来|说|已|在|坐|会|也|今天|明天|接手|处理)"
 )
 _ZH_PLACE = re.compile(
     r"(?:在|到|搬到|迁到|改到|改在|换到)\s?(?P<v>[\u4e00-\u9fff]{2,8}?)(?=办公|上班|工作|开会|召开|开|举行|举办|见面|"
@@ -60,6 +70,8 @@ def zh_names(text: str) -> list[tuple[str, str, int, int]]:
     for m in _ZH_PERSON.finditer(text):
         g = "v" if m.group("v") else "w"
         out.append(("name:person", m.group(g), m.start(g), m.end(g)))
+    for m in _ZH_ROLE_PERSON.finditer(text):
+        out.append(("name:person", m.group("v"), m.start("v"), m.end("v")))
     for m in _LATIN_IN_ZH.finditer(text):
         out.append(("name:product", m.group(0).lower(), m.start(), m.end()))
     for m in _QUOTED_ZH.finditer(text):
