@@ -610,7 +610,11 @@ def answers_differ(
         )
         # a new subject is another thing, unless the old statement opens with its value too
         and (
-            zh or not _subject(new, v) or any(_subject(old, o) for o in vo if o.family == v.family)
+            zh
+            or not _subject(new, v)
+            or any(_subject(old, o) for o in vo if o.family == v.family)
+            # asked who, a person the statement is about answers ("Mrs Ash took the class")
+            or (who and v.kind == "name:person")
         )
     ]
     if not slotted:

@@ -591,6 +591,8 @@ def _status_slot(text: str, m: re.Match[str]) -> bool:
 
 def _subkind(text: str, start: int, end: int, token: str) -> str:
     before, after = text[:start], text[end:]
+    if _HONORIFIC.match(token):
+        return "name:person"  # "Mrs Veldkamp", "Dr. Osei"
     if _PRODUCT_FORM.search(token):
         return "name:product"  # iOS, GitHub, LISTEN/NOTIFY, S3, AWS
     if _PERSON_AFTER.match(after) or _PERSON_BEFORE.search(before):
@@ -603,6 +605,7 @@ def _subkind(text: str, start: int, end: int, token: str) -> str:
 
 
 _PRODUCT_FORM = re.compile(r"[a-z][A-Z]|[/\d.+#]|^[A-Z]{2,}$")
+_HONORIFIC = re.compile(r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?\s+[A-Z]")
 
 
 def _opens(text: str, at: int) -> bool:

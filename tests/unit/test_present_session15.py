@@ -56,7 +56,7 @@ def test_a_change_of_another_labelled_item_outdates_no_answer() -> None:
 
 
 def test_a_statement_with_no_answer_of_the_kind_asked_is_taken_up_by_nothing() -> None:
-    graph, scores, (answer, thanks, later) = _graph([
+    graph, scores, (_, thanks, _) = _graph([
         ("大舅: 年夜饭我订了，松鹤楼，5桌", OLD_DAY, 0.05, "family chat"),
         ("小姨: 辛苦大舅！", OLD_DAY, 0.07, "family chat"),
         ("坚果礼盒两箱，酒让大舅自己挑。", NEW_DAY, 0.09, "shopping"),
@@ -125,3 +125,14 @@ def test_a_room_label_with_its_number_is_a_code_listed_in_a_terse_note() -> None
     assert [v.norm for v in values(new) if v.kind == "code"] == ["5a-04"]
     got = answers_differ(new, old, asked_kinds("Which room is the planning review in?"))
     assert got is not None and got.head > 0
+
+
+def test_asked_who_a_person_a_later_statement_is_about_answers() -> None:
+    from memflow.text.conflict import answers_differ
+
+    old = "Pottery club: Mondays 6-8pm in the annexe, run by Aurelio Banfield."
+    new = "Mrs Quennell took pottery tonight, she's doing Mondays until Easter."
+    assert [v.kind for v in values(new)][:1] == ["name:person"]
+    assert answers_differ(new, old, asked_kinds("Who runs the pottery club?"), who=True)
+    # not asked who: the person the statement is about answers no "when"
+    assert answers_differ(new, old, asked_kinds("When is the pottery club?")) is None
