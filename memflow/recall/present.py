@@ -246,6 +246,7 @@ def outdated_points(
     spans, projects = _spans(query or ""), _zh_subjects(query or "")
     years = _years(query or "")
     owners = _owners(query or "")
+    whose = _zh_owner(query or "")
     who = "name" in kinds
     today = now or datetime.now(UTC)
     out: dict[UUID, Outdated] = {}
@@ -261,6 +262,8 @@ def outdated_points(
             continue  # "for 2026 I've asked for £8,000" asked of 2025's budget
         if how != "closed" and _someone_elses(nodes[newer], owners):
             continue  # "Bram: mine is due 9 June now" asked of Oriel's thesis
+        if how != "closed" and _another_row(nodes[older], nodes[newer], whose):
+            continue  # "新同事闫珂…工位 A区 19号" asked of 郝明's seat ("郝明：A区 17号")
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         said_old, said_new = _text(nodes[older], who), _text(nodes[newer], who)
@@ -331,6 +334,25 @@ def _someone_elses(node: GraphNode, owners: set[str]) -> bool:
     if not speaker or any(o in speaker for o in owners):
         return False
     return bool(_MINE.search(text))
+
+
+# A Chinese question about someone's thing: "郝明的工位是几号？" (two or three characters and 的).
+_ZH_OWNER = re.compile(r"^(?:请问)?([\u4e00-\u9fff]{2,3}?)的")
+
+
+def _zh_owner(query: str) -> str:
+    m = _ZH_OWNER.match(query.strip())
+    return m.group(1) if m else ""
+
+
+def _another_row(older: GraphNode, newer: GraphNode, whose: str) -> bool:
+    """Whether ``older`` is a row of the person the question asks of ("郝明：A区 17号", or said
+    by them) and ``newer`` names them nowhere, nor is said by them: another person's row."""
+    if not whose:
+        return False
+    said = _text(older)
+    own = said.startswith((whose + "：", whose + ":")) or whose in (older.speaker or "")
+    return own and whose not in _text(newer, True)
 
 
 def _spans(text: str) -> list[tuple[str, str]]:

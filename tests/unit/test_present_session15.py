@@ -136,3 +136,15 @@ def test_asked_who_a_person_a_later_statement_is_about_answers() -> None:
     assert answers_differ(new, old, asked_kinds("Who runs the pottery club?"), who=True)
     # not asked who: the person the statement is about answers no "when"
     assert answers_differ(new, old, asked_kinds("When is the pottery club?")) is None
+
+
+def test_another_persons_row_outdates_no_row_of_the_person_asked_of() -> None:
+    graph, scores, (mine, theirs, new) = _graph([
+        ("蒋澄：B区 07号", OLD_DAY, 0.05, "座位表"),
+        ("柏舟：B区 08号", OLD_DAY, 0.08, "座位表"),
+        ("新同事莫辞下周一入职，工位 B区 09号", NEW_DAY, 0.06, "群聊"),
+    ])  # fmt: skip
+    for older, newer in ((mine, new), (theirs, new)):
+        graph.links.setdefault(newer, []).append((older, "restates"))
+    got = outdated_points("蒋澄的工位是几号？", graph, scores, RecallConfig())
+    assert mine not in got, got
