@@ -18,7 +18,7 @@ from operator import attrgetter
 from typing import Any
 from uuid import UUID
 
-from memflow.recall.bonus import apply_bonuses, best_hits, collection_bounds, edge_best_hits
+from memflow.recall.bonus import apply_bonuses, best_hits, edge_best_hits
 from memflow.recall.config import RecallConfig
 from memflow.recall.options import DEFAULTS, SearchOptions
 from memflow.recall.preprocess import PreprocessedQuery
@@ -151,12 +151,18 @@ def score_hits(
         if pq is not None
         else [h.rescored(h.distance) for h in hits]
     )
+    # Per collection, each node's best score and the worst raw distance recalled (the bonuses
+    # leave distances as they are), in one pass.
     by_collection: dict[str, dict[UUID, float]] = {}
+    worst: dict[str, float] = {}
     for h in scored:
+        collection, d = h.collection, h.distance
         if h.node_id is not None:
-            col = by_collection.setdefault(h.collection, {})
+            col = by_collection.get(collection)
+            if col is None:
+                col = by_collection[collection] = {}
             col[h.node_id] = min(h.score, col.get(h.node_id, math.inf))
-    worst = {c: hi for c, (_, hi) in collection_bounds(scored).items()}
+        worst[collection] = max(worst.get(collection, d), d)
     return ScoredHits(scored, best_hits(scored), edge_best_hits(scored), by_collection, worst)
 
 
