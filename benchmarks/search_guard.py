@@ -46,11 +46,21 @@ TOLERANCE = 1.5  # --check: episodic / vector may grow by 50 % over the recorded
 # Run in a worker in its tree: both modes for each query, alternately; wall time, stages and the
 # statements sent. The lookup embedder returns the vector of the query being searched.
 WORKER = r"""
-import json, sys, time
+import gc, json, sys, time
 import numpy as np
 from sqlalchemy import event
 from memflow.memory import Memory
 cfg = json.loads(sys.stdin.read())
+
+# The time the cyclic collector's full passes (generation 2) took during each search.
+full = {"ms": 0.0, "start": 0.0}
+def on_gc(phase, info):
+    if info["generation"] == 2:
+        if phase == "start":
+            full["start"] = time.perf_counter()
+        else:
+            full["ms"] += (time.perf_counter() - full["start"]) * 1000
+gc.callbacks.append(on_gc)
 
 class Lookup:
     name, dim = "bench-lookup", 384
@@ -76,12 +86,15 @@ with Memory.open(cfg["url"], embedder=emb) as mem:
         order = list(modes) if i % 2 == 0 else list(modes)[::-1]
         for mode in order:
             sent.clear()
-            t = time.perf_counter()
+            full["ms"] = 0.0
+            t, cpu = time.perf_counter(), time.thread_time()
             resp = ds.search("what did we agree about the rollout plan", **modes[mode])
             wall = (time.perf_counter() - t) * 1000
+            cpu = (time.thread_time() - cpu) * 1000
             stages = {k: float(v) for k, v in resp.timings_ms.items()}
             out[mode].append({"ms": wall - stages.get("embed", 0.0), "stages": stages,
-                              "statements": len(sent), "results": len(resp.results)})
+                              "statements": len(sent), "results": len(resp.results),
+                              "full_gc_ms": full["ms"], "cpu_ms": cpu})
 print(json.dumps(out))
 """
 
@@ -116,6 +129,16 @@ def summarise(runs: list[dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
             "stages_p50": {k: round(float(np.median(v)), 2) for k, v in sorted(stages.items())},
             "statements": max(s["statements"] for s in searches),
             "statements_min": min(s["statements"] for s in searches),
+            # The searches during which the cyclic collector made a full pass, the time those
+            # passes took, and the percentiles of the other searches.
+            "full_gc": sum(1 for s in searches if s.get("full_gc_ms")),
+            "full_gc_ms": round(sum(s.get("full_gc_ms", 0.0) for s in searches), 1),
+            # The worker's own CPU time (the SQL runs in the server): what a machine busy with
+            # other work leaves nearly as it is, where wall time is not.
+            "cpu_ms": common.percentiles([s["cpu_ms"] for s in searches if "cpu_ms" in s]),
+            "ms_without_full_gc": common.percentiles(
+                [s["ms"] for s in searches if not s.get("full_gc_ms")]
+            ),
         }
     out["ratio"] = round(out["episodic"]["ms"]["p50"] / out["vector"]["ms"]["p50"], 3)
     return out
@@ -166,8 +189,12 @@ def _tree_rows(run: dict[str, Any]) -> list[list[Any]]:
     for name, tree in run["trees"].items():
         for mode in ("episodic", "vector"):
             m = tree[mode]
+            calm = m.get("ms_without_full_gc", {})
             rows.append([name, mode, m["searches"], m["ms"]["p50"], m["ms"]["p95"],
-                         m["statements"], tree["ratio"] if mode == "episodic" else ""])  # fmt: skip
+                         m["statements"], tree["ratio"] if mode == "episodic" else "",
+                         m.get("cpu_ms", {}).get("p50", ""),
+                         m.get("full_gc", ""), m.get("full_gc_ms", ""),
+                         calm.get("p95", "")])  # fmt: skip
     return rows
 
 
@@ -192,7 +219,9 @@ def markdown(data: dict[str, Any]) -> str:
         "One fixed synthetic dataset (benchmarks/synth.py, seed 28) per run; each query searched "
         "episodic (`display=highly_related`) and in vector mode, alternately, in worker "
         "processes started in each tree. Times in ms, wall time less the query embedding "
-        "(a lookup embedder); statements: the most one search sent.",
+        "(a lookup embedder); statements: the most one search sent; client CPU: the worker "
+        "thread's CPU time a search (the SQL runs in the server). A full GC pass: the "
+        "cyclic collector's generation-2 collection (its time is part of the search's).",
     ]
     for key in ("full", "quick"):
         run = data.get(key)
@@ -213,6 +242,10 @@ def markdown(data: dict[str, Any]) -> str:
                     "p95 ms",
                     "statements",
                     "episodic / vector (p50)",
+                    "client CPU p50 ms",
+                    "searches with a full GC pass",
+                    "ms in those passes",
+                    "p95 ms of the others",
                 ],
                 _tree_rows(run),
             ),

@@ -44,3 +44,9 @@ def test_a_small_run_counts_the_statements_of_each_mode(pg_admin_url: str) -> No
     assert {"recall_sql", "projection_sql", "expand_rank", "expand_sql", "index_grow",
             "score"} <= set(this["episodic"]["stages_p50"])  # fmt: skip
     assert this["ratio"] > 0
+    # the full passes of the cyclic collector each search made, and the others' percentiles
+    for mode in ("episodic", "vector"):
+        m = this[mode]
+        assert 0 <= m["full_gc"] <= m["searches"] and m["full_gc_ms"] >= 0
+        assert set(m["ms_without_full_gc"]) == {"p50", "p95", "p99", "mean"}
+        assert m["cpu_ms"]["p50"] > 0
