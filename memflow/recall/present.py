@@ -352,7 +352,7 @@ def _another_row(older: GraphNode, newer: GraphNode, whose: str) -> bool:
         return False
     said = _text(older)
     own = said.startswith((whose + "：", whose + ":")) or whose in (older.speaker or "")
-    return own and whose not in _text(newer, True)
+    return own and whose not in _text(newer) and whose not in (newer.speaker or "")
 
 
 def _spans(text: str) -> list[tuple[str, str]]:

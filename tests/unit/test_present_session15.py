@@ -148,3 +148,18 @@ def test_another_persons_row_outdates_no_row_of_the_person_asked_of() -> None:
         graph.links.setdefault(newer, []).append((older, "restates"))
     got = outdated_points("蒋澄的工位是几号？", graph, scores, RecallConfig())
     assert mine not in got, got
+
+
+def test_a_row_of_the_person_asked_of_is_outdated_by_what_they_say_themself() -> None:
+    from memflow.recall.types import GraphNode
+
+    graph, scores, (old, new) = _graph([
+        ("我们用飞书管理任务。", OLD_DAY, 0.05, "chat 1"),
+        ("我们把任务管理换成Trello了。", NEW_DAY, 0.06, "chat 2"),
+    ])  # fmt: skip
+    for p in (old, new):
+        n = graph.nodes[p]
+        graph.nodes[p] = GraphNode(p, n.kind, search_text=n.search_text, created_at=n.created_at,
+                                   sources=n.sources, speaker="祁远")  # fmt: skip
+    got = outdated_points("祁远的团队用什么工具管理任务？", graph, scores, RecallConfig())
+    assert old in got and got[old].newer == new
