@@ -229,7 +229,7 @@ def outdated_points(
     pairs += _versions(near, subgraph, up, times, config.present_versions)
     # Placed first only: after every pair that marks (a pair that marks wins over it).
     rival = _rival_pair(query or "", ranked, nodes, times, config)
-    told = {p: _text(nodes[p]) for p in near}
+    told, asked = {p: _text(nodes[p]) for p in near}, _keys(query or "")
     pairs += [
         (older, newer, how)
         for older, newer, how in rival
@@ -238,7 +238,7 @@ def outdated_points(
         and not (
             older in told
             and newer in told
-            and _other_item(older, newer, near, told, nodes, times, kinds, _keys(query or ""))
+            and _other_item(older, newer, near, told, nodes, times, kinds, asked)
         )
     ]
     order = {(older, newer): seq for older, newer, seq in taken}
@@ -263,14 +263,14 @@ def outdated_points(
         if how != "closed" and _someone_elses(nodes[newer], owners):
             continue  # "Bram: mine is due 9 June now" asked of Oriel's thesis
         if how != "closed" and _another_row(nodes[older], nodes[newer], whose):
-            continue  # "新同事闫珂…工位 A区 19号" asked of 郝明's seat ("郝明：A区 17号")
+            continue  # "新来的实习生莫辞，储物柜 26号" asked of 蒋澄's locker ("蒋澄：储物柜 24号")
         if how != "closed" and _text(nodes[older]) == _text(nodes[newer]):
             continue  # "Hi Ambrose," in two e-mails: said again, nothing changed
         said_old, said_new = _text(nodes[older], who), _text(nodes[newer], who)
         if how in ("link", "wording") and _other_attribute(said_old, said_new, kinds):
-            continue  # "运动会改到区体育场" asked when: the date still holds
-        if how != "closed" and _other_labelled(said_old, said_new, kinds, _keys(query or "")):
-            continue  # "the balance comes to £1,045" asked of the deposit ("Deposit £250; balance £980")
+            continue  # "书展改到图书馆副楼" asked when: the date still holds
+        if how != "closed" and _other_labelled(said_old, said_new, kinds, asked):
+            continue  # "the remaining amount is now £420" asked of the booking fee
         if ahead and named is not None and to >= named:
             continue  # the older said after the time asked about: a report, that time decides
         if how not in ("closed", "link") and _recalls(_text(nodes[newer]), to):
@@ -336,7 +336,7 @@ def _someone_elses(node: GraphNode, owners: set[str]) -> bool:
     return bool(_MINE.search(text))
 
 
-# A Chinese question about someone's thing: "郝明的工位是几号？" (two or three characters and 的).
+# A Chinese question about someone's thing: "蒋澄的储物柜是几号？" (two or three characters and 的).
 _ZH_OWNER = re.compile(r"^(?:请问)?([\u4e00-\u9fff]{2,3}?)的")
 
 
@@ -346,7 +346,7 @@ def _zh_owner(query: str) -> str:
 
 
 def _another_row(older: GraphNode, newer: GraphNode, whose: str) -> bool:
-    """Whether ``older`` is a row of the person the question asks of ("郝明：A区 17号", or said
+    """Whether ``older`` is a row of the person the question asks of ("蒋澄：储物柜 24号", or said
     by them) and ``newer`` names them nowhere, nor is said by them: another person's row."""
     if not whose:
         return False
@@ -644,7 +644,7 @@ def _taken_up(
     doc = {p: _document(nodes[p]) for p in near}
     out: list[tuple[UUID, UUID, tuple[UUID, ...]]] = []
     kinds = asked_kinds(query)
-    who = "name" in kinds  # "王海燕: …找我": the speaker names themself
+    who = "name" in kinds  # "聂青禾: …找我": the speaker names themself
     for older in near:
         if doc[older] != doc[near[0]]:
             continue  # only the best answer's source is taken up (nothing else moves)
@@ -670,8 +670,8 @@ def _taken_up(
             new = _new_values(said, [_text(nodes[p]) for p in same], kinds, tn,
                               asks_about_the_present(query))  # fmt: skip
             # ... of a kind the older statement gives or names again itself, when the question
-            # asks for one ("Put the bins out by 7am" is taken up by no new collection day;
-            # "王海燕: …找我" names the owner)
+            # asks for one ("Have the order slip ready by 9am" is taken up by no new delivery day;
+            # "聂青禾: …找我" names the owner)
             if not new or (kinds and not _gives(_text(nodes[older], who), said, new)):
                 continue
             # Naming the older's answer: its values ("down from 6,200", "Quillmoor itself is
@@ -743,7 +743,7 @@ def _new_values(
 
 def _gives(statement: str, source: list[str], families: frozenset[str]) -> bool:
     """Whether ``statement`` gives a value of one of ``families`` (a time: its kind), or names
-    again one that a statement of its ``source`` gives ("王海燕: …找我" after "由王海燕担任")."""
+    again one that a statement of its ``source`` gives ("聂青禾: …找我" after "由聂青禾负责")."""
 
     def family(v: Value) -> str:
         return v.kind if v.family == "when" else v.family
@@ -1053,11 +1053,11 @@ def _differ(
 def _other_attribute(older: str, newer: str, kinds: frozenset[str]) -> bool:
     """Whether ``newer`` changes another attribute than the one asked: ``older`` gives a value
     of a kind the question asks for and ``newer`` gives none it does not (a time of day is no
-    other date: each kind of time apart). "运动会改到区体育场举行" outdates no "10月15日" for
+    other date: each kind of time apart). "书展改到图书馆副楼举行" outdates no "6月9日" for
     a question asking when."""
     if not kinds:
         return False
-    # A label is read as a name, a code or a version by its form alone ("QUINCEBAY7731"): one.
+    # A label is read as a name, a code or a version by its form alone ("TANGERINE209"): one.
     if kinds & _LABELS:
         kinds |= _LABELS
     own = [v for v in values(older) if v.family in kinds]
@@ -1079,8 +1079,8 @@ _LABEL_START = re.compile(r"[,;:，；：。(（\n]")
 
 def _labelled(text: str, kinds: frozenset[str]) -> list[tuple[Value, frozenset[str]]]:
     """The values of ``text`` of the kinds asked, each with the words of its label: those in
-    front of it since the clause or the value before ("Deposit £250, payable now; balance £980":
-    "deposit", "balance")."""
+    front of it since the clause or the value before ("Booking fee £40 paid; remaining £360 due":
+    "booking fee", "remaining")."""
     out: list[tuple[Value, frozenset[str]]] = []
     start = 0
     for v in values(text):
@@ -1096,7 +1096,8 @@ def _other_labelled(older: str, newer: str, kinds: frozenset[str], asked: frozen
     """Whether ``newer`` gives the value of another item that ``older`` labels apart: ``older``
     gives values of a kind asked under several labels, one of them a word of the question, and
     every new value of ``newer`` is labelled by another of them, never by the question's words
-    (asked of the deposit, "the balance comes to £1,045" against "Deposit £250; balance £980")."""
+    (asked of the booking fee, "the remaining amount is now £420" against "Booking fee £40 paid;
+    remaining £360 due")."""
     if not kinds or not asked:
         return False
     was = _labelled(older, kinds)

@@ -212,7 +212,7 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
     if before.rstrip()[-1:] in ("|", "(", "—", "–"):
         return True
     if v.kind == "code" and before.rstrip()[-1:] in (",", ";"):
-        return True  # a label listed in a terse note: "Wk review Thu 2pm, 2C-09, bring …"
+        return True  # a label listed in a terse note: "Design crit Fri 3pm, 6F-12, bring …"
     words = re.findall(r"[\w'’]+|[:=→]|->", before.lower())
     if not words or _ACTS.match(text, v.end):
         return True  # the subject ("Lena is looking after …"): compared with the older one's

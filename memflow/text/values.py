@@ -110,7 +110,7 @@ _AMOUNT_ZH = re.compile(
     + _NUM
     + r"|[零一二两三四五六七八九十百千万]+)\s*(?P<u>万元|万美元|个月|个人|块钱|美元|欧元|英镑|人民币|毫秒|"
     r"分钟|小时|公里|千米|公斤|千克|[元块万秒天周年月米克斤次%％]|个|位|名|人|台|家|条|款|"
-    # more measure words of things counted ("7桌", "两间", "三套")
+    # more measure words of things counted ("12桌", "两间", "三套")
     r"桌|间|张|套|辆|只|件|份|箱|盒|瓶|双|本|场)"
 )
 _MONEY_SIGN = re.compile(r"[$€£¥￥]\s?(?P<n>" + _NUM + r")(?P<u>\s*[元块万])?")
@@ -321,7 +321,7 @@ _WEEKLY_EN = re.compile(
     r"(?P<p>mon|tues|wednes|thurs|fri|satur|sun)days)\b",
     re.IGNORECASE,
 )
-# ... or every other week ("on Tuesday, every other week", "every other Tuesday", "fortnightly on
+# ... or every other week ("on Monday, every other week", "every other Friday", "fortnightly on
 # Tuesdays"): another routine than a weekly one.
 _FORTNIGHTLY_EN = re.compile(
     r"\b(?:(?P<d>mon|tues|wednes|thurs|fri|satur|sun)days?,?\s+every\s+(?:other|second|two)\s+weeks?|"
@@ -374,7 +374,7 @@ def _ids(f: _Found, text: str) -> None:
             f.add("code", m.group(0), m.start(), m.end())
 
 
-# A numbered thing's label: "room 4B", "gate A12", "4B-17", "3号会议室" (a number naming which one,
+# A numbered thing's label: "room 4B", "gate A12", "6F-12", "3号会议室" (a number naming which one,
 # not counting: a count's measure word is not 号).
 _LABEL_EN = re.compile(
     r"(?<![\w.-])(?:\d{1,3}[A-Z]{1,2}|[A-Z]{1,2}\d{1,3})(?:-\d{1,4})?(?![\w-]|\.\w)"
@@ -495,7 +495,7 @@ def _followed_by_unit(text: str, at: int) -> bool:
 # 两个月的，10400"): money.
 _MONEY_NOUN_ZH = re.compile(
     r"(?:押金|定金|订金|租金|月租|房租|房费|学费|工资|月薪|年薪|费用|价格|报价|总价|单价|预算|"
-    # a total said without its unit ("一共9350")
+    # a total said without its unit ("合计12800")
     r"一共|总共|合计|共计|总计|总额)"
     r"[^。；;\d]{0,8}?(?<![\d.])(?P<n>\d{3,}(?:,\d{3})*(?:\.\d+)?)(?![\d.%]|\s*[年月日号天个位万元块])"
 )
@@ -592,7 +592,7 @@ def _status_slot(text: str, m: re.Match[str]) -> bool:
 def _subkind(text: str, start: int, end: int, token: str) -> str:
     before, after = text[:start], text[end:]
     if _HONORIFIC.match(token):
-        return "name:person"  # "Mrs Veldkamp", "Dr. Osei"
+        return "name:person"  # "Mrs Quill", "Dr. Osei"
     if _PRODUCT_FORM.search(token):
         return "name:product"  # iOS, GitHub, LISTEN/NOTIFY, S3, AWS
     if _PERSON_AFTER.match(after) or _PERSON_BEFORE.search(before):

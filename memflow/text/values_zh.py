@@ -1,5 +1,5 @@
 """Pure: the names a Chinese statement gives (memflow.text.values): people by the words around
-them ("由王芳负责", "向赵敏汇报", "负责人是…", "行政王芳"), places ("在上海机房"), products and tools
+them ("由王芳负责", "向赵敏汇报", "负责人是…", "会计聂青禾"), places ("在上海机房"), products and tools
 ("改用企业微信", Latin words such as "Redis"), quoted names, and values named after what they are
 the value of ("地点：安吉", "对接人为方婷")."""
 
@@ -18,12 +18,12 @@ _ZH_PERSON = re.compile(
     r"(?:(?<=[起由是为给把让请和跟与、，,：:\s])|^)(?P<w>[\u4e00-\u9fff]{2,3}?)"
     r"(?=(?:负责|接手|来负责|来维护|来管|来做|牵头|维护)(?!人))"
 )
-# A person named after their role ("找行政滕晓芸", "新来的行政甘棠", "同事王丽坐在…"): the role word
+# A person named after their role ("交给会计聂青禾", "新来的助理程望", "同事柏舟坐在…"): the role word
 # in front, two or three characters, then where a name ends.
 _ZH_ROLE_PERSON = re.compile(
     r"(?:行政|同事|经理|主管|前台|助理|秘书|会计|出纳|律师|医生|护士|司机|管家|班主任|辅导员|店长)"
     r"(?!部|人员|工作|事务|流程|手续|系统|审批|管理|楼|区|办|中心|群|同事|"
-    # a verb or a word of the sentence, not a name ("主管是谁")
+    # a verb or a word of the sentence, not a name ("经理是谁")
     r"[的和与跟也都会说们是为在有要就还已把被让给对从到去来])"
     r"(?![\u4e00-\u9fff]{0,2}(?:谁|什么|哪))(?P<v>[\u4e00-\u9fff]{2,3}?)"
     r"(?=[，,。.（(、；;：:\s！!？?]|$|负责|来|说|已|在|坐|会|也|今天|明天|接手|处理)"
