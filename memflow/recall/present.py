@@ -228,7 +228,7 @@ def outdated_points(
     ]
     pairs += _versions(near, subgraph, up, times, config.present_versions)
     # Placed first only: after every pair that marks (a pair that marks wins over it).
-    rival = _rival_pair(query or "", ranked, nodes, times, config)
+    rival = _rival_pair(query or "", kinds, ranked, nodes, times, config)
     told, asked = {p: _text(nodes[p]) for p in near}, _keys(query or "")
     pairs += [
         (older, newer, how)
@@ -643,8 +643,10 @@ def _taken_up(
     when = {p: _when(nodes[p], times) for p in near}
     doc = {p: _document(nodes[p]) for p in near}
     out: list[tuple[UUID, UUID, tuple[UUID, ...]]] = []
-    kinds = asked_kinds(query)
+    kinds, now = asked_kinds(query), asks_about_the_present(query)
     who = "name" in kinds  # "聂青禾: …找我": the speaker names themself
+    # the best answer's source: the only one taken up
+    said = [_text(nodes[p]) for p in near if doc[p] == doc[near[0]]]
     for older in near:
         if doc[older] != doc[near[0]]:
             continue  # only the best answer's source is taken up (nothing else moves)
@@ -666,9 +668,7 @@ def _taken_up(
                 or _another_subject(told, named)
             ):
                 continue  # another person's trip, another quarter's figures, another project
-            said = [_text(nodes[p]) for p in near if doc[p] == doc[older]]
-            new = _new_values(said, [_text(nodes[p]) for p in same], kinds, tn,
-                              asks_about_the_present(query))  # fmt: skip
+            new = _new_values(said, [_text(nodes[p]) for p in same], kinds, tn, now)
             # ... of a kind the older statement gives or names again itself, when the question
             # asks for one ("Have the order slip ready by 9am" is taken up by no new delivery day;
             # "聂青禾: …找我" names the owner)
@@ -1114,6 +1114,7 @@ def _other_labelled(older: str, newer: str, kinds: frozenset[str], asked: frozen
 
 def _rival_pair(
     query: str,
+    kinds: frozenset[str],
     ranked: list[tuple[float, UUID]],
     nodes: Mapping[UUID, GraphNode],
     times: Mapping[UUID, Mapping[str, object]],
@@ -1122,12 +1123,10 @@ def _rival_pair(
     """The best recalled point and the best of another source said on another day (the first
     such source that differs), as (older, newer, "rival"), when both are within
     ``present_rival`` of the question (raw cosine distance) and the newer gives another value
-    of a kind the question asks for: two sources
-    answering one question differently ("Dinner: the Old Mill, 7pm" in a plan, "table for 12 at
-    Rosetti's" in a later mail). Nothing in front of the values need agree, so the pair only
-    orders: the newer comes first and the older is not marked (its value may still hold: another
-    item of the same kind)."""
-    kinds = asked_kinds(query)
+    of a kind the question asks for (``kinds``): two sources answering one question differently
+    ("Dinner: the Old Mill, 7pm" in a plan, "table for 12 at Rosetti's" in a later mail).
+    Nothing in front of the values need agree, so the pair only orders: the newer comes first
+    and the older is not marked (its value may still hold: another item of the same kind)."""
     if config.present_rival <= 0 or len(ranked) < 2 or not kinds:
         return []
     best, a = ranked[0]
