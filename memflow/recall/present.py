@@ -104,7 +104,7 @@ class Outdated:
     # "taken up": the newer one's source's statements that answer the question, in the order
     # they take the older's place (the newer among them); empty: the newer alone.
     order: tuple[UUID, ...] = ()
-    # False for a "rival" pair: the newer is only placed first; the older is not marked.
+    # False for a "rival" pair sharing no word: the newer is only placed first.
     marked: bool = True
 
     def mark(self, text: str) -> str:
@@ -296,7 +296,11 @@ def outdated_points(
         # A closed statement ranks low (its penalty): its replacement answering is enough.
         answers = older in answering or (how == "closed" and newer in answering)
         seq = order.get((older, newer), ()) if how == "taken up" else ()
-        out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq, how != "rival")
+        # A rival pair marks when the two share a word: one thing told twice (session 16: one
+        # change case more marked on the tune halves, no control marked; marking every rival
+        # pair marked three tune controls).
+        marks = how != "rival" or bool(_keys(said_old) & _keys(said_new))
+        out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq, marks)
     return out
 
 
@@ -1125,8 +1129,9 @@ def _rival_pair(
     ``present_rival`` of the question (raw cosine distance) and the newer gives another value
     of a kind the question asks for (``kinds``): two sources answering one question differently
     ("Dinner: the Old Mill, 7pm" in a plan, "table for 12 at Rosetti's" in a later mail).
-    Nothing in front of the values need agree, so the pair only orders: the newer comes first
-    and the older is not marked (its value may still hold: another item of the same kind)."""
+    Nothing in front of the values need agree, so the pair orders: the newer comes first, and
+    the older is marked only when the two share a word (:func:`outdated_points`); else its
+    value may still hold (another item of the same kind)."""
     if config.present_rival <= 0 or len(ranked) < 2 or not kinds:
         return []
     best, a = ranked[0]

@@ -111,7 +111,9 @@ _SLOT_EN = frozenset(
 _DETERMINER = frozenset("the a an our my your their his her its this that these those".split())
 _SLOT_ZH = re.compile(
     r"(?:是|为|到|在|用|改为|改成|换成|变成|变为|定在|定于|约|共|有|要|由|交给|接手|调到|涨到|降到|"
-    r"推迟到|提前到|延期到|改到|搬到|迁到|切到|向|归|至|坐|乘|搭|乘坐|改签到|改签成|去|了|：|:)\s*$"
+    r"推迟到|提前到|延期到|改到|搬到|迁到|切到|向|归|至|坐|乘|搭|乘坐|改签到|改签成|去|了|：|:|"
+    # an amount per head or per unit ("人均380"), a version released or deployed ("发布 v2.1")
+    r"人均|每人|每位|单价|均价|发布|上线|部署)\s*$"
 )
 _NOW_THAT = re.compile(r"now\s+that\b", re.IGNORECASE)
 # What a day or time may carry in front in Chinese: which period it recurs in or belongs to.

@@ -379,7 +379,11 @@ def _ids(f: _Found, text: str) -> None:
 _LABEL_EN = re.compile(
     r"(?<![\w.-])(?:\d{1,3}[A-Z]{1,2}|[A-Z]{1,2}\d{1,3})(?:-\d{1,4})?(?![\w-]|\.\w)"
 )
-_LABEL_ZH = re.compile(r"(?<![\d月])\d{1,4}\s*号(?=[\u3400-\u9fff])")
+_LABEL_ZH = re.compile(
+    r"(?<![\d月])\d{1,4}\s*号(?=[\u3400-\u9fff])"
+    # a room by its floor and number ("9楼0921", "3层305"), or by its number ("1203室")
+    r"|(?<![\d.])\d{1,3}\s*[楼层]\s*[A-Za-z]?\d{2,4}(?![\d.])|(?<![\d.])[A-Za-z]?\d{2,4}(?=室)"
+)
 # ... and any number a numbered place's noun names: "room 4.12", "gate 7", "platform 3"
 _LABEL_AFTER = re.compile(
     r"\b(?:room|rm|gate|platform|desk|bay|pier|track|suite|unit)\s(?P<n>\d{1,4}(?:\.\d{1,3})?[A-Za-z]?)"

@@ -1,0 +1,75 @@
+"""Facts that change, session 16: two sources answering one question with different values mark
+the older when they share a word (one thing told twice), and only order it when they share
+none; Chinese values stated per head or per unit ("人均200"), versions stated where they are
+released ("发布 v1.9.0"), and rooms by floor and number ("5楼0512", "1203室")."""
+
+from __future__ import annotations
+
+from memflow.recall.config import RecallConfig
+from memflow.recall.present import outdated_points
+from memflow.text.conflict import answers_differ, asked_kinds
+from memflow.text.values import values
+
+from .test_present_sources import NEW_DAY, OLD_DAY, _graph
+
+
+def test_two_sources_sharing_a_word_mark_the_older() -> None:
+    query = "Who teaches the Saturday pottery class?"
+    said = [
+        ("Pottery class: Saturdays 10-12 in the barn studio, taught by Imre Solvang.", OLD_DAY,
+         0.10, "leaflet"),
+        ("Clay and glazes are included; aprons on the hooks.", OLD_DAY, 0.15, "leaflet"),
+        ("Odile took the class today and says she has Saturdays until the summer; Imre is away.",
+         NEW_DAY, 0.14, "chat"),
+    ]  # fmt: skip
+    graph, scores, (old, _, new) = _graph(said)
+    got = outdated_points(query, graph, scores, RecallConfig())
+    assert old in got and got[old].newer == new and got[old].how == "rival"
+    assert got[old].marked
+
+
+def test_two_sources_sharing_no_word_only_order() -> None:
+    query = "Where is the team dinner?"
+    said = [
+        ("Dinner Fri 3 May: the Copper Kettle, 7pm, set menu.", OLD_DAY, 0.10, "plan"),
+        ("Coach leaves the depot at 17:30.", OLD_DAY, 0.14, "plan"),
+        ("Booked a table for 12 at Marchetti's on Quay Street, 7 Friday.", NEW_DAY, 0.12, "mail"),
+    ]
+    graph, scores, (old, _, new) = _graph(said)
+    got = outdated_points(query, graph, scores, RecallConfig())
+    assert old in got and got[old].newer == new and got[old].how == "rival"
+    assert not got[old].marked
+
+
+def test_an_amount_per_head_is_stated() -> None:
+    money = asked_kinds("聚餐人均多少钱？")
+    assert answers_differ(
+        "聚餐预算定了，人均200，多的自己出", "地点：江边餐厅 人均预算：260元，含酒水", money
+    )
+    # a per-head figure the older gives as well is no new value
+    assert not answers_differ(
+        "聚餐预算定了，人均260，多的自己出", "地点：江边餐厅 人均预算：260元", money
+    )
+
+
+def test_a_version_after_its_release_is_stated() -> None:
+    which = asked_kinds("支付服务现在是哪个版本？")
+    assert answers_differ(
+        "晚上十点 支付服务发布 v1.9.0 开始灰度", "当前版本：支付服务 v1.8.2", which
+    )
+
+
+def test_a_room_by_floor_and_number_is_a_code() -> None:
+    assert [(v.kind, v.norm) for v in values("周会：周二上午十点，5楼0512，自带电脑")][-1] == (
+        "code",
+        "5楼0512",
+    )
+    assert ("code", "1203") in [(v.kind, v.norm) for v in values("面试改在1203室")]
+    # a floor alone, or a count of floors, names no room
+    assert not [v for v in values("公司在5楼") if v.kind == "code"]
+    which = asked_kinds("周会在哪个会议室？")
+    assert answers_differ(
+        "周会：周二上午十点，5楼0512，自带电脑",
+        "周会定在周二上午十点，3楼0308会议室，每人讲5分钟",
+        which,
+    )
