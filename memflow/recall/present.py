@@ -843,6 +843,7 @@ def _answer_pairs(
         for p in out
         if p[2] == "value"
         and not _other_item(p[0], p[1], near, text, nodes, times, kinds, _keys(query))
+        and not _another_rows(p[0], p[1], near, text, nodes, times, kinds, _keys(query))
     ]
     return [p for p in out if p[2] != "value"] + _one_per_source(values_out, ranked, nodes)
 
@@ -899,6 +900,36 @@ def _agreed_proposals(
         ):
             out[p] = re.sub(r"[?？]", ".", _PROPOSING.sub("", said))
     return out
+
+
+def _another_rows(
+    older: UUID,
+    newer: UUID,
+    near: list[UUID],
+    text: Mapping[UUID, str],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+    kinds: frozenset[str],
+    asked: frozenset[str],
+) -> bool:
+    """Whether every value of a kind asked that ``newer`` gives and ``older`` does not is one
+    that another line of ``older``'s source gives, said the same day, while ``newer`` shares no word with
+    ``older`` (words the question names aside): the value of that other row, named again
+    ("no more patches for v2.2.5" against a table's "库存系统 | v5.0.1", whose "点餐系统 |
+    v2.2.5" it names), not a new value of this one."""
+    if (_keys(text[newer]) - asked) & _keys(text[older]):
+        return False
+    own = {v.norm for v in values(text[older])}
+    new = {v.norm for v in values(text[newer]) if v.family in kinds} - own
+    doc, day = _document(nodes[older]), _day(_when(nodes[older], times))
+    rows = [
+        {v.norm for v in values(text[p])}
+        for p in near
+        if p not in (older, newer)
+        and _document(nodes[p]) == doc
+        and _day(_when(nodes[p], times)) == day  # (a chat's later day: not a row of it)
+    ]
+    return bool(new) and all(any(n in row for row in rows) for n in new)
 
 
 def _other_item(
@@ -1124,8 +1155,8 @@ def _rival_pair(
     times: Mapping[UUID, Mapping[str, object]],
     config: RecallConfig,
 ) -> list[tuple[UUID, UUID, str]]:
-    """The best recalled point and the best of another source said on another day (the first
-    such source that differs), as (older, newer, "rival"), when both are within
+    """The best recalled point and the best of another source said on another day that gives a
+    value of a kind asked (the first such source that differs), as (older, newer, "rival"), when both are within
     ``present_rival`` of the question (raw cosine distance) and the newer gives another value
     of a kind the question asks for (``kinds``): two sources answering one question differently
     ("Dinner: the Old Mill, 7pm" in a plan, "table for 12 at Rosetti's" in a later mail).
@@ -1145,7 +1176,11 @@ def _rival_pair(
         tb, other = _when(nodes[b], times), _document(nodes[b])
         if other in tried or tb is None or tb.date() == ta.date():
             continue
-        tried.add(other)  # each source by its best point
+        if "name" not in kinds and not any(v.family in kinds for v in values(_text(nodes[b]))):
+            # a title ("Harbour Swim Club") gives no amount: the source's next line may (a
+            # person may answer "who" with no form a value has: answers_differ reads them)
+            continue
+        tried.add(other)  # each source by its best point giving a value of a kind asked
         older, newer = (a, b) if ta < tb else (b, a)
         if _differ(query, older, newer, nodes, kinds):
             return [(older, newer, "rival")]

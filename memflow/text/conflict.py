@@ -202,6 +202,14 @@ def _in_slot(text: str, v: Value, zh: bool, old: str = "", ov: Value | None = No
         and _word_before(before) == _word_before(old[: ov.start])
     ):
         return True
+    named = re.search(r"([^\s:：|,，;；]+)\s*$", before)
+    if (
+        ov is not None
+        and v.kind == ov.kind == "version"
+        and named is not None
+        and named.group(1).lower() in old[: ov.start].lower()
+    ):
+        return True  # "点餐系统 v2.3.0 今天上线" of "系统：点餐系统 | 版本：v2.2.5": its version
     if zh:
         before = _PERIOD_ZH.sub("", before)  # "提前为每月20号": the day, every month
         return (

@@ -113,6 +113,7 @@ _AMOUNT_ZH = re.compile(
     # more measure words of things counted ("12桌", "两间", "三套")
     r"桌|间|张|套|辆|只|件|份|箱|盒|瓶|双|本|场)"
 )
+_THOUSANDS_ZH = re.compile(r"(?<![0-9A-Za-z.])(?P<n>\d+(?:\.\d+)?)\s?[kK](?![A-Za-z0-9])")
 _MONEY_SIGN = re.compile(r"[$€£¥￥]\s?(?P<n>" + _NUM + r")(?P<u>\s*[元块万])?")
 _VERSION = re.compile(
     r"\b(?P<name>[A-Z][\w.+#-]*(?:\s[A-Z][\w+#-]*)?)\s(?:[vV](?:ersion)?\s?)?(?P<v>\d+(?:\.\d+)*)\b"
@@ -521,6 +522,10 @@ def _amounts(f: _Found, text: str, zh: bool) -> None:
             family = _UNIT_FAMILY.get(unit)
             kind = f"amount:{family}" if family else "count"
             f.add(kind, f"{_fmt(n)} {unit if family else ''}".strip(), m.start(), m.end())
+        for m in _THOUSANDS_ZH.finditer(text):  # "3.1k": thousands, as a chat writes a sum
+            n = number(m.group("n"))
+            if n is not None:
+                f.add("amount:money", f"{_fmt(n * 1000)} 元", m.start(), m.end())
         for m in _MONEY_NOUN_ZH.finditer(text):  # after the sums with a unit: theirs is said
             n = number(m.group("n"))
             if n is not None:

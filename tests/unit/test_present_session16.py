@@ -73,3 +73,50 @@ def test_a_room_by_floor_and_number_is_a_code() -> None:
         "周会定在周二上午十点，3楼0308会议室，每人讲5分钟",
         which,
     )
+
+
+def test_thousands_written_k_in_a_chinese_chat_are_money() -> None:
+    assert [(v.kind, v.norm) for v in values("刚交了学费，3.1k，说是")] == [
+        ("amount:money", "3100 元")
+    ]
+    assert [(v.kind, v.norm) for v in values("房租涨到3.5k")] == [("amount:money", "3500 元")]
+
+
+def test_a_version_after_a_name_the_older_gives_is_stated() -> None:
+    which = asked_kinds("点餐系统是哪个版本？")
+    new, old = "点餐系统 v2.3.0 今天上线", "系统：点餐系统 | 版本：v2.2.5 | 备注：月初升级"
+    assert answers_differ(new, old, which)
+    # after a name the older does not give: another thing's version
+    assert not answers_differ("会员系统 v2.3.0 今天上线", old, which)
+
+
+def test_a_value_of_another_row_named_again_outdates_no_row() -> None:
+    graph, scores, (ours, theirs, named) = _graph([
+        ("系统：库存系统 | 版本：v5.0.1 | 备注：每晚同步", OLD_DAY, 0.06, "table"),
+        ("系统：点餐系统 | 版本：v2.2.5 | 备注：月初升级", OLD_DAY, 0.05, "table"),
+        ("v2.2.5 之后不再提供补丁。", NEW_DAY, 0.07, "notes"),
+    ])  # fmt: skip
+    got = outdated_points("库存系统是哪个版本？", graph, scores, RecallConfig())
+    assert ours not in got and theirs not in got
+    # a version nobody's row gives is a new value of the row asked of
+    graph, scores, (ours, _, named) = _graph([
+        ("系统：库存系统 | 版本：v5.0.1 | 备注：每晚同步", OLD_DAY, 0.06, "table"),
+        ("系统：点餐系统 | 版本：v2.2.5 | 备注：月初升级", OLD_DAY, 0.05, "table"),
+        ("库存系统 v5.1.0 今天推送。", NEW_DAY, 0.04, "notes"),
+    ])  # fmt: skip
+    got = outdated_points("库存系统是哪个版本？", graph, scores, RecallConfig())
+    assert ours in got and got[ours].newer == named
+
+
+def test_a_source_answers_by_its_best_line_giving_a_value_asked() -> None:
+    query = "How much is a term of judo at the Harbour club now?"
+    said = [
+        ("Judo (Harbour club, Level 3, Tue 6pm): £84 for the term, pay by 3 Oct", NEW_DAY,
+         0.06, "mail"),
+        ("Harbour Judo Club", OLD_DAY, 0.10, "leaflet"),
+        ("Autumn term (10 weeks) for Level 2 is £70, due by 1 May.", OLD_DAY, 0.15,
+         "leaflet"),
+    ]  # fmt: skip
+    graph, scores, (new, _, old) = _graph(said)
+    got = outdated_points(query, graph, scores, RecallConfig())
+    assert old in got and got[old].newer == new
