@@ -497,8 +497,10 @@ _ASKED: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = tuple(
          r"classroom|hall|branch|site|campus)\b", "name code"),
         (r"\b(?:password|passcode|pin|(?:door|gate|alarm|access|entry|lock|key ?safe) code)\b|"
          r"密码|口令|门禁码|开门码", "code"),
-        (r"\b(?:which|what) (?:tool|service|provider|vendor|platform|app|library|framework|"
-         r"product|channel|system|stack|broker|queue|database engine)\b|哪个(?:工具|服务|平台|渠道|"
+        # (a kind of thing in front of the noun: "which CI system", "which payroll provider")
+        (r"\b(?:which|what) (?:[\w-]+ ){0,2}?(?:tool|service|provider|vendor|supplier|platform|"
+         r"app|library|framework|product|channel|system|stack|broker|queue|database engine|"
+         r"software|ci|crm|erp|courier|carrier|insurer)\b|哪个(?:工具|服务|平台|渠道|"
          r"供应商|系统)|用什么|通过什么", "name code version"),
         (r"how (?:long|often)|多久|多长时间", "amount:duration count"),
         (r"how (?:many|much)|\bprice\b|\bcost|\bcharge|\bbudget|\bfee\b|多少|"

@@ -120,3 +120,23 @@ def test_a_source_answers_by_its_best_line_giving_a_value_asked() -> None:
     graph, scores, (new, _, old) = _graph(said)
     got = outdated_points(query, graph, scores, RecallConfig())
     assert old in got and got[old].newer == new
+
+
+def test_which_kind_of_tool_asks_for_a_name() -> None:
+    for query in (
+        "Which ticketing system does support use?",
+        "What CI do the mobile repos run on?",
+        "Which shipping courier do we use for returns?",
+    ):
+        assert "name" in asked_kinds(query), query
+    # a thing of no such kind, or "what" far from the noun, asks for no name
+    assert asked_kinds("Which book did she like best?") == frozenset()
+    assert asked_kinds("What did Ines say about the system?") == frozenset()
+    graph, scores, (old, new) = _graph([
+        ("Support tickets go through Deskwell; ask Omar for a seat.", OLD_DAY, 0.10, "wiki"),
+        ("Ops: fyi support moved to Tiketto today, Deskwell seats end Friday.", NEW_DAY, 0.11,
+         "chat"),
+    ])  # fmt: skip
+    got = outdated_points("Which ticketing system does support use?", graph, scores,
+                          RecallConfig())  # fmt: skip
+    assert old in got and got[old].newer == new and got[old].marked
