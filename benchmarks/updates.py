@@ -248,6 +248,7 @@ HANDWRITTEN_SETS = (
     ("handwritten6", "The sixth frozen hand-written set", "6"),
     ("handwritten7", "The seventh frozen hand-written set", "7"),
     ("handwritten8", "The eighth frozen hand-written set", "8"),
+    ("handwritten9", "The ninth frozen hand-written set", "9"),
 )
 
 
@@ -342,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         default="generator,handwritten,handwritten2",
         help="generator, handwritten (set 1), handwritten2 (set 2), handwritten3 (set 3), "
         "handwritten4 (set 4), handwritten5 (set 5), handwritten6 (set 6), handwritten7 (set 7), "
-        "handwritten8 (set 8)",
+        "handwritten8 (set 8), handwritten9 (set 9)",
     )
     ap.add_argument(
         "--render-only",

@@ -21,6 +21,7 @@ SIZES = {
     "6": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
     "7": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
     "8": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
+    "9": {("en", "change"): 20, ("en", "control"): 10, ("zh", "change"): 20, ("zh", "control"): 10},
 }
 
 
