@@ -296,10 +296,11 @@ def outdated_points(
         # A closed statement ranks low (its penalty): its replacement answering is enough.
         answers = older in answering or (how == "closed" and newer in answering)
         seq = order.get((older, newer), ()) if how == "taken up" else ()
-        # A rival pair marks when the two share a word: one thing told twice (session 16: one
-        # change case more marked on the tune halves, no control marked; marking every rival
-        # pair marked three tune controls).
-        marks = how != "rival" or bool(_keys(said_old) & _keys(said_new))
+        # A rival pair marks when the two share a word the question does not give: one thing
+        # told twice (session 16: one change case more marked on the tune halves of sets 1-8,
+        # no control marked; marking every rival pair marked three tune controls, and a word of
+        # the question shared ("quiz") one control of set 9's tune half).
+        marks = how != "rival" or bool((_keys(said_old) & _keys(said_new)) - asked)
         out[older] = Outdated(newer, tn.date().isoformat(), how, answers, seq, marks)
     return out
 

@@ -664,6 +664,8 @@ def answers_differ(
         # ("我换号了，新号 139…": the new one of what the older gave, not another thing)
         and not _NEW_OF_ZH.search(new[: w.start])
         and all(_before(old, o, vo) for o in olds)
+        # ("约了蒙晓舟医生": the title after the name is the older's field, "医生:林青禾")
+        and not any(new.startswith(label, w.end) for o in olds for label in _before(old, o, vo))
         and (front := _before(new, w, vn))
         # ... and named nowhere in the older ("申请服务器 8台 … 用于数据平台扩容")
         and len(front & content_keys(old, [])) < 2

@@ -64,9 +64,24 @@ def text_time(
     then the document title) that names a date, else the day it was ``written`` (its source
     date: front matter, an e-mail header), refined by a narrower body date inside it; else the
     body's most confident date (at least ``body_confidence_min``); else None."""
-    # Year-less titles and relative body dates are read around the day the text was written.
-    now = written or now
+    # Year-less titles and relative body dates are read around the day the text was written,
+    # else around the date a later title gives with its year (a file name "2024-02-01 plan.md":
+    # a heading "Plan (1 Feb)" is 2024's, not this year's; as source_dated reads them).
+    if written is not None:
+        now = written
+    else:
+        for x in reversed(titles):
+            named = title_time(x, now, tz)
+            if named is not None:
+                now = named.start
     own = next((t for t in (title_time(x, now, tz) for x in titles) if t is not None), None)
+    if (
+        own is not None
+        and written is not None
+        and own.end - own.start > timedelta(days=1)
+        and own.start <= written < own.end
+    ):
+        own = None  # a title naming a period the text was written in ("2025年度年会安排"): its day
     if own is None and written is not None:
         span = day_span(written, tz)
         own = TimeMatch(start=span.start, end=span.end, confidence=span.confidence,

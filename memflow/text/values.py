@@ -95,7 +95,8 @@ _STATUS_ZH = re.compile(
     + ")"
 )
 
-_NUM = r"\d+(?:[.,]\d+)*"
+# (a comma groups thousands only before three digits: "300×600,35元/片" is two numbers)
+_NUM = r"\d+(?:,\d{3}(?!\d))*(?:\.\d+)*"
 # A number word is a whole word ("ones" is not "one" and a unit "s").
 _EN_NUMBER = r"(?:" + _NUM + r"|(?:" + "|".join(_NUMBER_WORDS) + r")\b)"
 _AMOUNT_EN = re.compile(
@@ -120,8 +121,9 @@ _VERSION = re.compile(
     r"|\b(?:[vV]|[vV]ersion\s)(?P<v2>\d+(?:\.\d+)+|\d+)\b"
 )
 _CLOCK = re.compile(
-    r"(?<![\d:.])(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?\s?(?P<ap>[ap]\.?m\.?)(?![a-z])|"
-    r"(?<![\d:.])(?P<h2>\d{1,2}):(?P<m2>\d{2})(?![\d:])|"
+    # (not after a time's own colon, "12:30:45"; after a label's, "时间:11:30", it may stand)
+    r"(?<![\d.])(?<!\d:)(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?\s?(?P<ap>[ap]\.?m\.?)(?![a-z])|"
+    r"(?<![\d.])(?<!\d:)(?P<h2>\d{1,2}):(?P<m2>\d{2})(?![\d:])|"
     r"(?:上午|下午|早上|晚上)?(?P<h3>[零一二两三四五六七八九十\d]{1,3})点(?:(?P<m3>\d{1,2}|半)分?)?",
     re.IGNORECASE,
 )
@@ -499,10 +501,11 @@ def _followed_by_unit(text: str, at: int) -> bool:
 # A sum without its unit, named by what it pays, in its clause or just after ("押金 5200", "押金是
 # 两个月的，10400"): money.
 _MONEY_NOUN_ZH = re.compile(
-    r"(?:押金|定金|订金|租金|月租|房租|房费|学费|工资|月薪|年薪|费用|价格|报价|总价|单价|预算|"
+    r"(?:押金|定金|订金|租金|月租|房租|房费|学费|工资|月薪|年薪|费用|价格|报价|总价|单价|预算|金额|"
     # a total said without its unit ("合计12800")
     r"一共|总共|合计|共计|总计|总额)"
-    r"[^。；;\d]{0,8}?(?<![\d.])(?P<n>\d{3,}(?:,\d{3})*(?:\.\d+)?)(?![\d.%]|\s*[年月日号天个位万元块])"
+    r"[^。；;\d]{0,8}?(?<![\d.])(?P<n>(?:\d{1,3}(?:,\d{3})+|\d{3,})(?:\.\d+)?)"
+    r"(?![\d.%]|\s*[年月日号天个位万元块])"
 )
 
 

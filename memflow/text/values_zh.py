@@ -21,12 +21,20 @@ _ZH_PERSON = re.compile(
 # A person named after their role ("交给会计聂青禾", "新来的助理程望", "同事柏舟坐在…"): the role word
 # in front, two or three characters, then where a name ends.
 _ZH_ROLE_PERSON = re.compile(
-    r"(?:行政|同事|经理|主管|前台|助理|秘书|会计|出纳|律师|医生|护士|司机|管家|班主任|辅导员|店长)"
+    r"(?:行政|同事|经理|主管|前台|助理|秘书|会计|出纳|律师|医生|护士|司机|管家|班主任|辅导员|店长|"
+    r"老师|教练|主治医生|主诊医生|经办人)"
+    # (as a form's field: "医生：林青禾")
+    r"(?:\s*[：:]\s*)?"
     r"(?!部|人员|工作|事务|流程|手续|系统|审批|管理|楼|区|办|中心|群|同事|"
     # a verb or a word of the sentence, not a name ("经理是谁")
     r"[的和与跟也都会说们是为在有要就还已把被让给对从到去来])"
     r"(?![\u4e00-\u9fff]{0,2}(?:谁|什么|哪))(?P<v>[\u4e00-\u9fff]{2,3}?)"
     r"(?=[，,。.（(、；;：:\s！!？?]|$|负责|来|说|已|在|坐|会|也|今天|明天|接手|处理)"
+)
+# ... and a person named before their title, after a verb or a pause ("挂了林青禾医生的号")
+_ZH_TITLED_PERSON = re.compile(
+    r"(?:(?<=[了找问约请是给跟和与把让、，,：:\s])|^)(?!我|你|他|她)(?P<v>[\u4e00-\u9fff]{2,3}?)"
+    r"(?:医生|大夫|老师|教练|律师|主任|师傅)(?=的|[，,。.（(、；;：:\s！!？?]|$)"
 )
 _ZH_PLACE = re.compile(
     r"(?:在|到|搬到|迁到|改到|改在|换到)\s?(?P<v>[\u4e00-\u9fff]{2,8}?)(?=办公|上班|工作|开会|召开|开|举行|举办|见面|"
@@ -71,6 +79,8 @@ def zh_names(text: str) -> list[tuple[str, str, int, int]]:
         g = "v" if m.group("v") else "w"
         out.append(("name:person", m.group(g), m.start(g), m.end(g)))
     for m in _ZH_ROLE_PERSON.finditer(text):
+        out.append(("name:person", m.group("v"), m.start("v"), m.end("v")))
+    for m in _ZH_TITLED_PERSON.finditer(text):
         out.append(("name:person", m.group("v"), m.start("v"), m.end("v")))
     for m in _LATIN_IN_ZH.finditer(text):
         out.append(("name:product", m.group(0).lower(), m.start(), m.end()))

@@ -5,9 +5,12 @@ released ("发布 v1.9.0"), and rooms by floor and number ("5楼0512", "1203室"
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from memflow.recall.config import RecallConfig
 from memflow.recall.present import outdated_points
 from memflow.text.conflict import answers_differ, asked_kinds
+from memflow.text.dating import text_time
 from memflow.text.values import values
 
 from .test_present_sources import NEW_DAY, OLD_DAY, _graph
@@ -140,3 +143,55 @@ def test_which_kind_of_tool_asks_for_a_name() -> None:
     got = outdated_points("Which ticketing system does support use?", graph, scores,
                           RecallConfig())  # fmt: skip
     assert old in got and got[old].newer == new and got[old].marked
+
+
+def test_chinese_values_after_a_label_folded_to_ascii_punctuation() -> None:
+    # notes come NFKC-folded: a full-width colon, comma and brackets are ASCII ones
+    assert [v.norm for v in values("二、开放时间:9:30—17:00") if v.kind == "clock"] == [
+        "09:30",
+        "17:00",
+    ]
+    assert ("amount:money", "13800 元") in [
+        (v.kind, v.norm) for v in values("项目: 厨房改造 | 金额(元): 13,800 | 备注: 含台面")
+    ]
+    assert ("amount:money", "38000 元") in [(v.kind, v.norm) for v in values("合计: 38,000")]
+    # a comma groups thousands only before three digits: two numbers, not one
+    assert [(v.kind, v.norm) for v in values("地砖 600×600,42元/片")] == [("amount:money", "42 元")]
+
+
+def test_a_chinese_person_in_a_form_field_or_before_a_title() -> None:
+    assert [(v.kind, v.norm) for v in values("医生:林青禾(副主任医师)")] == [
+        ("name:person", "林青禾")
+    ]
+    assert ("name:person", "蒙晓舟") in [
+        (v.kind, v.norm) for v in values("下周复查,我约了蒙晓舟医生的号")
+    ]
+    who = asked_kinds("复诊看哪位医生？")
+    assert answers_differ("下周复查,我约了蒙晓舟医生的号", "医生:林青禾(副主任医师)", who)
+
+
+def test_two_sources_sharing_only_the_questions_words_only_order() -> None:
+    query = "Where does the choir rehearse on Mondays?"
+    said = [
+        ("Mae: choir tonight 7pm at the Marlow Hall, side room, I've booked it", OLD_DAY, 0.10,
+         "chat"),
+        ("Bring water.", OLD_DAY, 0.15, "chat"),
+        ("Name ideas: Choir Pressure, Vocal Point, Treble Makers.", NEW_DAY, 0.12, "notes"),
+    ]  # fmt: skip
+    graph, scores, (old, _, new) = _graph(said)
+    got = outdated_points(query, graph, scores, RecallConfig())
+    assert old in got and got[old].newer == new and got[old].how == "rival"
+    assert not got[old].marked
+
+
+def test_a_yearless_heading_takes_its_year_from_the_file_name() -> None:
+    now = datetime(2032, 1, 5, tzinfo=UTC)
+    got = text_time(["Roster (10 Nov)", None, "2030-11-10 roster.md"], "Desk: Ana", now)
+    assert got is not None and got.start.date().isoformat() == "2030-11-10"
+
+
+def test_a_title_naming_a_period_yields_to_the_day_the_mail_was_sent() -> None:
+    now = datetime(2032, 1, 5, tzinfo=UTC)
+    sent = datetime(2030, 12, 8, 2, tzinfo=UTC)
+    got = text_time(["【通知】2030年度聚餐安排"], "聚餐定于2031年1月10日晚", now, written=sent)
+    assert got is not None and got.start.date().isoformat() == "2030-12-08"
