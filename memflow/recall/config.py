@@ -319,10 +319,10 @@ class RecallConfig(BaseModel):
     # Session 15: the best recalled point and the best point of another source said on
     # another day, both within this of the question (raw cosine distance), giving different
     # values of a kind it asks for: the newer is placed first, the older marked only when the
-    # two share a word (present._rival_pair; session 16). 0: off. Chosen on the tune halves of the eight hand-written sets:
-    # 0.05 (the first other source only) and 0.10 (likewise) gave set 7 one change case more
-    # current first and lost none; 0.10 trying each other source in turn gave set 8 one more
-    # (no case lost on any tune half).
+    # two share a word the question does not give (present._rival_pair; session 16). 0: off.
+    # Chosen on the tune halves of the eight hand-written sets: 0.05 (the first other source
+    # only) and 0.10 (likewise) gave set 7 one change case more current first and lost none;
+    # 0.10 trying each other source in turn gave set 8 one more (no case lost on any tune half).
     present_rival: float = knob(0.10, "updates-tune", ge=0)
     # Statements paired by their text alone must both be this near the best recalled point's
     # unit score (raw cosine distance), among the first ``present_pool`` points.

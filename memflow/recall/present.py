@@ -914,10 +914,10 @@ def _another_rows(
     asked: frozenset[str],
 ) -> bool:
     """Whether every value of a kind asked that ``newer`` gives and ``older`` does not is one
-    that another line of ``older``'s source gives, said the same day, while ``newer`` shares no word with
-    ``older`` (words the question names aside): the value of that other row, named again
-    ("no more patches for v2.2.5" against a table's "库存系统 | v5.0.1", whose "点餐系统 |
-    v2.2.5" it names), not a new value of this one."""
+    that another line of ``older``'s source gives, said the same day, while ``newer`` shares
+    no word with ``older`` (words the question names aside): the value of that other row,
+    named again ("no more patches for v2.2.5" against a table's "库存系统 | v5.0.1", whose
+    "点餐系统 | v2.2.5" it names), not a new value of this one."""
     if (_keys(text[newer]) - asked) & _keys(text[older]):
         return False
     own = {v.norm for v in values(text[older])}
@@ -1157,13 +1157,13 @@ def _rival_pair(
     config: RecallConfig,
 ) -> list[tuple[UUID, UUID, str]]:
     """The best recalled point and the best of another source said on another day that gives a
-    value of a kind asked (the first such source that differs), as (older, newer, "rival"), when both are within
-    ``present_rival`` of the question (raw cosine distance) and the newer gives another value
+    value of a kind asked (the first such source that differs), as (older, newer, "rival"),
+    when both are within ``present_rival`` of the question (raw cosine distance) and the newer gives another value
     of a kind the question asks for (``kinds``): two sources answering one question differently
     ("Dinner: the Old Mill, 7pm" in a plan, "table for 12 at Rosetti's" in a later mail).
     Nothing in front of the values need agree, so the pair orders: the newer comes first, and
-    the older is marked only when the two share a word (:func:`outdated_points`); else its
-    value may still hold (another item of the same kind)."""
+    the older is marked only when the two share a word the question does not give
+    (:func:`outdated_points`); else its value may still hold (another item of the same kind)."""
     if config.present_rival <= 0 or len(ranked) < 2 or not kinds:
         return []
     best, a = ranked[0]
