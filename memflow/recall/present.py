@@ -922,15 +922,27 @@ def _another_rows(
         return False
     own = {v.norm for v in values(text[older])}
     new = {v.norm for v in values(text[newer]) if v.family in kinds} - own
+    rows = [{v.norm for v in values(text[p])} for p in _said_with(older, newer, near, nodes, times)]
+    return bool(new) and all(any(n in row for row in rows) for n in new)
+
+
+def _said_with(
+    older: UUID,
+    newer: UUID,
+    near: list[UUID],
+    nodes: Mapping[UUID, GraphNode],
+    times: Mapping[UUID, Mapping[str, object]],
+) -> list[UUID]:
+    """The other lines of ``near`` from ``older``'s source, said the same day as it (a chat's
+    other days are not so): the rows and items it was written with."""
     doc, day = _document(nodes[older]), _day(_when(nodes[older], times))
-    rows = [
-        {v.norm for v in values(text[p])}
+    return [
+        p
         for p in near
         if p not in (older, newer)
         and _document(nodes[p]) == doc
-        and _day(_when(nodes[p], times)) == day  # (a chat's later day: not a row of it)
+        and _day(_when(nodes[p], times)) == day
     ]
-    return bool(new) and all(any(n in row for row in rows) for n in new)
 
 
 def _other_item(
@@ -951,17 +963,13 @@ def _other_item(
     said = _keys(text[newer]) - asked
     if said & _keys(text[older]) or _names(text[newer]) & _names(text[older]):
         return False
-    doc, day = _document(nodes[older]), _day(_when(nodes[older], times))
     own = {v.norm for v in values(text[older])}
     return any(
-        p not in (older, newer)
-        and _document(nodes[p]) == doc
-        and _day(_when(nodes[p], times)) == day  # said with it (a chat's other days: not so)
-        and said & _keys(text[p])
+        said & _keys(text[p])
         and any(v.family in kinds for v in values(text[p]))
         # (not the line whose value it names again: "Escalations: Mirela Tosh as well.")
         and not own & {v.norm for v in values(text[p])}
-        for p in near
+        for p in _said_with(older, newer, near, nodes, times)
     )
 
 

@@ -31,19 +31,6 @@ def test_two_sources_sharing_a_word_mark_the_older() -> None:
     assert got[old].marked
 
 
-def test_two_sources_sharing_no_word_only_order() -> None:
-    query = "Where is the team dinner?"
-    said = [
-        ("Dinner Fri 3 May: the Copper Kettle, 7pm, set menu.", OLD_DAY, 0.10, "plan"),
-        ("Coach leaves the depot at 17:30.", OLD_DAY, 0.14, "plan"),
-        ("Booked a table for 12 at Marchetti's on Quay Street, 7 Friday.", NEW_DAY, 0.12, "mail"),
-    ]
-    graph, scores, (old, _, new) = _graph(said)
-    got = outdated_points(query, graph, scores, RecallConfig())
-    assert old in got and got[old].newer == new and got[old].how == "rival"
-    assert not got[old].marked
-
-
 def test_an_amount_per_head_is_stated() -> None:
     money = asked_kinds("聚餐人均多少钱？")
     assert answers_differ(
